@@ -1,0 +1,50 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Backstage",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "Backstage", targets: ["Backstage"]),
+        .executable(name: "backstage", targets: ["BackstageCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CBackstageSystem"),
+        .target(
+            name: "Backstage",
+            dependencies: [
+                "CBackstageSystem",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "BackstageCLI",
+            dependencies: [
+                "Backstage",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "BackstageTestSupport",
+            dependencies: ["Backstage", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/BackstageTestSupport"
+        ),
+        .testTarget(
+            name: "BackstageTests",
+            dependencies: ["Backstage", "BackstageTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "BackstageCLITests",
+            dependencies: ["BackstageTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,56 @@
+/// What a file in the documents folder is, as far as the user is concerned.
+public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A SQLite database, recognised by its header whatever its name.
+    case database
+    /// The write-ahead log of a database beside it. It holds committed transactions.
+    case wal
+    /// The shared-memory index of a WAL database beside it.
+    case shm
+    /// The rollback journal of a database beside it (a hot journal after a crash).
+    case journal
+    /// A `-wal`, `-shm` or `-journal` whose database is gone.
+    case orphanSidecar = "orphan-sidecar"
+    /// Core Data's `.Name_SUPPORT` folder (external binary data of a store).
+    case coreDataSupport = "core-data-support"
+    /// A lock file (`*.lock`, `*.lck`).
+    case lockFile = "lock-file"
+    /// A temporary file Backstage left behind.
+    case backstageTemporary = "backstage-temporary"
+    /// A symbolic link where a store or sidecar should be.
+    case symlinkedStore = "symlinked-store"
+    /// A dotfile or dot-folder: invisible in the Files app, but still shared and backed up.
+    case hidden
+    /// A user document.
+    case document
+
+    /// True for the app's internal files, which do not belong in the documents folder.
+    public var isInternal: Bool {
+        switch self {
+        case .hidden, .document: false
+        default: true
+        }
+    }
+
+    /// True for the files of a store: database, sidecars and Core Data support folder.
+    public var isStoreFile: Bool {
+        switch self {
+        case .database, .wal, .shm, .journal, .coreDataSupport: true
+        default: false
+        }
+    }
+}
+
+/// The sidecar files SQLite keeps beside a database.
+public enum Sidecar: String, Sendable, Hashable, Codable, CaseIterable {
+    case wal = "-wal"
+    case shm = "-shm"
+    case journal = "-journal"
+
+    var kind: FileKind {
+        switch self {
+        case .wal: .wal
+        case .shm: .shm
+        case .journal: .journal
+        }
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `lstat` says about a path, without following symbolic links.
+package struct FileStatus: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable { case regular, directory, symlink, other }
+    package var kind: Kind
+    package var size: Int64
+    package var mode: mode_t
+    package var device: UInt64
+    package var inode: UInt64
+    package var modificationTime: timespec
+
+    init(_ st: stat) {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symlink
+        default: kind = .other
+        }
+        size = Int64(st.st_size)
+        mode = st.st_mode & 0o7777
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        modificationTime = st.st_mtim
+    }
+
+    package static func == (lhs: FileStatus, rhs: FileStatus) -> Bool {
+        lhs.kind == rhs.kind && lhs.size == rhs.size && lhs.device == rhs.device && lhs.inode == rhs.inode
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(device)
+        hasher.combine(inode)
+    }
+}
+
+/// Injects failures into ``FileSystem`` operations, so tests can produce `ENOSPC`, `EXDEV`,
+/// `EACCES` or `EIO` at a chosen call.
+package final class FaultInjector: @unchecked Sendable {
+    package struct Rule: Sendable {
+        package var operation: FileSystemError.Operation
+        package var pathContains: String
+        package var code: Int32
+        /// The fault fires on this matching call (1 = the first), then stays armed unless `once`.
+        package var afterCalls: Int
+        package var once: Bool
+    }
+
+    private let lock = NSLock()
+    private var rules: [Rule] = []
+    private var counts: [Int: Int] = [:]
+
+    package init() {}
+
+    /// Fails `operation` on paths containing `pathContains` with `code`.
+    package func fail(_ operation: FileSystemError.Operation, pathContains: String = "", code: Int32, afterCalls: Int = 1, once: Bool = false) {
+        lock.withLock { rules.append(Rule(operation: operation, pathContains: pathContains, code: code, afterCalls: afterCalls, once: once)) }
+    }
+
+    func check(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+        let code: Int32? = lock.withLock {
+            for (index, rule) in rules.enumerated() where rule.operation == operation && (rule.pathContains.isEmpty || path.contains(rule.pathContains)) {
+                counts[index, default: 0] += 1
+                let n = counts[index]!
+                if n == rule.afterCalls || (!rule.once && n > rule.afterCalls) { return rule.code }
+            }
+            return nil
+        }
+        if let code { throw FileSystemError(operation: operation, path: path, code: code) }
+    }
+}
+
+/// The small file-system layer all durable work goes through: `O_NOFOLLOW` opens, kernel copies,
+/// `fsync` of files and directories, renames that never replace, and fault injection for tests.
+package struct FileSystem: Sendable {
+    package var faults: FaultInjector?
+
+    package init(faults: FaultInjector? = nil) {
+        self.faults = faults
+    }
+
+    @inline(__always)
+    private func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+        if let faults { try faults.check(operation, path) }
+    }
+
+    /// `lstat`, or nil when nothing is at `path`.
+    package func status(_ path: String) throws(FileSystemError) -> FileStatus? {
+        try inject(.stat, path)
+        return try Syscalls.lstat(path).map(FileStatus.init)
+    }
+
+    package func exists(_ path: String) -> Bool {
+        ((try? status(path)) ?? nil) != nil
+    }
+
+    /// Reads up to `count` bytes from the start of a regular file, never through a symlink.
+    package func readPrefix(_ path: String, count: Int) throws(FileSystemError) -> [UInt8] {
+        try inject(.read, path)
+        let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        defer { Syscalls.close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+        defer { buffer.deallocate() }
+        var filled = 0
+        while filled < count {
+            let n = try Syscalls.pread(fd, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset: Int64(filled), path: path)
+            if n == 0 { break }
+            filled += n
+        }
+        return Array(buffer[..<filled])
+    }
+
+    /// Names in a directory, sorted, without `.` and `..`.
+    package func contents(of directory: String) throws(FileSystemError) -> [String] {
+        try inject(.list, directory)
+        return try Syscalls.listDirectory(directory).sorted()
+    }
+
+    /// Creates `path` and its missing parents.
+    package func createDirectories(_ path: String, mode: mode_t = 0o755) throws(FileSystemError) {
+        if let st = try status(path) {
+            guard st.kind == .directory else { throw FileSystemError(operation: .mkdir, path: path, code: EEXIST) }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try createDirectories(parent, mode: mode) }
+        try inject(.mkdir, path)
+        do {
+            try Syscalls.mkdir(path, mode)
+        } catch where error.code == EEXIST {
+            return
+        }
+        try syncDirectory(parent)
+    }
+
+    /// `fsync` of a directory, making the names created or removed in it durable.
+    package func syncDirectory(_ path: String) throws(FileSystemError) {
+        try inject(.fsync, path)
+        let fd = try Syscalls.open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY)
+        defer { Syscalls.close(fd) }
+        try Syscalls.fsync(fd, path: path)
+    }
+
+    /// Renames `from` to `to`; fails with `EEXIST` rather than replacing an existing `to`.
+    package func rename(_ from: String, to: String, replacing: Bool = false) throws(FileSystemError) {
+        try inject(.rename, from)
+        try Syscalls.rename(from, to, noReplace: !replacing)
+    }
+
+    /// Removes a file; succeeds when it is already gone.
+    package func removeFile(_ path: String) throws(FileSystemError) {
+        try inject(.unlink, path)
+        do {
+            try Syscalls.unlink(path)
+        } catch where error.code == ENOENT {
+        }
+    }
+
+    /// Removes a file or a whole directory tree, never following symlinks; succeeds when absent.
+    package func removeTree(_ path: String) throws(FileSystemError) {
+        guard let st = try status(path) else { return }
+        if st.kind == .directory {
+            for name in try contents(of: path) {
+                try removeTree(path + "/" + name)
+            }
+            try inject(.rmdir, path)
+            do { try Syscalls.rmdir(path) } catch where error.code == ENOENT {}
+        } else {
+            try removeFile(path)
+        }
+    }
+
+    /// Free bytes for an unprivileged writer, and whether the file system is mounted read-only.
+    package func space(at path: String) throws(FileSystemError) -> (available: Int64, readOnly: Bool) {
+        try inject(.statfs, path)
+        let st = try Syscalls.statvfs(path)
+        let readOnly = (st.f_flag & UInt(ST_RDONLY)) != 0 || !Syscalls.access(path, W_OK)
+        return (Int64(st.f_bavail) * Int64(st.f_frsize), readOnly)
+    }
+
+    /// Copies a regular file into a new file at `to` (created exclusively, never through a
+    /// symlink) with the kernel's copy (`FICLONE`, then `copy_file_range`, then read/write),
+    /// then fsyncs it. Calls `progress` with the bytes copied so far.
+    @discardableResult
+    package func copyFile(
+        _ from: String, to: String, mode: mode_t? = nil,
+        progress: (Int64) throws -> Void = { _ in }
+    ) throws -> Int64 {
+        try inject(.open, from)
+        let src = try Syscalls.open(from, O_RDONLY | O_NOFOLLOW)
+        defer { Syscalls.close(src) }
+        let srcStatus = FileStatus(try Syscalls.fstat(src, path: from))
+        guard srcStatus.kind == .regular else { throw FileSystemError(operation: .copy, path: from, code: EINVAL) }
+        try inject(.open, to)
+        let dst = try Syscalls.open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? srcStatus.mode)
+        var completed = false
+        defer {
+            Syscalls.close(dst)
+            if !completed { try? Syscalls.unlink(to) }
+        }
+        var copied: Int64 = 0
+        let chunk = 8 << 20
+        var useKernelCopy = true
+        while true {
+            try inject(.copy, to)
+            try inject(.write, to)
+            var n = 0
+            if useKernelCopy {
+                let result = Syscalls.copyFileRange(from: src, to: dst, count: chunk)
+                if result >= 0 {
+                    n = result
+                } else if copied == 0 && [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EPERM].contains(Syscalls.lastErrno) {
+                    useKernelCopy = false
+                    continue
+                } else {
+                    throw FileSystemError(operation: .copy, path: to, code: Syscalls.lastErrno)
+                }
+            } else {
+                n = try copyChunkByReadWrite(src: src, dst: dst, from: from, to: to, chunk: 1 << 20)
+            }
+            if n == 0 { break }
+            copied += Int64(n)
+            try progress(copied)
+        }
+        try inject(.fsync, to)
+        try Syscalls.fsync(dst, path: to)
+        completed = true
+        return copied
+    }
+
+    private func copyChunkByReadWrite(src: Int32, dst: Int32, from: String, to: String, chunk: Int) throws(FileSystemError) -> Int {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        let n = try Syscalls.read(src, buffer, path: from)
+        if n > 0 { try Syscalls.writeAll(dst, UnsafeRawBufferPointer(rebasing: buffer[..<n]), path: to) }
+        return n
+    }
+
+    /// True when two regular files hold the same bytes. Reads both in 1 MiB chunks.
+    package func contentsEqual(_ a: String, _ b: String, progress: (Int64) throws -> Void = { _ in }) throws -> Bool {
+        try inject(.read, b)
+        let fa = try Syscalls.open(a, O_RDONLY | O_NOFOLLOW)
+        defer { Syscalls.close(fa) }
+        let fb = try Syscalls.open(b, O_RDONLY | O_NOFOLLOW)
+        defer { Syscalls.close(fb) }
+        guard try Syscalls.fstat(fa, path: a).st_size == Syscalls.fstat(fb, path: b).st_size else { return false }
+        let chunk = 1 << 20
+        let ba = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        let bb = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { ba.deallocate(); bb.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let na = try Syscalls.pread(fa, ba, offset: offset, path: a)
+            let nb = try Syscalls.pread(fb, bb, offset: offset, path: b)
+            guard na == nb else { return false }
+            if na == 0 { return true }
+            if memcmp(ba.baseAddress!, bb.baseAddress!, na) != 0 { return false }
+            offset += Int64(na)
+            try progress(offset)
+        }
+    }
+
+    /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.
+    package func writeAtomically(_ data: [UInt8], to path: String) throws(FileSystemError) {
+        let temp = path + ".backstage-tmp"
+        try? Syscalls.unlink(temp)
+        try inject(.open, temp)
+        let fd = try Syscalls.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o644)
+        do {
+            try inject(.write, temp)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 16)
+            defer { buffer.deallocate() }
+            buffer.copyBytes(from: data)
+            try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[..<data.count]), path: temp)
+            try inject(.fsync, temp)
+            try Syscalls.fsync(fd, path: temp)
+            Syscalls.close(fd)
+        } catch {
+            Syscalls.close(fd)
+            try? Syscalls.unlink(temp)
+            throw error
+        }
+        try rename(temp, to: path, replacing: true)
+        try syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    /// Reads a whole (small) file.
+    package func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
+        try inject(.read, path)
+        let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
+        defer { Syscalls.close(fd) }
+        var result: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try Syscalls.read(fd, buffer, path: path)
+            if n == 0 { return result }
+            result.append(contentsOf: buffer[..<n])
+        }
+    }
+}

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CBackstageSystem
+
+/// The only place Backstage calls libc for file work. Every call retries `EINTR` and
+/// turns a failure into a ``FileSystemError`` naming the path.
+enum Syscalls {
+    static var lastErrno: Int32 { errno }
+
+    @inline(__always)
+    static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
+        while true {
+            let result = body()
+            if result == -1 && errno == EINTR { continue }
+            return result
+        }
+    }
+
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws(FileSystemError) -> Int32 {
+        let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw FileSystemError(operation: .open, path: path, code: errno) }
+        return fd
+    }
+
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, path: String) throws(FileSystemError) -> Int {
+        let n = retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+        guard n >= 0 else { throw FileSystemError(operation: .read, path: path, code: errno) }
+        return n
+    }
+
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) -> Int {
+        let n = retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+        guard n >= 0 else { throw FileSystemError(operation: .read, path: path, code: errno) }
+        return n
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
+        var offset = 0
+        while offset < buffer.count {
+            let n = retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            guard n > 0 else { throw FileSystemError(operation: .write, path: path, code: n == 0 ? EIO : errno) }
+            offset += n
+        }
+    }
+
+    static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+    }
+
+    /// `copy_file_range(2)`: the bytes copied, 0 at end of file, -1 with `errno` set on failure.
+    static func copyFileRange(from src: Int32, to dst: Int32, count: Int) -> Int {
+        Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) })
+    }
+
+    /// `ioctl(FICLONE)`: true when the file system made a copy-on-write clone.
+    static func clone(from src: Int32, to dst: Int32) -> Bool {
+        backstage_ficlone(dst, src) == 0
+    }
+
+    static func lstat(_ path: String) throws(FileSystemError) -> stat? {
+        var st = stat()
+        guard retrying({ Glibc.lstat(path, &st) }) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw FileSystemError(operation: .stat, path: path, code: errno)
+        }
+        return st
+    }
+
+    static func fstat(_ fd: Int32, path: String) throws(FileSystemError) -> stat {
+        var st = stat()
+        guard Glibc.fstat(fd, &st) == 0 else { throw FileSystemError(operation: .stat, path: path, code: errno) }
+        return st
+    }
+
+    static func statvfs(_ path: String) throws(FileSystemError) -> Glibc.statvfs {
+        var st = Glibc.statvfs()
+        guard retrying({ callStatvfs(path, &st) }) == 0 else { throw FileSystemError(operation: .statfs, path: path, code: errno) }
+        return st
+    }
+
+    static func rename(_ from: String, _ to: String, noReplace: Bool) throws(FileSystemError) {
+        if noReplace {
+            if retrying({ backstage_rename_noreplace(from, to) }) == 0 { return }
+            // Fall back where renameat2 is missing (ENOSYS) or the file system refuses the flag (EINVAL).
+            guard errno == ENOSYS || errno == EINVAL else { throw FileSystemError(operation: .rename, path: from, code: errno) }
+            if (try? lstat(to)) ?? nil != nil { throw FileSystemError(operation: .rename, path: to, code: EEXIST) }
+        }
+        guard retrying({ Glibc.rename(from, to) }) == 0 else { throw FileSystemError(operation: .rename, path: from, code: errno) }
+    }
+
+    static func unlink(_ path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.unlink(path) }) == 0 else { throw FileSystemError(operation: .unlink, path: path, code: errno) }
+    }
+
+    static func rmdir(_ path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.rmdir(path) }) == 0 else { throw FileSystemError(operation: .rmdir, path: path, code: errno) }
+    }
+
+    static func mkdir(_ path: String, _ mode: mode_t) throws(FileSystemError) {
+        guard retrying({ Glibc.mkdir(path, mode) }) == 0 else { throw FileSystemError(operation: .mkdir, path: path, code: errno) }
+    }
+
+    static func access(_ path: String, _ mode: Int32) -> Bool {
+        Glibc.access(path, mode) == 0
+    }
+
+    static func flockExclusive(_ fd: Int32, blocking: Bool, path: String) throws(FileSystemError) -> Bool {
+        if retrying({ callFlock(fd, LOCK_EX | (blocking ? 0 : LOCK_NB)) }) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw FileSystemError(operation: .lock, path: path, code: errno)
+    }
+
+    static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
+        guard let dir = opendir(path) else { throw FileSystemError(operation: .list, path: path, code: errno) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+// Free functions, so the names resolve to the C functions rather than the structs of the same name.
+private func callStatvfs(_ path: String, _ buffer: inout Glibc.statvfs) -> Int32 { statvfs(path, &buffer) }
+private func callFlock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Why a store could not be relocated. Every case names the file and the cause, and in
+/// every case the source store is left as it was.
+public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Another process has the store open: Backstage could not take SQLite's exclusive lock
+    /// within the busy timeout.
+    case storeInUse(path: String, timeout: Double)
+    /// The file does not start with SQLite's header.
+    case notADatabase(path: String)
+    /// The database is damaged or truncated.
+    case corruptStore(path: String, reason: String)
+    /// A symbolic link stands where a store file should be; Backstage never follows it.
+    case symlinkedStore(path: String)
+    /// The destination folder cannot be written to.
+    case readOnlyDestination(path: String)
+    /// The destination file system has not enough free space for a copy.
+    case insufficientSpace(path: String, needed: Int64, available: Int64)
+    /// The rename strategy was asked for, but source and destination are on different file systems.
+    case crossDevice(source: String, destination: String)
+    /// The copy at the destination does not match the source.
+    case verificationFailed(path: String)
+    /// A store already exists at the destination.
+    case destinationExists(path: String)
+    /// No store with this name was found.
+    case storeNotFound(name: String)
+    /// Another Backstage process is working on the same container.
+    case containerBusy(path: String)
+    /// The upgrade journal cannot be read.
+    case unreadableJournal(path: String, reason: String)
+    /// SQLite reported an error.
+    case sqlite(path: String, code: Int32, message: String)
+    /// A file-system call failed.
+    case fileSystem(FileSystemError)
+    /// The work was cancelled before the destination was committed; the source is authoritative.
+    case cancelled(path: String)
+
+    /// The path of the file the error is about.
+    public var path: String {
+        switch self {
+        case .storeInUse(let path, _), .notADatabase(let path), .corruptStore(let path, _), .symlinkedStore(let path),
+             .readOnlyDestination(let path), .insufficientSpace(let path, _, _), .verificationFailed(let path),
+             .destinationExists(let path), .containerBusy(let path), .unreadableJournal(let path, _),
+             .sqlite(let path, _, _), .cancelled(let path):
+            path
+        case .crossDevice(let source, _): source
+        case .storeNotFound(let name): name
+        case .fileSystem(let error): error.path
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .storeInUse(let path, let timeout):
+            "store in use: another process has \(path) open (waited \(Self.format(timeout)) s for its lock); close the app and run again"
+        case .notADatabase(let path):
+            "\(path) is not a SQLite database (its first 16 bytes are not \"SQLite format 3\")"
+        case .corruptStore(let path, let reason):
+            "\(path) is a damaged database: \(reason)"
+        case .symlinkedStore(let path):
+            "\(path) is a symbolic link; Backstage does not move stores through links"
+        case .readOnlyDestination(let path):
+            "cannot write to \(path): the destination is read-only"
+        case .insufficientSpace(let path, let needed, let available):
+            "not enough space in \(path): the copy needs \(needed) bytes, \(available) are free"
+        case .crossDevice(let source, let destination):
+            "cannot rename \(source) to \(destination): they are on different file systems (use the copy strategy)"
+        case .verificationFailed(let path):
+            "the copy at \(path) does not match its source; the source was kept"
+        case .destinationExists(let path):
+            "a store already exists at \(path)"
+        case .storeNotFound(let name):
+            "no store named \(name) in the documents folder"
+        case .containerBusy(let path):
+            "another Backstage process is working on this container (lock \(path) is held)"
+        case .unreadableJournal(let path, let reason):
+            "cannot read the upgrade journal \(path): \(reason)"
+        case .sqlite(let path, let code, let message):
+            "SQLite error \(code) on \(path): \(message)"
+        case .fileSystem(let error):
+            error.description
+        case .cancelled(let path):
+            "relocation of \(path) was cancelled; the source store was kept"
+        }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// How a store moves.
+public enum RelocationStrategy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Rename on one file system, copy across file systems.
+    case auto
+    /// `rename(2)`: O(1) whatever the size; fails across file systems.
+    case rename
+    /// Kernel copy under the lock, verify, then switch.
+    case copy
+}
+
+/// A boundary in the move of one store. A crash between two boundaries is repaired by the next run.
+public enum RelocationPhase: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The checks passed; nothing has changed yet.
+    case preflight
+    /// The journal names the move; the source is still authoritative.
+    case journaled
+    /// SQLite's exclusive lock is held; the WAL is checkpointed and any hot journal rolled back.
+    case locked
+    /// Copy only: the first bytes reached the temporary file.
+    case copying
+    /// Copy only: the temporary files are complete and fsynced.
+    case copied
+    /// Copy only: the temporary files match the source byte for byte.
+    case verified
+    /// The database is at the destination: from here on the destination is authoritative.
+    case committed
+    /// The Core Data support folder is at the destination.
+    case supportMoved
+    /// Nothing of the store is left at the source.
+    case sourceRemoved
+    /// The journal is cleared.
+    case done
+
+    /// The boundaries a move with `strategy` passes, in order.
+    public static func boundaries(for strategy: RelocationStrategy) -> [RelocationPhase] {
+        switch strategy {
+        case .copy: allCases
+        case .rename, .auto: [.preflight, .journaled, .locked, .committed, .supportMoved, .sourceRemoved, .done]
+        }
+    }
+}
+
+/// Progress of a relocation, delivered while it runs.
+public struct RelocationProgress: Sendable, Hashable {
+    /// The store being moved (its path relative to Documents).
+    public var store: String
+    /// The last boundary passed.
+    public var phase: RelocationPhase
+    /// Bytes copied or verified so far (0 for a rename).
+    public var bytesDone: Int64
+    /// Bytes to copy and verify (0 for a rename).
+    public var bytesTotal: Int64
+
+    /// The fraction done, from 0 to 1.
+    public var fractionCompleted: Double {
+        if phase == .done { return 1 }
+        return bytesTotal > 0 ? min(1, Double(bytesDone) / Double(bytesTotal)) : 0
+    }
+}
+
+/// What a relocation did.
+public struct RelocationReport: Sendable, Hashable, Codable {
+    /// A store that now lives at its destination.
+    public struct MovedStore: Sendable, Hashable, Codable {
+        /// The store's path relative to its source root.
+        public var store: String
+        public var from: String
+        public var to: String
+        /// The strategy used: `rename` or `copy`.
+        public var strategy: RelocationStrategy
+        /// The files that moved (database, sidecars, support files).
+        public var files: Int
+        /// Bytes at the destination.
+        public var bytes: Int64
+        /// Wall time of the move.
+        public var seconds: Double
+    }
+
+    /// A file taken out of Documents but kept.
+    public struct QuarantinedFile: Sendable, Hashable, Codable {
+        public var from: String
+        public var to: String
+        /// Why: `orphan-sidecar`, `conflict`, `stale-destination`, `backstage-temporary`, ...
+        public var reason: String
+    }
+
+    /// Stores moved.
+    public var moved: [MovedStore] = []
+    /// Files moved to `applicationSupport/.backstage/quarantine/<timestamp>/`.
+    public var quarantined: [QuarantinedFile] = []
+    /// Interrupted moves found in the journal and finished (`completed`) or undone (`rolled back`).
+    public var recovered: [String] = []
+
+    /// True when there was nothing to move, quarantine or recover.
+    public var nothingToDo: Bool { moved.isEmpty && quarantined.isEmpty && recovered.isEmpty }
+
+    public init() {}
+}
+
+/// An event of a relocation stream: progress, then the final report.
+public enum RelocationEvent: Sendable {
+    case progress(RelocationProgress)
+    case finished(RelocationReport)
+}

@@ -1,0 +1,208 @@
+import Foundation
+import Logging
+
+/// What to relocate, and how.
+public struct RelocationOptions: Sendable, Hashable {
+    /// How the stores move; ``RelocationStrategy/auto`` renames on one file system and copies across.
+    public var strategy: RelocationStrategy
+    /// The stores to move, by file name (`Notes.sqlite`), base name (`Notes`) or path relative
+    /// to Documents. Empty: every store found in Documents, and orphan files are quarantined.
+    public var stores: [String]
+    /// How long to wait for another process to release a store, in seconds.
+    public var busyTimeout: Double
+
+    /// Creates options.
+    public init(strategy: RelocationStrategy = .auto, stores: [String] = [], busyTimeout: Double = 5) {
+        self.strategy = strategy
+        self.stores = stores
+        self.busyTimeout = busyTimeout
+    }
+}
+
+/// Moves an app's SQLite stores out of the user-visible Documents folder into Application
+/// Support, same relative path, without losing a committed row.
+///
+/// For example:
+///
+/// ```swift
+/// let container = AppContainer.iOSSandbox(root: appRoot)
+/// let report = try await Relocator(container: container).relocate()
+/// for store in report.moved {
+///     print("\(store.store) moved by \(store.strategy) in \(store.seconds) s")
+/// }
+/// ```
+///
+/// A relocation interrupted by a crash is finished or undone by the next call; running it
+/// again when everything is in place does nothing. See <doc:RelocatingAStore>.
+public struct Relocator: Sendable {
+    /// The container whose Documents folder is cleaned up.
+    public let container: AppContainer
+    /// Where diagnostics go. Backstage never bootstraps logging.
+    public var logger: Logger
+    package var fileSystem = FileSystem()
+    /// Called at every phase boundary of every move, before the work continues. Crash tests
+    /// kill the process here.
+    package var phaseHook: (@Sendable (String, RelocationPhase) -> Void)?
+
+    /// Creates a relocator for `container`.
+    public init(container: AppContainer, logger: Logger = Logger(label: "Backstage.Relocator")) {
+        self.container = container
+        self.logger = logger
+    }
+
+    /// Relocates the stores and returns what was done.
+    ///
+    /// - throws: ``RelocationError`` for the first store that could not move. Stores moved
+    ///   before it stay moved; the failed store is left as it was.
+    public func relocate(_ options: RelocationOptions = RelocationOptions()) async throws -> RelocationReport {
+        var report = RelocationReport()
+        for try await event in events(options) {
+            if case .finished(let final) = event { report = final }
+        }
+        return report
+    }
+
+    /// Relocates the stores, streaming progress then the report. Cancelling the task that
+    /// iterates the stream cancels the work: a move not yet committed is undone.
+    public func events(_ options: RelocationOptions = RelocationOptions()) -> AsyncThrowingStream<RelocationEvent, Error> {
+        let (stream, continuation) = AsyncThrowingStream<RelocationEvent, Error>.makeStream()
+        let cancelled = CancellationFlag()
+        continuation.onTermination = { _ in cancelled.set() }
+        let relocator = self
+        DispatchQueue.global(qos: .userInitiated).async {
+            do {
+                let report = try relocator.run(options, onProgress: { continuation.yield(.progress($0)) }, isCancelled: cancelled.get)
+                continuation.yield(.finished(report))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return stream
+    }
+
+    /// The synchronous engine: recover, quarantine, move.
+    package func run(_ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws(RelocationError) -> RelocationReport {
+        var report = RelocationReport()
+        let runLock = try RunLock(container: container, fileSystem: fileSystem)
+        defer { runLock.release() }
+        let quarantine = Quarantine(container: container, fileSystem: fileSystem)
+        let journal = JournalFile(container: container, fileSystem: fileSystem)
+        do {
+            if let record = try journal.read() {
+                let move = makeMove(record.source, record.destination, options)
+                let outcome = try move.recover(strategy: RelocationStrategy(rawValue: record.strategy ?? "") ?? .copy)
+                report.recovered.append("\(outcome): \(record.step) \(record.source) → \(record.destination) (was at \(record.phase))")
+                logger.notice("recovered interrupted move", metadata: ["outcome": "\(outcome)", "store": "\(record.source)"])
+            }
+            try quarantine.removeTemporaries()
+
+            let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents)
+            let stores = try selectStores(entries, options.stores)
+            if options.stores.isEmpty {
+                for entry in entries where [.orphanSidecar, .backstageTemporary, .coreDataSupport, .symlinkedStore].contains(entry.kind) {
+                    if entry.kind == .symlinkedStore, StoreFileSet.isMain(entry.path) {
+                        throw RelocationError.symlinkedStore(path: container.documents.appending(path: entry.path).path)
+                    }
+                    if entry.kind == .coreDataSupport && hasStore(forSupport: entry.path, in: entries) { continue }
+                    if entry.kind == .symlinkedStore { continue }
+                    let url = container.documents.appending(path: entry.path)
+                    report.quarantined.append(try quarantine.move(url, reason: entry.kind.rawValue))
+                }
+            }
+            for store in stores {
+                let source = ContainerLocation(.documents, store)
+                var destination = ContainerLocation(.applicationSupport, store)
+                let target = StoreFileSet(main: destination.url(in: container))
+                if fileSystem.exists(target.main.path) {
+                    // The store is in both places: keep both, take the Documents copy out of sight.
+                    let location = quarantine.location(for: source.url(in: container))
+                    destination = location
+                    logger.warning("store in both places; the Documents copy goes to quarantine", metadata: ["store": "\(store)"])
+                } else {
+                    for stale in target.allPaths.dropFirst() where fileSystem.exists(stale.path) {
+                        report.quarantined.append(try quarantine.move(stale, reason: "stale-destination"))
+                    }
+                }
+                let move = makeMove(source, destination, options)
+                let (strategy, bytes) = try move.preflight(options.strategy)
+                let hook = phaseHook
+                var observer = MoveObserver()
+                observer.phase = { phase in
+                    onProgress(RelocationProgress(store: store, phase: phase, bytesDone: 0, bytesTotal: 0))
+                    hook?(store, phase)
+                }
+                observer.progress = { done, total in onProgress(RelocationProgress(store: store, phase: .copying, bytesDone: done, bytesTotal: total)) }
+                observer.isCancelled = isCancelled
+                let moved = try move.run(strategy: strategy, bytes: bytes, observer: observer)
+                if destination.root == .applicationSupport && destination.path.hasPrefix(".backstage/quarantine/") {
+                    report.quarantined.append(.init(from: moved.from, to: moved.to, reason: "conflict"))
+                } else {
+                    report.moved.append(moved)
+                }
+            }
+        } catch let error as RelocationError {
+            throw error
+        } catch let error as FileSystemError {
+            throw .fileSystem(error)
+        } catch {
+            throw .sqlite(path: container.documents.path, code: -1, message: "\(error)")
+        }
+        return report
+    }
+
+    private func makeMove(_ source: ContainerLocation, _ destination: ContainerLocation, _ options: RelocationOptions) -> StoreMove {
+        StoreMove(container: container, fileSystem: fileSystem, journal: JournalFile(container: container, fileSystem: fileSystem),
+                  source: source, destination: destination, busyTimeout: options.busyTimeout, logger: logger)
+    }
+
+    /// The databases to move, as paths relative to Documents.
+    private func selectStores(_ entries: [ClassifiedFile], _ names: [String]) throws(RelocationError) -> [String] {
+        let databases = entries.filter { $0.kind == .database }.map(\.path)
+        guard !names.isEmpty else { return databases }
+        var selected: [String] = []
+        for name in names {
+            let matches = databases.filter { path in
+                let file = (path as NSString).lastPathComponent
+                return path == name || file == name || (file as NSString).deletingPathExtension == name
+            }
+            if matches.isEmpty {
+                // Named explicitly: say what is wrong with it rather than "not found".
+                let url = container.documents.appending(path: name)
+                if let status = try? fileSystem.status(url.path) {
+                    if status.kind == .symlink { throw .symlinkedStore(path: url.path) }
+                    throw .notADatabase(path: url.path)
+                }
+                throw .storeNotFound(name: name)
+            }
+            selected += matches.filter { !selected.contains($0) }
+        }
+        return selected
+    }
+
+    private func hasStore(forSupport path: String, in entries: [ClassifiedFile]) -> Bool {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let base = String(name.dropFirst().dropLast("_SUPPORT".count))
+        return entries.contains { entry in
+            entry.kind == .database
+                && (entry.path as NSString).deletingLastPathComponent == folder
+                && ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension == base
+        }
+    }
+}
+
+extension StoreFileSet {
+    /// True when `path` names a database file rather than a sidecar.
+    static func isMain(_ path: String) -> Bool {
+        FileClassifier.splitSidecar((path as NSString).lastPathComponent) == nil
+    }
+}
+
+/// A thread-safe flag set when the consumer of a stream goes away.
+final class CancellationFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    func get() -> Bool { lock.withLock { value } }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+
+/// SQLite's exclusive lock on a store, held from before the first byte moves until the
+/// source is gone.
+///
+/// Opening the store rolls back a hot journal left by a killed transaction; under the lock the
+/// WAL is checkpointed with `TRUNCATE`, so the main file holds every committed transaction.
+/// The connection uses `locking_mode=EXCLUSIVE`, so the lock is not released between
+/// statements, and another process's connection (even idle, in WAL mode) makes the lock fail
+/// with `SQLITE_BUSY` after the busy timeout: see <https://www.sqlite.org/pragma.html#pragma_locking_mode>.
+final class StoreLock {
+    private var queue: DatabaseQueue?
+    let path: String
+    /// True when the store is in WAL mode.
+    let isWAL: Bool
+
+    init(path: String, timeout: Double) throws(RelocationError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(timeout)
+        configuration.foreignKeysEnabled = false
+        configuration.label = "Backstage.StoreLock"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+        }
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            self.queue = queue
+            isWAL = try queue.inDatabase { db in
+                let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? ""
+                // Takes the EXCLUSIVE lock; in exclusive locking mode it is kept after COMMIT.
+                try db.execute(sql: "BEGIN EXCLUSIVE TRANSACTION")
+                try db.execute(sql: "COMMIT")
+                if mode.lowercased() == "wal" {
+                    let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                    if let busy: Int = row?[0], busy != 0 {
+                        throw DatabaseError(resultCode: .SQLITE_BUSY, message: "checkpoint could not complete")
+                    }
+                }
+                return mode.lowercased() == "wal"
+            }
+        } catch let error as DatabaseError {
+            try? queue?.close()
+            throw Self.map(error, path: path, timeout: timeout)
+        } catch {
+            try? queue?.close()
+            throw .sqlite(path: path, code: -1, message: "\(error)")
+        }
+    }
+
+    /// Closes the connection and releases the lock.
+    func close() {
+        try? queue?.close()
+        queue = nil
+    }
+
+    deinit {
+        close()
+    }
+
+    static func map(_ error: DatabaseError, path: String, timeout: Double) -> RelocationError {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            .storeInUse(path: path, timeout: timeout)
+        case .SQLITE_NOTADB:
+            .notADatabase(path: path)
+        case .SQLITE_CORRUPT:
+            .corruptStore(path: path, reason: error.message ?? "database disk image is malformed")
+        default:
+            .sqlite(path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        }
+    }
+}

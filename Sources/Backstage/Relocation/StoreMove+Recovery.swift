@@ -1,0 +1,53 @@
+import Foundation
+
+extension StoreMove {
+    /// Repairs a move that a crash interrupted, using the journal and what is on disk.
+    ///
+    /// The database at the destination is the commit point: it only appears there by the
+    /// commit rename. When it is there, the move is finished (support folder, source removal);
+    /// when it is not, the temporaries are removed and the source stays authoritative.
+    ///
+    /// - returns: `completed` or `rolled back`.
+    func recover(strategy: RelocationStrategy) throws -> String {
+        let src = sourceSet, dst = destinationSet
+        let fs = fileSystem
+        guard try fs.status(dst.main.path) != nil else {
+            try removeTemporaries(dst)
+            try fs.syncDirectory(dst.directory.path)
+            try journal.clear()
+            return "rolled back"
+        }
+        // Committed: the destination is authoritative.
+        if try fs.status(dst.temporarySupportFolder.path) != nil && fs.status(dst.supportFolder.path) == nil {
+            try fs.rename(dst.temporarySupportFolder.path, to: dst.supportFolder.path)
+        }
+        if try fs.status(src.supportFolder.path) != nil {
+            if try fs.status(dst.supportFolder.path) == nil {
+                // A rename move stopped between the database and its support folder.
+                try fs.rename(src.supportFolder.path, to: dst.supportFolder.path)
+            } else if try fs.treesEqual(src.supportFolder.path, dst.supportFolder.path) {
+                try fs.removeTree(src.supportFolder.path)
+            } else {
+                _ = try Quarantine(container: container, fileSystem: fs).move(src.supportFolder, reason: "conflict")
+            }
+        }
+        try fs.syncDirectory(dst.directory.path)
+        if try fs.status(src.main.path) != nil {
+            // A copy move stopped before removing its source. Remove it only if nothing wrote to it since.
+            let walEmpty = (try fs.status(src.sidecar(.wal).path)?.size ?? 0) == 0
+            if walEmpty, try fs.contentsEqual(src.main.path, dst.main.path) {
+                try fs.removeFile(src.main.path)
+            } else {
+                let quarantine = Quarantine(container: container, fileSystem: fs)
+                _ = try quarantine.move(src.main, reason: "conflict")
+                for sidecar in Sidecar.allCases where try fs.status(src.sidecar(sidecar).path) != nil {
+                    _ = try quarantine.move(src.sidecar(sidecar), reason: "conflict")
+                }
+            }
+        }
+        try removeCheckpointedSidecars(of: src)
+        try fs.syncDirectory(src.directory.path)
+        try journal.clear()
+        return "completed"
+    }
+}

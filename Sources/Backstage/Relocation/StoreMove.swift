@@ -1,0 +1,221 @@
+import Foundation
+import Logging
+
+/// Callbacks of one move: phase boundaries (where tests inject crashes), byte progress and cancellation.
+struct MoveObserver {
+    var phase: (RelocationPhase) -> Void = { _ in }
+    var progress: (Int64, Int64) -> Void = { _, _ in }
+    var isCancelled: () -> Bool = { false }
+}
+
+/// Moves one store's file set from `source` to `destination`, keeping the relocation invariants:
+/// exclusive lock first; checkpoint before any byte leaves; rename or copy + fsync + verify;
+/// the source removed only after the destination is committed; the journal naming the phase.
+struct StoreMove {
+    let container: AppContainer
+    let fileSystem: FileSystem
+    let journal: JournalFile
+    let source: ContainerLocation
+    let destination: ContainerLocation
+    let busyTimeout: Double
+    let logger: Logger
+
+    var sourceSet: StoreFileSet { StoreFileSet(main: source.url(in: container)) }
+    var destinationSet: StoreFileSet { StoreFileSet(main: destination.url(in: container)) }
+
+    /// Checks everything that can be checked without changing a byte; returns the strategy to use
+    /// and the bytes a copy would write.
+    func preflight(_ requested: RelocationStrategy) throws(RelocationError) -> (strategy: RelocationStrategy, bytes: Int64) {
+        let src = sourceSet, dst = destinationSet
+        let fs = fileSystem
+        do {
+            guard let main = try fs.status(src.main.path) else { throw RelocationError.storeNotFound(name: src.main.path) }
+            if main.kind == .symlink { throw RelocationError.symlinkedStore(path: src.main.path) }
+            guard main.kind == .regular else { throw RelocationError.notADatabase(path: src.main.path) }
+            var bytes = main.size
+            for sidecar in Sidecar.allCases {
+                if let st = try fs.status(src.sidecar(sidecar).path) {
+                    if st.kind == .symlink { throw RelocationError.symlinkedStore(path: src.sidecar(sidecar).path) }
+                    if sidecar == .wal { bytes += st.size }
+                }
+            }
+            if let st = try fs.status(src.supportFolder.path) {
+                if st.kind == .symlink { throw RelocationError.symlinkedStore(path: src.supportFolder.path) }
+                bytes += try fileSystem.treeSize(src.supportFolder.path)
+            }
+            if main.size > 0 {
+                let prefix = try fs.readPrefix(src.main.path, count: 100)
+                guard SQLiteHeader.hasMagic(prefix) else { throw RelocationError.notADatabase(path: src.main.path) }
+                guard let header = SQLiteHeader(prefix) else {
+                    throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
+                }
+                if let expected = header.expectedFileSize, expected > main.size {
+                    throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: the header promises \(expected) bytes, the file has \(main.size)")
+                }
+            }
+            if try fs.status(dst.main.path) != nil { throw RelocationError.destinationExists(path: dst.main.path) }
+            let dstDir = dst.directory.path
+            do {
+                try fs.createDirectories(dstDir)
+            } catch {
+                if error.isReadOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
+                if error.isOutOfSpace { throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: 0) }
+                throw error
+            }
+            let space = try fs.space(at: dstDir)
+            if space.readOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
+            let srcDevice = try fs.status(src.directory.path)?.device
+            let sameDevice = srcDevice == (try fs.status(dstDir)?.device)
+            let strategy: RelocationStrategy
+            switch requested {
+            case .auto: strategy = sameDevice ? .rename : .copy
+            case .rename:
+                guard sameDevice else { throw RelocationError.crossDevice(source: src.main.path, destination: dst.main.path) }
+                strategy = .rename
+            case .copy: strategy = .copy
+            }
+            if strategy == .copy && space.available < bytes {
+                throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: space.available)
+            }
+            return (strategy, bytes)
+        } catch let error as RelocationError {
+            throw error
+        } catch let error as FileSystemError {
+            throw .fileSystem(error)
+        } catch {
+            throw .sqlite(path: src.main.path, code: -1, message: "\(error)")
+        }
+    }
+
+    /// Runs the move. On failure or cancellation before the commit, the temporaries are removed
+    /// and the source stays authoritative.
+    func run(strategy: RelocationStrategy, bytes: Int64, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore {
+        let started = Date()
+        let src = sourceSet, dst = destinationSet
+        let record = UpgradeJournal(step: "relocate", phase: RelocationPhase.journaled.rawValue, source: source, destination: destination, strategy: strategy.rawValue)
+        observer.phase(.preflight)
+        try journal.write(record)
+        observer.phase(.journaled)
+        func checkCancelled() throws(RelocationError) {
+            if observer.isCancelled() { throw .cancelled(path: src.main.path) }
+        }
+        var committed = false
+        do {
+            try checkCancelled()
+            let lock = try StoreLock(path: src.main.path, timeout: busyTimeout)
+            defer { lock.close() }
+            logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock.isWAL)"])
+            observer.phase(.locked)
+            try checkCancelled()
+            var files = 1
+            if strategy == .copy {
+                let total = bytes * 2
+                var announcedCopying = false
+                let report: (Int64) throws -> Void = { absolute in
+                    observer.progress(absolute, total)
+                    if !announcedCopying && absolute > 0 {
+                        announcedCopying = true
+                        observer.phase(.copying)
+                    }
+                    if observer.isCancelled() { throw RelocationError.cancelled(path: src.main.path) }
+                }
+                try removeTemporaries(dst)
+                var copied = try fileSystem.copyFile(src.main.path, to: dst.temporaryMain.path, progress: report)
+                if try fileSystem.status(src.supportFolder.path) != nil {
+                    let base = copied
+                    let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, progress: { try report(base + $0) })
+                    files += tree.files
+                    copied += tree.bytes
+                }
+                try fileSystem.syncDirectory(dst.directory.path)
+                observer.phase(.copied)
+                let verifiedBase = copied
+                guard try fileSystem.contentsEqual(src.main.path, dst.temporaryMain.path, progress: { try report(verifiedBase + $0) }),
+                      try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path)
+                else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
+                observer.progress(total, total)
+                observer.phase(.verified)
+                try journal.write(record.with(phase: .verified))
+                try checkCancelled()
+                try fileSystem.rename(dst.temporaryMain.path, to: dst.main.path)
+                try fileSystem.syncDirectory(dst.directory.path)
+                committed = true
+                try journal.write(record.with(phase: .committed))
+                observer.phase(.committed)
+                if try fileSystem.status(dst.temporarySupportFolder.path) != nil {
+                    try fileSystem.rename(dst.temporarySupportFolder.path, to: dst.supportFolder.path)
+                    try fileSystem.syncDirectory(dst.directory.path)
+                }
+                observer.phase(.supportMoved)
+                // Still under the lock: nobody can write to the source between commit and removal.
+                try fileSystem.removeFile(src.main.path)
+                try fileSystem.removeTree(src.supportFolder.path)
+            } else {
+                try fileSystem.rename(src.main.path, to: dst.main.path)
+                try fileSystem.syncDirectory(dst.directory.path)
+                try fileSystem.syncDirectory(src.directory.path)
+                committed = true
+                try journal.write(record.with(phase: .committed))
+                observer.phase(.committed)
+                if try fileSystem.status(src.supportFolder.path) != nil {
+                    files += try fileSystem.countFiles(src.supportFolder.path)
+                    try fileSystem.rename(src.supportFolder.path, to: dst.supportFolder.path)
+                    try fileSystem.syncDirectory(dst.directory.path)
+                }
+                observer.phase(.supportMoved)
+            }
+            lock.close()
+            try removeCheckpointedSidecars(of: src)
+            try fileSystem.syncDirectory(src.directory.path)
+            observer.phase(.sourceRemoved)
+            try journal.clear()
+            observer.phase(.done)
+            let size = (try fileSystem.status(dst.main.path)?.size ?? 0) + ((try? fileSystem.treeSize(dst.supportFolder.path)) ?? 0)
+            return .init(store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: files, bytes: size, seconds: Date().timeIntervalSince(started))
+        } catch {
+            let failure: RelocationError = switch error {
+            case let error as RelocationError: error
+            case let error as FileSystemError where error.isOutOfSpace:
+                .insufficientSpace(path: error.path, needed: bytes, available: (try? fileSystem.space(at: dst.directory.path).available) ?? 0)
+            case let error as FileSystemError where error.code == EROFS:
+                .readOnlyDestination(path: error.path)
+            case let error as FileSystemError: .fileSystem(error)
+            default: .sqlite(path: src.main.path, code: -1, message: "\(error)")
+            }
+            if !committed {
+                // Undo: the source was never touched beyond a checkpoint; drop what we wrote.
+                try? removeTemporaries(dst)
+                try? journal.clear()
+            }
+            throw failure
+        }
+    }
+
+    /// After the lock is released: the `-wal` is empty (checkpointed with TRUNCATE) and `-shm`
+    /// is a derived index, so both go; a non-empty leftover is quarantined, never deleted.
+    func removeCheckpointedSidecars(of store: StoreFileSet) throws {
+        for sidecar in Sidecar.allCases {
+            let path = store.sidecar(sidecar).path
+            guard let status = try fileSystem.status(path) else { continue }
+            if sidecar == .shm || status.size == 0 {
+                try fileSystem.removeFile(path)
+            } else {
+                let quarantine = Quarantine(container: container, fileSystem: fileSystem)
+                _ = try quarantine.move(store.sidecar(sidecar), reason: "leftover-sidecar")
+            }
+        }
+    }
+
+    func removeTemporaries(_ dst: StoreFileSet) throws(FileSystemError) {
+        try fileSystem.removeTree(dst.temporaryMain.path)
+        try fileSystem.removeTree(dst.temporarySupportFolder.path)
+    }
+}
+
+extension UpgradeJournal {
+    func with(phase: RelocationPhase) -> UpgradeJournal {
+        var copy = self
+        copy.phase = phase.rawValue
+        return copy
+    }
+}

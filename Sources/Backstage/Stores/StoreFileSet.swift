@@ -1,0 +1,51 @@
+import Foundation
+
+/// One store's files as a unit: the database, its `-wal`, `-shm` and `-journal`, and Core
+/// Data's `.Name_SUPPORT` folder of external binary data.
+///
+/// A store is never moved file by file: committed transactions may live in `-wal`, and a
+/// database paired with another store's journal is corrupt.
+///
+/// ```swift
+/// let store = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
+/// store.sidecar(.wal)   // .../Documents/Notes.sqlite-wal
+/// store.supportFolder   // .../Documents/.Notes_SUPPORT
+/// ```
+public struct StoreFileSet: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The database file.
+    public var main: URL
+
+    /// Creates the file set of the database at `main`.
+    public init(main: URL) {
+        self.main = main.standardizedFileURL
+    }
+
+    /// The folder holding the store.
+    public var directory: URL { main.deletingLastPathComponent() }
+    /// The database file name, such as `Notes.sqlite`.
+    public var fileName: String { main.lastPathComponent }
+    /// The name without extension, such as `Notes`.
+    public var baseName: String { main.deletingPathExtension().lastPathComponent }
+
+    /// The URL of a sidecar, such as `Notes.sqlite-wal`.
+    public func sidecar(_ sidecar: Sidecar) -> URL {
+        directory.appending(path: fileName + sidecar.rawValue)
+    }
+
+    /// Core Data's external data folder, `.Notes_SUPPORT`.
+    public var supportFolder: URL {
+        directory.appending(path: ".\(baseName)_SUPPORT", directoryHint: .isDirectory)
+    }
+
+    /// Every path that belongs to the store, present or not: main, sidecars, support folder.
+    public var allPaths: [URL] {
+        [main] + Sidecar.allCases.map(sidecar) + [supportFolder]
+    }
+
+    public var description: String { main.path }
+
+    /// The temporary name Backstage copies the database to before committing it.
+    var temporaryMain: URL { directory.appending(path: ".\(fileName).backstage-tmp") }
+    /// The temporary name of the support folder during a copy.
+    var temporarySupportFolder: URL { directory.appending(path: ".\(baseName)_SUPPORT.backstage-tmp", directoryHint: .isDirectory) }
+}

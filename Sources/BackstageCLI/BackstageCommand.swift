@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+/// The `backstage` command: configuration only; one file per subcommand.
+struct BackstageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backstage",
+        abstract: "Keep an app's internal databases out of the folder its users can see.",
+        discussion: """
+            A container argument is the root of an iOS-style sandbox (Documents, Library/Application Support, \
+            Library/Caches, tmp) unless --layout xdg --app NAME is given.
+
+            Exit status: 0 success, 1 a check found a problem, 2 usage error, 3 operational failure.
+            """,
+        version: "0.1.0",
+        subcommands: [Demo.self, Audit.self, Relocate.self, DemoWriter.self]
+    )
+}
+
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try BackstageCommand.parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(Output.report(error))
+        }
+    }
+}

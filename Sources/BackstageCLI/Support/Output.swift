@@ -1,0 +1,109 @@
+import ArgumentParser
+import Backstage
+import Foundation
+
+/// Exit statuses of the CLI contract.
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let checkFailed: Int32 = 1
+    static let usage: Int32 = 2
+    static let failure: Int32 = 3
+}
+
+/// Writes to stdout and stderr through FileHandle (C's `stdout` is not concurrency-safe).
+enum Output {
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func err(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Prints one JSON object on stdout.
+    static func json(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(value)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Prints an error as one sentence on stderr and returns the exit status of the contract.
+    static func report(_ error: Error) -> Int32 {
+        if let exit = error as? ExitCode { return exit.rawValue }
+        let parserCode = BackstageCommand.exitCode(for: error)
+        if parserCode == .success {
+            // --help, --version
+            out(BackstageCommand.fullMessage(for: error))
+            return ExitStatus.success
+        }
+        switch error {
+        case let error as RelocationError:
+            err("error: \(error)")
+            return ExitStatus.failure
+        case let error as FileSystemError:
+            err("error: \(error)")
+            return ExitStatus.failure
+        case let error as CLIError:
+            err("error: \(error)")
+            return ExitStatus.failure
+        default:
+            err(BackstageCommand.fullMessage(for: error))
+            return ExitStatus.usage
+        }
+    }
+}
+
+/// An operational failure of the CLI itself.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A one-line progress bar on stderr, shown only on a terminal.
+final class ProgressLine: @unchecked Sendable {
+    private let enabled: Bool
+    private var lastDraw = Date.distantPast
+    private let lock = NSLock()
+
+    init(enabled: Bool = Output.stderrIsTerminal) {
+        self.enabled = enabled
+    }
+
+    func update(_ label: String, fraction: Double, detail: String = "") {
+        guard enabled else { return }
+        lock.withLock {
+            let now = Date()
+            guard now.timeIntervalSince(lastDraw) > 0.1 || fraction >= 1 else { return }
+            lastDraw = now
+            let width = 30
+            let filled = Int((fraction.clamped * Double(width)).rounded())
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let line = "\r\(label) \(bar) \(Int(fraction.clamped * 100))% \(detail)"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    func finish() {
+        guard enabled else { return }
+        lock.withLock { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+extension Double {
+    fileprivate var clamped: Double { Swift.min(1, Swift.max(0, self)) }
+}
+
+/// Human-readable sizes: 1.2 MB.
+func formatBytes(_ bytes: Int64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1000 && unit < units.count - 1 {
+        value /= 1000
+        unit += 1
+    }
+    return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+}

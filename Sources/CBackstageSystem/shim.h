@@ -1,0 +1,47 @@
+// Thin wrappers for the Linux system calls that do not import into Swift: calls glibc
+// declares only under _GNU_SOURCE (which must not be defined here, or this module's view of
+// the C headers would differ from Glibc's), ioctl numbers and variadic functions.
+// Only Sources/Backstage/FileSystem/Syscalls.swift calls them.
+#ifndef BACKSTAGE_SYSTEM_SHIM_H
+#define BACKSTAGE_SYSTEM_SHIM_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#endif
+
+/// copy_file_range(2) between the current offsets of two descriptors.
+/// Returns -1 with errno ENOSYS where the call does not exist.
+static inline long backstage_copy_file_range(int in_fd, int out_fd, unsigned long len) {
+#if defined(__linux__) && defined(SYS_copy_file_range)
+    return syscall(SYS_copy_file_range, in_fd, (void *)0, out_fd, (void *)0, len, 0u);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// ioctl(FICLONE): a copy-on-write clone of a whole file (btrfs, xfs).
+static inline int backstage_ficlone(int dest_fd, int src_fd) {
+#if defined(__linux__)
+    return ioctl(dest_fd, 0x40049409 /* FICLONE = _IOW(0x94, 9, int) */, src_fd);
+#else
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+/// renameat2(RENAME_NOREPLACE): a rename that fails with EEXIST instead of replacing.
+static inline int backstage_rename_noreplace(const char *from, const char *to) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1u /* RENAME_NOREPLACE */);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+#endif
