@@ -37,7 +37,9 @@ enum Output {
         let parserCode = BackstageCommand.exitCode(for: error)
         if parserCode == .success {
             // --help, --version
-            out(BackstageCommand.fullMessage(for: error))
+            var message = BackstageCommand.fullMessage(for: error)
+            while message.hasSuffix("\n") { message.removeLast() }
+            out(message)
             return ExitStatus.success
         }
         switch error {

@@ -1,0 +1,121 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// The CLI contract: exit codes, JSON on stdout, one-sentence errors on stderr, help text.
+@Suite struct CommandLineTests {
+    @Test func auditExitsOneWithFindingsAndZeroWhenClean() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 5, walOnly: 5)
+
+        let leaks = try runProcess(backstageExecutable, ["audit", app.root.path, "--json"])
+        #expect(leaks.status == 1)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(leaks.stdout.utf8)) as? [String: Any])
+        let findings = try #require(json["findings"] as? [[String: Any]])
+        #expect(findings.map { $0["path"] as? String } == ["Notes.sqlite", "Notes.sqlite-shm", "Notes.sqlite-wal"])
+        #expect(findings.allSatisfy { Set($0.keys) == ["path", "kind", "visible", "bytes"] })
+        #expect(findings.first?["kind"] as? String == "database")
+
+        #expect(try runProcess(backstageExecutable, ["relocate", app.root.path]).status == 0)
+        let clean = try runProcess(backstageExecutable, ["audit", app.root.path, "--json"])
+        #expect(clean.status == 0)
+        #expect(clean.stdout.contains("\"findings\" : [\n\n  ]") || clean.stdout.contains("\"findings\" : []"))
+    }
+
+    @Test func relocateJSONReportsTheMoveAndASecondRunHasNothingToDo() throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 10)
+
+        let first = try runProcess(backstageExecutable, ["relocate", app.root.path, "--json"])
+        #expect(first.status == 0)
+        let report = try JSONDecoder().decode(RelocationReport.self, from: Data(first.stdout.utf8))
+        #expect(report.moved.map(\.store) == ["Notes.sqlite"])
+
+        let second = try runProcess(backstageExecutable, ["relocate", app.root.path])
+        #expect(second.status == 0)
+        #expect(second.stdout.hasPrefix("Nothing to do"))
+    }
+
+    @Test func aStoreInUseFailsWithExitThreeAndOneSentenceNamingIt() throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 10)
+        let holder = try PythonSQLite.holdOpen(app.documentsStore().main)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+
+        let result = try runProcess(backstageExecutable, ["relocate", app.root.path, "--timeout", "0.2"])
+
+        #expect(result.status == 3)
+        #expect(result.stderr.hasPrefix("error: store in use"))
+        #expect(result.stderr.contains(app.documentsStore().main.path))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        #expect(try runProcess(backstageExecutable, ["relocate", "/tmp", "--strategy", "teleport"]).status == 2)
+        #expect(try runProcess(backstageExecutable, ["audit"]).status == 2)
+        #expect(try runProcess(backstageExecutable, ["audit", "/tmp", "--layout", "xdg"]).status == 2)
+        #expect(try runProcess(backstageExecutable, ["frobnicate"]).status == 2)
+    }
+
+    @Test func aMissingContainerIsAnOperationalFailure() throws {
+        let result = try runProcess(backstageExecutable, ["audit", "/nonexistent/container"])
+        #expect(result.status == 3)
+        #expect(result.stderr == "error: /nonexistent/container is not a folder\n")
+    }
+
+    @Test func auditHelpIsExact() throws {
+        let result = try runProcess(backstageExecutable, ["audit", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            OVERVIEW: List the internal files a user can see in Documents.
+
+            Reads Documents without opening any store: databases (by their SQLite header,
+            whatever their name), -wal/-shm/-journal sidecars, orphan sidecars, Core Data
+            .Name_SUPPORT folders, lock files and Backstage temporaries. Exits 1 when it
+            finds any.
+
+            Example:
+              backstage audit ~/Containers/MyApp --json
+
+            USAGE: backstage audit [<container>] [--layout <layout>] [--app <app>] [--json]
+
+            ARGUMENTS:
+              <container>             The root of an iOS-style app container (with --layout
+                                      xdg: the home folder to use).
+
+            OPTIONS:
+              --layout <layout>       The container layout: ios (Documents,
+                                      Library/Application Support under the root) or xdg.
+                                      (values: ios, xdg; default: ios)
+              --app <app>             The app name of an xdg layout (the folder under
+                                      ~/Documents, $XDG_DATA_HOME, ...).
+              --json                  Print one JSON object:
+                                      {"findings":[{"path","kind","visible","bytes"}]}.
+              --version               Show the version.
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func everyCommandHasAnAbstractAndAnExample() throws {
+        for command in ["demo", "audit", "relocate"] {
+            let help = try runProcess(backstageExecutable, [command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.hasPrefix("OVERVIEW: "))
+            #expect(help.stdout.contains("Example:\n  backstage \(command)"))
+        }
+    }
+
+    @Test func demoKeepsEveryRowAndLeavesDocumentsClean() throws {
+        let scratch = try TemporaryDirectory()
+        let result = try runProcess(backstageExecutable, ["demo", "--directory", scratch.path + "/demo", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let before = try #require(summary["rowsBefore"] as? Int)
+        #expect(summary["rowsOnlyInWAL"] as? Int ?? 0 > 0)
+        #expect(summary["rowsAfter"] as? Int == before)
+        #expect(summary["leaksBefore"] as? Int ?? 0 > 0)
+        #expect(summary["leaksAfter"] as? Int == 0)
+    }
+}

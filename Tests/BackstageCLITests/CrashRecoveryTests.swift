@@ -1,0 +1,70 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// SIGKILL at every phase boundary of a move, in a real `backstage relocate` process, then a
+/// rerun: exactly one complete store, every row, no temporaries, no journal.
+@Suite struct CrashRecoveryTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var strategy: RelocationStrategy
+        var phase: RelocationPhase
+        var testDescription: String { "\(strategy.rawValue) killed at \(phase.rawValue)" }
+    }
+
+    static let cases: [Case] = [RelocationStrategy.rename, .copy].flatMap { strategy in
+        RelocationPhase.boundaries(for: strategy).map { Case(strategy: strategy, phase: $0) }
+    }
+
+    @Test(arguments: cases)
+    func killedAtAPhaseBoundaryThenRerunEndsWithOneCompleteStore(_ crash: Case) throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 400, walOnly: 60, bodyBytes: 3000)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
+        try app.writeDocument("Letter.txt", Data("dear".utf8))
+
+        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
+        #expect(killed.killedBySignal == SIGKILL, "the move must really be interrupted at \(crash.phase)")
+
+        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+
+        try Self.expectOneCompleteStore(app, rows: 460)
+    }
+
+    @Test(arguments: [RelocationPhase.copying, .verified, .committed, .sourceRemoved])
+    func killedDuringACrossDeviceCopyThenRerunEndsWithOneCompleteStore(_ phase: RelocationPhase) throws {
+        let home = try TemporaryDirectory()
+        let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let environment = ["HOME": home.path, "XDG_DOCUMENTS_DIR": home.path + "/Documents", "XDG_DATA_HOME": shm.path, "PATH": "/usr/bin:/bin"]
+        let container = AppContainer.xdg(appName: "Notes", environment: environment)
+        try FileManager.default.createDirectory(at: container.documents, withIntermediateDirectories: true)
+        let store = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
+        try PythonSQLite.writeThenKill(store.main, committed: 300, walOnly: 40, bodyBytes: 3000)
+
+        let killed = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes", "--crash-at", phase.rawValue], environment: environment)
+        #expect(killed.killedBySignal == SIGKILL)
+        let rerun = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes"], environment: environment)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+
+        let moved = try PythonSQLite.inspect(StoreFileSet(main: container.applicationSupport.appending(path: "Notes.sqlite")))
+        #expect(moved.rows == 340 && moved.integrity == "ok")
+        #expect(!FileManager.default.fileExists(atPath: store.main.path))
+        #expect(paths(under: shm.url, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: container.backstageDirectory.appending(path: "journal.json").path))
+    }
+
+    static func expectOneCompleteStore(_ app: TestContainer, rows: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let moved = try PythonSQLite.inspect(app.supportStore())
+        #expect(moved.rows == rows, sourceLocation: sourceLocation)
+        #expect(moved.integrity == "ok", sourceLocation: sourceLocation)
+        #expect(try Data(contentsOf: app.supportStore().supportFolder.appending(path: "_EXTERNAL_DATA/blob")) == Data(repeating: 9, count: 50_000), sourceLocation: sourceLocation)
+        for url in app.documentsStore().allPaths {
+            #expect(!FileManager.default.fileExists(atPath: url.path), "\(url.lastPathComponent) left in Documents", sourceLocation: sourceLocation)
+        }
+        #expect(try Data(contentsOf: app.documents.appending(path: "Letter.txt")) == Data("dear".utf8), sourceLocation: sourceLocation)
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty, sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path), sourceLocation: sourceLocation)
+        #expect(!FileManager.default.fileExists(atPath: app.container.quarantineDirectory.path), "a clean recovery quarantines nothing", sourceLocation: sourceLocation)
+    }
+}

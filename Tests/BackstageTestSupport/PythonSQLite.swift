@@ -1,0 +1,147 @@
+import Backstage
+import Foundation
+
+/// Real SQLite writers and readers in separate processes, through Python's `sqlite3` module:
+/// an implementation independent of Backstage and GRDB, and a process that can really be killed.
+public enum PythonSQLite {
+    static var python: String {
+        ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/python3"
+    }
+
+    /// Runs a Python script with arguments.
+    @discardableResult
+    public static func run(_ script: String, _ arguments: [String]) throws -> ProcessResult {
+        try runProcess(python, ["-c", script] + arguments)
+    }
+
+    /// Creates a `note` table in WAL mode: `committed` rows checkpointed into the main file,
+    /// then `walOnly` rows committed one transaction each, then the writer dies by SIGKILL.
+    /// Afterwards the last `walOnly` rows exist only in the `-wal`.
+    public static func writeThenKill(_ database: URL, committed: Int, walOnly: Int, bodyBytes: Int = 200) throws {
+        let script = """
+            import sqlite3, os, signal, sys
+            db, committed, walonly, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+            c = sqlite3.connect(db, isolation_level=None)
+            c.execute("pragma journal_mode=wal")
+            c.execute("pragma wal_autocheckpoint=0")
+            c.execute("create table if not exists note(id integer primary key, title text, body blob)")
+            c.execute("create index if not exists note_title on note(title)")
+            c.execute("begin")
+            for i in range(committed):
+                c.execute("insert into note(title, body) values (?, randomblob(?))", ("note %d" % i, size))
+            c.execute("commit")
+            c.execute("pragma wal_checkpoint(truncate)")
+            for i in range(walonly):
+                c.execute("insert into note(title, body) values (?, randomblob(?))", ("wal note %d" % i, size))
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        let result = try run(script, [database.path, "\(committed)", "\(walOnly)", "\(bodyBytes)"])
+        guard result.killedBySignal == SIGKILL else { throw Failure("writer was not killed: \(result)") }
+    }
+
+    /// Creates a rollback-journal store with `committed` rows, then starts a transaction that
+    /// rewrites every row with a tiny page cache (so changed pages spill into the main file)
+    /// and dies by SIGKILL mid-transaction, leaving a hot journal.
+    public static func writeHotJournal(_ database: URL, committed: Int) throws {
+        let script = """
+            import sqlite3, os, signal, sys
+            db, committed = sys.argv[1], int(sys.argv[2])
+            c = sqlite3.connect(db, isolation_level=None)
+            c.execute("pragma journal_mode=delete")
+            c.execute("create table note(id integer primary key, title text, body blob)")
+            c.execute("begin")
+            for i in range(committed):
+                c.execute("insert into note(title, body) values (?, randomblob(1500))", ("note %d" % i,))
+            c.execute("commit")
+            c.execute("pragma cache_size=2")
+            c.execute("begin")
+            c.execute("update note set title = 'uncommitted', body = randomblob(1500)")
+            c.execute("insert into note(title, body) select 'uncommitted', randomblob(1500) from note")
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        let result = try run(script, [database.path, "\(committed)"])
+        guard result.killedBySignal == SIGKILL else { throw Failure("writer was not killed: \(result)") }
+    }
+
+    /// Creates a store in the given journal mode with `rows` rows, closed cleanly.
+    public static func createStore(_ database: URL, rows: Int, journalMode: String = "wal", bodyBytes: Int = 200) throws {
+        let script = """
+            import sqlite3, sys
+            db, rows, mode, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+            c = sqlite3.connect(db, isolation_level=None)
+            c.execute("pragma journal_mode=" + mode)
+            c.execute("create table note(id integer primary key, title text, body blob)")
+            c.execute("begin")
+            for i in range(rows):
+                c.execute("insert into note(title, body) values (?, randomblob(?))", ("note %d" % i, size))
+            c.execute("commit")
+            c.close()
+            """
+        let result = try run(script, [database.path, "\(rows)", journalMode, "\(bodyBytes)"])
+        guard result.status == 0 else { throw Failure("createStore failed: \(result.stderr)") }
+    }
+
+    /// Counts the rows of `table`, and reports the integrity check, on a scratch copy of the
+    /// store (never in place). With `includingWAL: false` the `-wal` is left out of the copy.
+    public static func inspect(_ store: StoreFileSet, table: String = "note", includingWAL: Bool = true) throws -> (rows: Int, titles: Set<String>, integrity: String) {
+        let scratch = try TemporaryDirectory(prefix: "inspect")
+        var files = [store.main]
+        if includingWAL { files.append(store.sidecar(.wal)) }
+        files.append(store.sidecar(.journal))
+        for file in files where FileManager.default.fileExists(atPath: file.path) {
+            try FileManager.default.copyItem(at: file, to: scratch.url.appending(path: file.lastPathComponent))
+        }
+        let script = """
+            import sqlite3, sys, json
+            c = sqlite3.connect(sys.argv[1])
+            rows = c.execute("select title from " + sys.argv[2]).fetchall()
+            integrity = c.execute("pragma integrity_check").fetchone()[0]
+            print(json.dumps({"rows": len(rows), "titles": sorted(set(r[0] for r in rows)), "integrity": integrity}))
+            """
+        let result = try run(script, [scratch.url.appending(path: store.fileName).path, table])
+        guard result.status == 0, let data = result.stdout.data(using: .utf8),
+              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw Failure("inspect \(store.main.path) failed: \(result.stderr)")
+        }
+        return (object["rows"] as? Int ?? -1, Set(object["titles"] as? [String] ?? []), object["integrity"] as? String ?? "")
+    }
+
+    /// Starts a process that opens the store and holds a read transaction until killed.
+    public static func holdOpen(_ database: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(filePath: python)
+        process.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("begin")
+            c.execute("select count(*) from note").fetchall()
+            print("ready", flush=True)
+            time.sleep(120)
+            """, database.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // Wait for the lock to be taken.
+        let line = out.fileHandleForReading.availableDataOrWait()
+        guard String(decoding: line, as: UTF8.self).contains("ready") else { throw Failure("holder did not start") }
+        return process
+    }
+}
+
+extension FileHandle {
+    fileprivate func availableDataOrWait() -> Data {
+        var data = Data()
+        while !String(decoding: data, as: UTF8.self).contains("\n") {
+            let chunk = availableData
+            if chunk.isEmpty { break }
+            data += chunk
+        }
+        return data
+    }
+}
+
+/// A test set-up failure.
+public struct Failure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,94 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import Testing
+
+@Suite struct ClassifierTests {
+    func kinds(_ app: TestContainer) throws -> [String: FileKind] {
+        Dictionary(uniqueKeysWithValues: try FileClassifier().scan(app.documents).map { ($0.path, $0.kind) })
+    }
+
+    @Test func aDatabaseIsRecognisedByItsHeaderWhateverItsName() throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documents.appending(path: "notes.txt"), rows: 1, journalMode: "delete")
+        try app.writeDocument("report.sqlite", Data("not a database".utf8))
+
+        let kinds = try kinds(app)
+        #expect(kinds["notes.txt"] == .database)
+        #expect(kinds["report.sqlite"] == .document)
+    }
+
+    @Test func sidecarsBelongToTheirDatabaseAndOrphansAreRecognisedByMagic() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1, walOnly: 1)
+        let wal = try Data(contentsOf: app.documentsStore().sidecar(.wal))
+        try app.writeDocument("Gone.sqlite-wal", wal)
+        try app.writeDocument("Trip-journal", Data("a diary".utf8))
+        try app.writeDocument("Gone.db-journal", Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7] + [UInt8](repeating: 0, count: 500)))
+
+        let kinds = try kinds(app)
+        #expect(kinds["Notes.sqlite"] == .database)
+        #expect(kinds["Notes.sqlite-wal"] == .wal)
+        #expect(kinds["Notes.sqlite-shm"] == .shm)
+        #expect(kinds["Gone.sqlite-wal"] == .orphanSidecar)
+        #expect(kinds["Gone.db-journal"] == .orphanSidecar)
+        #expect(kinds["Trip-journal"] == .document)
+    }
+
+    @Test func supportFoldersLocksTemporariesAndDotfiles() throws {
+        let app = try TestContainer()
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/abc", Data(count: 1000))
+        try app.writeDocument("app.lock", Data())
+        try app.writeDocument(".Notes.sqlite.backstage-tmp", Data())
+        try app.writeDocument(".DS_Store", Data("x".utf8))
+        try app.writeDocument("Folder/Letter.txt", Data("hi".utf8))
+
+        let entries = try FileClassifier().scan(app.documents)
+        let support = try #require(entries.first { $0.path == ".Notes_SUPPORT" })
+        #expect(support.kind == .coreDataSupport && support.bytes == 1000 && !support.isVisible)
+        #expect(!entries.contains { $0.path.hasPrefix(".Notes_SUPPORT/") }, "a support folder is one entry")
+        let kinds = try kinds(app)
+        #expect(kinds["app.lock"] == .lockFile)
+        #expect(kinds[".Notes.sqlite.backstage-tmp"] == .backstageTemporary)
+        #expect(kinds[".DS_Store"] == .hidden)
+        #expect(kinds["Folder"] == .document)
+        #expect(kinds["Folder/Letter.txt"] == .document)
+    }
+
+    @Test func auditListsInternalFilesOnly() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1, walOnly: 1)
+        try app.writeDocument("Letter.txt", Data("hi".utf8))
+
+        let report = try Auditor(container: app.container).audit()
+
+        #expect(report.findings.map(\.path) == ["Notes.sqlite", "Notes.sqlite-shm", "Notes.sqlite-wal"])
+        #expect(report.findings.allSatisfy { $0.visible && $0.bytes > 0 })
+    }
+}
+
+@Suite struct AppContainerTests {
+    @Test func iOSSandboxDerivesEveryRootFromOneFolder() {
+        let container = AppContainer.iOSSandbox(root: URL(filePath: "/tmp/App"))
+        #expect(container.documents.path == "/tmp/App/Documents")
+        #expect(container.applicationSupport.path == "/tmp/App/Library/Application Support")
+        #expect(container.caches.path == "/tmp/App/Library/Caches")
+        #expect(container.temporary.path == "/tmp/App/tmp")
+        #expect(container.quarantineDirectory.path == "/tmp/App/Library/Application Support/.backstage/quarantine")
+    }
+
+    @Test func xdgReadsOnlyTheEnvironmentItIsGiven() {
+        let explicit = AppContainer.xdg(appName: "Notes", environment: [
+            "HOME": "/home/ana", "XDG_DATA_HOME": "/data", "XDG_DOCUMENTS_DIR": "/docs", "XDG_CACHE_HOME": "/cache",
+        ])
+        #expect(explicit.documents.path == "/docs/Notes")
+        #expect(explicit.applicationSupport.path == "/data/Notes")
+        #expect(explicit.caches.path == "/cache/Notes")
+
+        let defaults = AppContainer.xdg(appName: "Notes", environment: ["HOME": "/home/ana"])
+        #expect(defaults.documents.path == "/home/ana/Documents/Notes")
+        #expect(defaults.applicationSupport.path == "/home/ana/.local/share/Notes")
+        #expect(defaults.caches.path == "/home/ana/.cache/Notes")
+        #expect(defaults.temporary.path == "/tmp/Notes")
+    }
+}

@@ -1,0 +1,233 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import Testing
+
+@Suite struct RelocationTests {
+    @Test func walOnlyRowsWrittenByAKilledProcessAllSurvive() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.writeThenKill(store.main, committed: 300, walOnly: 120)
+        let mainOnly = try PythonSQLite.inspect(store, includingWAL: false)
+        #expect(mainOnly.rows == 300, "the last rows must live only in the -wal for this test to mean anything")
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(report.moved.map(\.store) == ["Notes.sqlite"])
+        let moved = try PythonSQLite.inspect(app.supportStore())
+        #expect(moved.rows == 420)
+        #expect(moved.titles.contains("wal note 119"))
+        #expect(moved.integrity == "ok")
+        for url in store.allPaths { #expect(!FileManager.default.fileExists(atPath: url.path), "\(url.lastPathComponent) left in Documents") }
+    }
+
+    @Test func hotJournalIsRolledBackAndCommittedRowsKept() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.writeHotJournal(store.main, committed: 200)
+        let journal = try #require(try? FileManager.default.attributesOfItem(atPath: store.sidecar(.journal).path)[.size] as? Int)
+        #expect(journal > 0, "a hot journal must exist before the move")
+
+        try await Relocator(container: app.container).relocate()
+
+        let moved = try PythonSQLite.inspect(app.supportStore())
+        #expect(moved.rows == 200)
+        #expect(!moved.titles.contains("uncommitted"))
+        #expect(moved.integrity == "ok")
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().sidecar(.journal).path))
+        #expect(!FileManager.default.fileExists(atPath: store.sidecar(.journal).path))
+    }
+
+    @Test func storeHeldOpenByAnotherProcessIsNeverMoved() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 50)
+        let holder = try PythonSQLite.holdOpen(store.main)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        let before = snapshot(store)
+
+        await #expect(throws: RelocationError.storeInUse(path: store.main.path, timeout: 0.3)) {
+            try await Relocator(container: app.container).relocate(RelocationOptions(busyTimeout: 0.3))
+        }
+        #expect(snapshot(store)["Notes.sqlite"] == before["Notes.sqlite"])
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path))
+    }
+
+    @Test(arguments: [RelocationStrategy.auto, .copy])
+    func crossDeviceMoveKeepsEveryRow(strategy: RelocationStrategy) async throws {
+        let local = try TemporaryDirectory()
+        let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: shm.url.appending(path: "Application Support"), keeping: local)
+        let store = app.documentsStore()
+        try PythonSQLite.writeThenKill(store.main, committed: 500, walOnly: 80, bodyBytes: 2000)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob-1", Data(repeating: 7, count: 300_000))
+
+        let report = try await Relocator(container: app.container).relocate(RelocationOptions(strategy: strategy))
+
+        #expect(report.moved.first?.strategy == .copy)
+        let moved = try PythonSQLite.inspect(app.supportStore())
+        #expect(moved.rows == 580)
+        #expect(moved.integrity == "ok")
+        #expect(try Data(contentsOf: app.supportStore().supportFolder.appending(path: "_EXTERNAL_DATA/blob-1")) == Data(repeating: 7, count: 300_000))
+        #expect(try Auditor(container: app.container).audit().isClean)
+        #expect(paths(under: shm.url, containing: ".backstage-tmp").isEmpty)
+    }
+
+    @Test func renameAcrossFileSystemsIsRefusedByName() async throws {
+        let local = try TemporaryDirectory()
+        let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: shm.url.appending(path: "AS"), keeping: local)
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 10)
+        await #expect(throws: RelocationError.crossDevice(source: app.documentsStore().main.path, destination: app.supportStore().main.path)) {
+            try await Relocator(container: app.container).relocate(RelocationOptions(strategy: .rename))
+        }
+        #expect(try PythonSQLite.inspect(app.documentsStore()).rows == 10)
+    }
+
+    @Test func copyFailingMidwayLeavesTheSourceAndNoTemporaries() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 2000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        let faults = FaultInjector()
+        faults.fail(.copy, pathContains: "backstage-tmp", code: ENOSPC, afterCalls: 2)
+        var relocator = Relocator(container: app.container)
+        relocator.fileSystem = FileSystem(faults: faults)
+
+        #expect {
+            _ = try relocator.run(RelocationOptions(strategy: .copy))
+        } throws: { error in
+            guard case RelocationError.insufficientSpace = error else { return false }
+            return true
+        }
+        #expect(snapshot(store) == before)
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+    }
+
+    @Test func cancellingBeforeTheCommitKeepsTheSource() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 3000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        let cancelled = Flag()
+        var relocator = Relocator(container: app.container)
+        relocator.phaseHook = { _, phase in if phase == .copying { cancelled.set() } }
+
+        #expect(throws: RelocationError.cancelled(path: store.main.path)) {
+            _ = try relocator.run(RelocationOptions(strategy: .copy), isCancelled: cancelled.get)
+        }
+        #expect(snapshot(store) == before)
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+    }
+
+    @Test func storeInBothPlacesDestroysNeither() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 30, walOnly: 5)
+        try PythonSQLite.createStore(app.supportStore().main, rows: 70)
+        let supportBefore = snapshot(app.supportStore())
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(snapshot(app.supportStore()) == supportBefore)
+        let conflict = try #require(report.quarantined.first { $0.reason == "conflict" })
+        #expect(conflict.to.contains("/.backstage/quarantine/"))
+        #expect(try PythonSQLite.inspect(StoreFileSet(main: URL(filePath: conflict.to))).rows == 35)
+        #expect(try Auditor(container: app.container).audit().isClean)
+    }
+
+    @Test func orphanSidecarsLeaveDocumentsButAreKept() async throws {
+        let app = try TestContainer()
+        let scratch = try TemporaryDirectory()
+        let source = StoreFileSet(main: scratch.url.appending(path: "Old.sqlite"))
+        try PythonSQLite.writeThenKill(source.main, committed: 10, walOnly: 10)
+        let wal = try Data(contentsOf: source.sidecar(.wal))
+        let shm = try Data(contentsOf: source.sidecar(.shm))
+        try app.writeDocument("Old.sqlite-wal", wal)
+        try app.writeDocument("Old.sqlite-shm", shm)
+        try app.writeDocument("Trip-journal", Data("Day 1: Lisbon".utf8))
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(Set(report.quarantined.map(\.reason)) == ["orphan-sidecar"])
+        let kept = snapshot(app.container.quarantineDirectory)
+        #expect(kept.values.contains(wal))
+        #expect(kept.values.contains(shm))
+        #expect(!FileManager.default.fileExists(atPath: app.documents.appending(path: "Old.sqlite-wal").path))
+        #expect(try Data(contentsOf: app.documents.appending(path: "Trip-journal")) == Data("Day 1: Lisbon".utf8))
+    }
+
+    @Test func coreDataSupportFolderMovesWithItsStore() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 5)
+        let blobs = (1...3).map { Data(repeating: UInt8($0), count: 10_000 * $0) }
+        for (n, blob) in blobs.enumerated() { try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/\(n)", blob) }
+
+        try await Relocator(container: app.container).relocate()
+
+        let moved = snapshot(app.supportStore().supportFolder)
+        #expect(moved == ["_EXTERNAL_DATA/0": blobs[0], "_EXTERNAL_DATA/1": blobs[1], "_EXTERNAL_DATA/2": blobs[2]])
+        #expect(!FileManager.default.fileExists(atPath: app.documentsStore().supportFolder.path))
+    }
+
+    @Test func staleSidecarsAtTheDestinationAreQuarantinedNotSpliced() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 40)
+        let scratch = try TemporaryDirectory()
+        let other = StoreFileSet(main: scratch.url.appending(path: "Notes.sqlite"))
+        try PythonSQLite.writeThenKill(other.main, committed: 1, walOnly: 25)
+        try FileManager.default.copyItem(at: other.sidecar(.wal), to: app.supportStore().sidecar(.wal))
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(report.quarantined.map(\.reason).contains("stale-destination"))
+        let moved = try PythonSQLite.inspect(app.supportStore())
+        #expect(moved.rows == 40)
+        #expect(!moved.titles.contains("wal note 0"))
+    }
+
+    @Test func relocatingTwiceIsANoOp() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 20, walOnly: 5)
+        let first = try await Relocator(container: app.container).relocate()
+        #expect(first.moved.count == 1)
+        let after = snapshot(app.applicationSupport)
+
+        let second = try await Relocator(container: app.container).relocate()
+
+        #expect(second.nothingToDo)
+        #expect(snapshot(app.applicationSupport) == after)
+    }
+
+    @Test func onlyTheNamedStoreMoves() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore("Notes.sqlite").main, rows: 3)
+        try PythonSQLite.createStore(app.documentsStore("Cache.db").main, rows: 3)
+
+        let report = try await Relocator(container: app.container).relocate(RelocationOptions(stores: ["Notes"]))
+
+        #expect(report.moved.map(\.store) == ["Notes.sqlite"])
+        #expect(FileManager.default.fileExists(atPath: app.documentsStore("Cache.db").main.path))
+    }
+
+    @Test func storesInSubfoldersKeepTheirRelativePath() async throws {
+        let app = try TestContainer()
+        try FileManager.default.createDirectory(at: app.documents.appending(path: "Accounts/42"), withIntermediateDirectories: true)
+        try PythonSQLite.createStore(app.documents.appending(path: "Accounts/42/User.sqlite"), rows: 9)
+
+        try await Relocator(container: app.container).relocate()
+
+        #expect(try PythonSQLite.inspect(StoreFileSet(main: app.applicationSupport.appending(path: "Accounts/42/User.sqlite"))).rows == 9)
+    }
+}
+
+/// A flag a test sets from a callback.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    func get() -> Bool { lock.withLock { value } }
+}
