@@ -33,7 +33,7 @@ struct ContainerOptions: ParsableArguments {
     func resolve() throws -> AppContainer {
         switch layout {
         case .ios:
-            let root = URL(filePath: container ?? ".", relativeTo: URL(filePath: FileManager.default.currentDirectoryPath)).absoluteURL
+            let root = URL(filePath: container ?? ".", relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw CLIError(description: "\(root.path) is not a folder")
@@ -43,7 +43,7 @@ struct ContainerOptions: ParsableArguments {
             var environment = ProcessInfo.processInfo.environment
             if let container {
                 // A home folder given on the command line: ignore the process's XDG variables.
-                environment = ["HOME": URL(filePath: container).absoluteURL.path]
+                environment = ["HOME": URL(filePath: container, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL.path]
             }
             return .xdg(appName: app ?? "", environment: environment)
         }
