@@ -1,6 +1,7 @@
 import ArgumentParser
 import Backstage
 import Foundation
+import Logging
 
 extension RelocationStrategy: ExpressibleByArgument {}
 extension RelocationPhase: ExpressibleByArgument {}
@@ -36,6 +37,9 @@ struct Relocate: AsyncParsableCommand {
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
+    @Flag(help: "Log each phase of each move, with its duration, on stderr.")
+    var verbose = false
+
     @Option(help: .private)
     var crashAt: RelocationPhase?
 
@@ -45,7 +49,7 @@ struct Relocate: AsyncParsableCommand {
 
     func run() async throws {
         let container = try options.resolve()
-        var relocator = Relocator(container: container)
+        var relocator = Relocator(container: container, logger: Logging.makeLogger(verbose: verbose))
         if let crashAt {
             relocator.phaseHook = { _, phase in
                 if phase == crashAt { kill(getpid(), SIGKILL) }

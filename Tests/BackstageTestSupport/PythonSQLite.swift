@@ -145,3 +145,44 @@ public struct Failure: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension PythonSQLite {
+    /// The tables and the journal mode of a store, read by Python on a scratch copy.
+    public static func schema(_ store: StoreFileSet) throws -> (tables: [String], journalMode: String) {
+        let scratch = try TemporaryDirectory(prefix: "schema")
+        for file in [store.main, store.sidecar(.wal)] where FileManager.default.fileExists(atPath: file.path) {
+            try FileManager.default.copyItem(at: file, to: scratch.url.appending(path: file.lastPathComponent))
+        }
+        let result = try run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(",".join(r[0] for r in c.execute("select name from sqlite_master where type='table' order by name")))
+            print(c.execute("pragma journal_mode").fetchone()[0])
+            """, [scratch.url.appending(path: store.fileName).path])
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard result.status == 0, lines.count >= 2 else { throw Failure("schema of \(store.main.path): \(result.stderr)") }
+        return (lines[0].split(separator: ",").map(String.init), lines[1])
+    }
+
+    /// Starts a process that holds the write lock of a WAL store (an open `BEGIN IMMEDIATE`
+    /// that inserts a row titled `holder`) for `seconds`, then commits and exits.
+    public static func holdWriteLock(_ database: URL, seconds: Double) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(filePath: python)
+        process.arguments = ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("begin immediate")
+            c.execute("insert into note(title) values ('holder')")
+            print("ready", flush=True)
+            time.sleep(float(sys.argv[2]))
+            c.execute("commit")
+            """, database.path, "\(seconds)"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let line = out.fileHandleForReading.availableDataOrWait()
+        guard String(decoding: line, as: UTF8.self).contains("ready") else { throw Failure("lock holder did not start") }
+        return process
+    }
+}

@@ -26,4 +26,32 @@ import Testing
         #expect(printed == ["MyApp.sqlite moved to Application Support by rename"])
         #expect(try PythonSQLite.inspect(app.supportStore("MyApp.sqlite")).rows == 20)
     }
+
+    @Test func theStoreContainerExampleSwitchesToATestStoreAndBack() async throws {
+        let app = try TestContainer()
+        let appRoot = app.root
+        let testStoreURL = app.root.appending(path: "Test.sqlite")
+
+        // README stores begin
+        let stores = StoreContainer(name: "Notes", container: .iOSSandbox(root: appRoot))
+        stores.storeDescriptions[0].timeout = 10                        // busy timeout, 240 s by default
+        try await stores.loadStores()                                   // Library/Application Support/Notes.sqlite
+        try stores.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS note (id INTEGER PRIMARY KEY, title TEXT)")
+            try db.execute(sql: "INSERT INTO note (title) VALUES ('real')")
+        }
+        let realStoreURL = try #require(stores.url(for: nil))
+        try await stores.switchStore(to: testStoreURL)                  // a test database swapped in
+        try stores.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS note (id INTEGER PRIMARY KEY, title TEXT)")
+            try db.execute(sql: "INSERT INTO note (title) VALUES ('test')")
+        }
+        try await stores.switchStore(to: realStoreURL)                  // and swapped back, untouched
+        let titles = try stores.read { db in try String.fetchAll(db, sql: "SELECT title FROM note") }
+        // README stores end
+
+        #expect(titles == ["real"])
+        try stores.close()
+        #expect(try PythonSQLite.inspect(StoreFileSet(main: testStoreURL)).titles == ["test"])
+    }
 }

@@ -203,23 +203,35 @@ package struct FileSystem: Sendable {
         }
         var copied: Int64 = 0
         let chunk = 8 << 20
-        var useKernelCopy = true
+        // The fastest copy the kernel offers for this pair of files: copy_file_range (reflinks on
+        // btrfs/xfs, in-kernel copy on one file system), then sendfile (in-kernel, across file
+        // systems), then read/write through one reused buffer.
+        enum Method { case copyFileRange, sendFile, readWrite }
+        var method = Method.copyFileRange
+        var buffer: UnsafeMutableRawBufferPointer?
+        defer { buffer?.deallocate() }
         while true {
             try inject(.copy, to)
             try inject(.write, to)
             var n = 0
-            if useKernelCopy {
-                let result = Syscalls.copyFileRange(from: src, to: dst, count: chunk)
+            switch method {
+            case .copyFileRange, .sendFile:
+                let result = method == .copyFileRange
+                    ? Syscalls.copyFileRange(from: src, to: dst, count: chunk)
+                    : Syscalls.sendFile(from: src, to: dst, count: chunk)
                 if result >= 0 {
                     n = result
                 } else if copied == 0 && [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EPERM].contains(Syscalls.lastErrno) {
-                    useKernelCopy = false
+                    method = method == .copyFileRange ? .sendFile : .readWrite
                     continue
                 } else {
                     throw FileSystemError(operation: .copy, path: to, code: Syscalls.lastErrno)
                 }
-            } else {
-                n = try copyChunkByReadWrite(src: src, dst: dst, from: from, to: to, chunk: 1 << 20)
+            case .readWrite:
+                let chunkBuffer = buffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+                buffer = chunkBuffer
+                n = try Syscalls.read(src, chunkBuffer, path: from)
+                if n > 0 { try Syscalls.writeAll(dst, UnsafeRawBufferPointer(rebasing: chunkBuffer[..<n]), path: to) }
             }
             if n == 0 { break }
             copied += Int64(n)
@@ -231,36 +243,29 @@ package struct FileSystem: Sendable {
         return copied
     }
 
-    private func copyChunkByReadWrite(src: Int32, dst: Int32, from: String, to: String, chunk: Int) throws(FileSystemError) -> Int {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        let n = try Syscalls.read(src, buffer, path: from)
-        if n > 0 { try Syscalls.writeAll(dst, UnsafeRawBufferPointer(rebasing: buffer[..<n]), path: to) }
-        return n
-    }
-
-    /// True when two regular files hold the same bytes. Reads both in 1 MiB chunks.
+    /// True when two regular files hold the same bytes. Compares them mapped in 8 MiB windows,
+    /// so nothing is copied through user buffers and memory stays bounded whatever the size.
     package func contentsEqual(_ a: String, _ b: String, progress: (Int64) throws -> Void = { _ in }) throws -> Bool {
         try inject(.read, b)
         let fa = try Syscalls.open(a, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fa) }
         let fb = try Syscalls.open(b, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fb) }
-        guard try Syscalls.fstat(fa, path: a).st_size == Syscalls.fstat(fb, path: b).st_size else { return false }
-        let chunk = 1 << 20
-        let ba = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        let bb = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { ba.deallocate(); bb.deallocate() }
+        let size = Int64(try Syscalls.fstat(fa, path: a).st_size)
+        guard size == Int64(try Syscalls.fstat(fb, path: b).st_size) else { return false }
+        let window: Int64 = 8 << 20
         var offset: Int64 = 0
-        while true {
-            let na = try Syscalls.pread(fa, ba, offset: offset, path: a)
-            let nb = try Syscalls.pread(fb, bb, offset: offset, path: b)
-            guard na == nb else { return false }
-            if na == 0 { return true }
-            if memcmp(ba.baseAddress!, bb.baseAddress!, na) != 0 { return false }
-            offset += Int64(na)
+        while offset < size {
+            let length = Int(min(window, size - offset))
+            let pa = try Syscalls.mapReadOnly(fa, offset: offset, length: length, path: a)
+            defer { Syscalls.unmap(pa, length: length) }
+            let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
+            defer { Syscalls.unmap(pb, length: length) }
+            if memcmp(pa, pb, length) != 0 { return false }
+            offset += Int64(length)
             try progress(offset)
         }
+        return true
     }
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.

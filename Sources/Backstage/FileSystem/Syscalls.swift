@@ -59,6 +59,24 @@ enum Syscalls {
         Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) })
     }
 
+    /// `sendfile(2)` from the current offset of `src`: the kernel copies without a user buffer.
+    /// Returns the bytes copied, 0 at end of file, -1 with `errno` set on failure.
+    static func sendFile(from src: Int32, to dst: Int32, count: Int) -> Int {
+        retrying { Glibc.sendfile(dst, src, nil, count) }
+    }
+
+    /// Maps `length` bytes of a file read-only from `offset` (a multiple of the page size).
+    static func mapReadOnly(_ fd: Int32, offset: Int64, length: Int, path: String) throws(FileSystemError) -> UnsafeRawPointer {
+        let pointer = Glibc.mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(offset))
+        guard let pointer, pointer != MAP_FAILED else { throw FileSystemError(operation: .read, path: path, code: errno) }
+        _ = Glibc.madvise(pointer, length, MADV_SEQUENTIAL)
+        return UnsafeRawPointer(pointer)
+    }
+
+    static func unmap(_ pointer: UnsafeRawPointer, length: Int) {
+        _ = Glibc.munmap(UnsafeMutableRawPointer(mutating: pointer), length)
+    }
+
     /// `ioctl(FICLONE)`: true when the file system made a copy-on-write clone.
     static func clone(from src: Int32, to dst: Int32) -> Bool {
         backstage_ficlone(dst, src) == 0

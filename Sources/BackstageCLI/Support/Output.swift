@@ -109,3 +109,17 @@ func formatBytes(_ bytes: Int64) -> String {
     }
     return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
 }
+
+import Logging
+
+/// The CLI is the only place logging is bootstrapped: warnings on stderr, debug with `--verbose`.
+enum Logging {
+    static func makeLogger(verbose: Bool) -> Logger {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .warning
+            return handler
+        }
+        return Logger(label: "backstage")
+    }
+}

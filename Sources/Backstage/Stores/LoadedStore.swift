@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+
+/// One open store of a ``StoreContainer``: a `DatabasePool` in WAL mode, a `DatabaseQueue`
+/// for the other journal modes and in memory.
+final class LoadedStore: @unchecked Sendable {
+    let description: StoreDescription
+    let url: URL?
+    let writer: any DatabaseWriter
+    let identity: FileIdentity?
+
+    init(description: StoreDescription, url: URL?) throws {
+        self.description = description
+        self.url = url
+        var configuration = Configuration()
+        configuration.readonly = description.isReadOnly
+        configuration.busyMode = .timeout(description.timeout)
+        configuration.label = description.configuration ?? description.name
+        let pragmas = try description.sqlitePragmas.sorted { $0.key < $1.key }.map { name, value in
+            guard Self.isPlain(name), Self.isPlain(value) else { throw StoreError.invalidPragma(name: name, value: value) }
+            return (name, value)
+        }
+        let journalMode = description.journalMode
+        let readOnly = description.isReadOnly
+        configuration.prepareDatabase { db in
+            for (name, value) in pragmas where name != "journal_mode" {
+                try db.execute(sql: "PRAGMA \(name) = \(value)")
+            }
+            if journalMode != "wal" && !readOnly {
+                try db.execute(sql: "PRAGMA journal_mode = \(journalMode)")
+            }
+        }
+        let path = url?.path ?? ""
+        do {
+            if let url {
+                if journalMode == "wal" {
+                    writer = try DatabasePool(path: url.path, configuration: configuration)
+                } else {
+                    writer = try DatabaseQueue(path: url.path, configuration: configuration)
+                }
+            } else {
+                writer = try DatabaseQueue(configuration: configuration)
+            }
+        } catch let error as DatabaseError {
+            throw Self.map(error, path: path, timeout: description.timeout)
+        }
+        identity = url.map(FileIdentity.init)
+    }
+
+    /// Turns SQLite's read-only and busy errors into ``StoreError`` cases naming the file.
+    func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError where [.SQLITE_READONLY, .SQLITE_BUSY].contains(error.resultCode) {
+            throw Self.map(error, path: url?.path ?? ":memory:", timeout: description.timeout)
+        }
+    }
+
+    func close() throws {
+        try writer.close()
+    }
+
+    static func map(_ error: DatabaseError, path: String, timeout: Double) -> Error {
+        switch error.resultCode {
+        case .SQLITE_READONLY: StoreError.readOnlyStore(path: path)
+        case .SQLITE_BUSY, .SQLITE_LOCKED: StoreError.busy(path: path, timeout: timeout)
+        default: StoreError.sqlite(path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    private static func isPlain(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+}
+
+/// What makes two paths the same store file: the resolved path, and the device and inode when
+/// the file exists (so a hard link or a symlinked folder is recognised).
+struct FileIdentity: Equatable, Sendable {
+    var path: String
+    var inode: UInt64?
+    var device: UInt64?
+
+    init(_ url: URL) {
+        path = url.resolvingSymlinksInPath().standardizedFileURL.path
+        if let status = try? FileSystem().status(path) {
+            inode = status.inode
+            device = status.device
+        }
+    }
+
+    static func == (lhs: FileIdentity, rhs: FileIdentity) -> Bool {
+        if let a = lhs.inode, let b = rhs.inode, lhs.device == rhs.device { return a == b }
+        return lhs.path == rhs.path
+    }
+
+}
