@@ -107,6 +107,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
     }
 
+    @Test func aCopyThatDoesNotMatchItsSourceIsNeverCommitted() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 3000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        let faults = FaultInjector()
+        faults.corruptCopies(pathContains: "backstage-tmp")
+        var relocator = Relocator(container: app.container)
+        relocator.fileSystem = FileSystem(faults: faults)
+
+        #expect(throws: RelocationError.verificationFailed(path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path)) {
+            _ = try relocator.run(RelocationOptions(strategy: .copy))
+        }
+        #expect(snapshot(store) == before)
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
     @Test func cancellingBeforeTheCommitKeepsTheSource() async throws {
         let app = try TestContainer()
         let store = app.documentsStore()

@@ -52,12 +52,23 @@ package final class FaultInjector: @unchecked Sendable {
     private let lock = NSLock()
     private var rules: [Rule] = []
     private var counts: [Int: Int] = [:]
+    private var corrupting: [String] = []
 
     package init() {}
 
     /// Fails `operation` on paths containing `pathContains` with `code`.
     package func fail(_ operation: FileSystemError.Operation, pathContains: String = "", code: Int32, afterCalls: Int = 1, once: Bool = false) {
         lock.withLock { rules.append(Rule(operation: operation, pathContains: pathContains, code: code, afterCalls: afterCalls, once: once)) }
+    }
+
+    /// Makes copies to paths containing `pathContains` silently wrong: one byte is flipped after
+    /// the first chunk, as a faulty disk or a bug would. Verification must catch it.
+    package func corruptCopies(pathContains: String) {
+        lock.withLock { corrupting.append(pathContains) }
+    }
+
+    func shouldCorrupt(_ path: String) -> Bool {
+        lock.withLock { corrupting.contains { path.contains($0) } }
     }
 
     func check(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
@@ -235,6 +246,9 @@ package struct FileSystem: Sendable {
             }
             if n == 0 { break }
             copied += Int64(n)
+            if let faults, faults.shouldCorrupt(to) {
+                Syscalls.overwriteByte(dst, at: copied - 1)
+            }
             try progress(copied)
         }
         try inject(.fsync, to)

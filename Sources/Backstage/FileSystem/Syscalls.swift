@@ -50,6 +50,12 @@ enum Syscalls {
         }
     }
 
+    /// Overwrites one byte in place (fault injection only: it simulates a corrupted copy).
+    static func overwriteByte(_ fd: Int32, at offset: Int64) {
+        var byte: UInt8 = 0xA5
+        _ = Glibc.pwrite(fd, &byte, 1, off_t(offset))
+    }
+
     static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
         guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
     }

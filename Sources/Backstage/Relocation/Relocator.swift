@@ -54,6 +54,7 @@ public struct Relocator: Sendable {
     ///
     /// - throws: ``RelocationError`` for the first store that could not move. Stores moved
     ///   before it stay moved; the failed store is left as it was.
+    @discardableResult
     public func relocate(_ options: RelocationOptions = RelocationOptions()) async throws -> RelocationReport {
         var report = RelocationReport()
         for try await event in events(options) {

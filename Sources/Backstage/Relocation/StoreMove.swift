@@ -118,7 +118,7 @@ struct StoreMove {
             try checkCancelled()
             var files = 1
             if strategy == .copy {
-                let total = bytes * 2
+                let total = bytes
                 var announcedCopying = false
                 let report: (Int64) throws -> Void = { absolute in
                     observer.progress(absolute, total)
@@ -129,18 +129,14 @@ struct StoreMove {
                     if observer.isCancelled() { throw RelocationError.cancelled(path: src.main.path) }
                 }
                 try removeTemporaries(dst)
-                var copied = try fileSystem.copyFile(src.main.path, to: dst.temporaryMain.path, progress: report)
+                let main = try fileSystem.copyVerified(src.main.path, to: dst.temporaryMain.path, progress: report)
                 if try fileSystem.status(src.supportFolder.path) != nil {
-                    let base = copied
-                    let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, progress: { try report(base + $0) })
+                    let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, progress: { try report(main.bytes + $0) })
                     files += tree.files
-                    copied += tree.bytes
                 }
                 try fileSystem.syncDirectory(dst.directory.path)
                 observer.phase(.copied)
-                let verifiedBase = copied
-                guard try fileSystem.contentsEqual(src.main.path, dst.temporaryMain.path, progress: { try report(verifiedBase + $0) }),
-                      try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path)
+                guard main.identical, try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path)
                 else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
                 observer.progress(total, total)
                 observer.phase(.verified)
