@@ -108,28 +108,32 @@ public enum PythonSQLite {
 
     /// Starts a process that opens the store and holds a read transaction until killed.
     public static func holdOpen(_ database: URL) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(filePath: python)
-        process.arguments = ["-c", """
+        try startHolder("""
             import sqlite3, sys, time
             c = sqlite3.connect(sys.argv[1], isolation_level=None)
             c.execute("begin")
             c.execute("select count(*) from note").fetchall()
             print("ready", flush=True)
             time.sleep(120)
-            """, database.path]
+            """, [database.path])
+    }
+
+    /// Runs a Python script that takes a lock, prints `ready` and keeps it; returns once it printed.
+    static func startHolder(_ script: String, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(filePath: python)
+        process.arguments = ["-c", script] + arguments
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        // Wait for the lock to be taken.
         let line = out.fileHandleForReading.availableDataOrWait()
-        guard String(decoding: line, as: UTF8.self).contains("ready") else { throw Failure("holder did not start") }
+        guard String(decoding: line, as: UTF8.self).contains("ready") else { throw Failure("lock holder did not start") }
         return process
     }
 }
 
 extension FileHandle {
-    fileprivate func availableDataOrWait() -> Data {
+    func availableDataOrWait() -> Data {
         var data = Data()
         while !String(decoding: data, as: UTF8.self).contains("\n") {
             let chunk = availableData
@@ -167,9 +171,7 @@ extension PythonSQLite {
     /// Starts a process that holds the write lock of a WAL store (an open `BEGIN IMMEDIATE`
     /// that inserts a row titled `holder`) for `seconds`, then commits and exits.
     public static func holdWriteLock(_ database: URL, seconds: Double) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(filePath: python)
-        process.arguments = ["-c", """
+        try startHolder("""
             import sqlite3, sys, time
             c = sqlite3.connect(sys.argv[1], isolation_level=None)
             c.execute("begin immediate")
@@ -177,12 +179,6 @@ extension PythonSQLite {
             print("ready", flush=True)
             time.sleep(float(sys.argv[2]))
             c.execute("commit")
-            """, database.path, "\(seconds)"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let line = out.fileHandleForReading.availableDataOrWait()
-        guard String(decoding: line, as: UTF8.self).contains("ready") else { throw Failure("lock holder did not start") }
-        return process
+            """, [database.path, "\(seconds)"])
     }
 }

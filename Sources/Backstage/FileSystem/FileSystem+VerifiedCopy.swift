@@ -51,11 +51,7 @@ extension FileSystem {
         var offset: Int64 = 0
         while let available = state.waitForProgress(beyond: offset, window: window) {
             let length = Int(min(window, available - offset))
-            let pa = try Syscalls.mapReadOnly(fa, offset: offset, length: length, path: a)
-            defer { Syscalls.unmap(pa, length: length) }
-            let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
-            defer { Syscalls.unmap(pb, length: length) }
-            if memcmp(pa, pb, length) != 0 { return false }
+            guard try Self.windowsEqual(fa, a, fb, b, offset: offset, length: length) else { return false }
             offset += Int64(length)
         }
         guard let total = state.total, offset == total else { return false }

@@ -271,15 +271,20 @@ package struct FileSystem: Sendable {
         var offset: Int64 = 0
         while offset < size {
             let length = Int(min(window, size - offset))
-            let pa = try Syscalls.mapReadOnly(fa, offset: offset, length: length, path: a)
-            defer { Syscalls.unmap(pa, length: length) }
-            let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
-            defer { Syscalls.unmap(pb, length: length) }
-            if memcmp(pa, pb, length) != 0 { return false }
+            guard try Self.windowsEqual(fa, a, fb, b, offset: offset, length: length) else { return false }
             offset += Int64(length)
             try progress(offset)
         }
         return true
+    }
+
+    /// True when `length` bytes at `offset` are the same in both files, compared mapped.
+    static func windowsEqual(_ fa: Int32, _ a: String, _ fb: Int32, _ b: String, offset: Int64, length: Int) throws(FileSystemError) -> Bool {
+        let pa = try Syscalls.mapReadOnly(fa, offset: offset, length: length, path: a)
+        defer { Syscalls.unmap(pa, length: length) }
+        let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
+        defer { Syscalls.unmap(pb, length: length) }
+        return memcmp(pa, pb, length) == 0
     }
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.
