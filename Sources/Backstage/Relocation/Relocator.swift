@@ -92,7 +92,7 @@ public struct Relocator: Sendable {
         do {
             if let record = try journal.read() {
                 let move = makeMove(record.source, record.destination, options)
-                let outcome = try move.recover(strategy: RelocationStrategy(rawValue: record.strategy ?? "") ?? .copy)
+                let outcome = try move.recover()
                 report.recovered.append("\(outcome): \(record.step) \(record.source) → \(record.destination) (was at \(record.phase))")
                 logger.notice("recovered interrupted move", metadata: ["outcome": "\(outcome)", "store": "\(record.source)"])
             }

@@ -8,7 +8,7 @@ extension StoreMove {
     /// when it is not, the temporaries are removed and the source stays authoritative.
     ///
     /// - returns: `completed` or `rolled back`.
-    func recover(strategy: RelocationStrategy) throws -> String {
+    func recover() throws -> String {
         let src = sourceSet, dst = destinationSet
         let fs = fileSystem
         guard try fs.status(dst.main.path) != nil else {
