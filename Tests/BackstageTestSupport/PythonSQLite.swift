@@ -83,7 +83,7 @@ public enum PythonSQLite {
 
     /// Counts the rows of `table`, and reports the integrity check, on a scratch copy of the
     /// store (never in place). With `includingWAL: false` the `-wal` is left out of the copy.
-    public static func inspect(_ store: StoreFileSet, table: String = "note", includingWAL: Bool = true) throws -> (rows: Int, titles: Set<String>, integrity: String) {
+    public static func inspect(_ store: StoreFileSet, table: String = "note", titleColumn: String = "title", includingWAL: Bool = true) throws -> (rows: Int, titles: Set<String>, integrity: String) {
         let scratch = try TemporaryDirectory(prefix: "inspect")
         var files = [store.main]
         if includingWAL { files.append(store.sidecar(.wal)) }
@@ -94,11 +94,11 @@ public enum PythonSQLite {
         let script = """
             import sqlite3, sys, json
             c = sqlite3.connect(sys.argv[1])
-            rows = c.execute("select title from " + sys.argv[2]).fetchall()
+            rows = c.execute("select " + sys.argv[3] + " from " + sys.argv[2]).fetchall()
             integrity = c.execute("pragma integrity_check").fetchone()[0]
             print(json.dumps({"rows": len(rows), "titles": sorted(set(r[0] for r in rows)), "integrity": integrity}))
             """
-        let result = try run(script, [scratch.url.appending(path: store.fileName).path, table])
+        let result = try run(script, [scratch.url.appending(path: store.fileName).path, table, titleColumn])
         guard result.status == 0, let data = result.stdout.data(using: .utf8),
               let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw Failure("inspect \(store.main.path) failed: \(result.stderr)")

@@ -48,14 +48,15 @@ public struct FileClassifier: Sendable {
     /// links. A Core Data support folder is one entry; other folders are listed and descended.
     ///
     /// - throws: ``FileSystemError`` when a folder cannot be listed or a file cannot be read.
-    public func scan(_ root: URL) throws -> [ClassifiedFile] {
+    /// - parameter recursive: When false, only the direct entries of `root` are classified.
+    public func scan(_ root: URL, recursive: Bool = true) throws -> [ClassifiedFile] {
         var result: [ClassifiedFile] = []
         guard try fileSystem.status(root.path)?.kind == .directory else { return [] }
-        try walk(root.path, relative: "", visible: true, into: &result)
+        try walk(root.path, relative: "", visible: true, recursive: recursive, into: &result)
         return result
     }
 
-    private func walk(_ directory: String, relative: String, visible: Bool, into result: inout [ClassifiedFile]) throws {
+    private func walk(_ directory: String, relative: String, visible: Bool, recursive: Bool, into result: inout [ClassifiedFile]) throws {
         let names = try fileSystem.contents(of: directory)
         let nameSet = Set(names)
         var statuses: [String: FileStatus] = [:]
@@ -94,7 +95,7 @@ public struct FileClassifier: Sendable {
                     continue
                 }
                 result.append(ClassifiedFile(path: path, kind: kind, isDirectory: true, bytes: 0, isVisible: entryVisible))
-                try walk(full, relative: path, visible: entryVisible, into: &result)
+                if recursive { try walk(full, relative: path, visible: entryVisible, recursive: true, into: &result) }
                 continue
             case .symlink:
                 kind = try symlinkKind(name: name, full: full)

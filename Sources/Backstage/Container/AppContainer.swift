@@ -96,6 +96,7 @@ public enum ContainerRoot: String, Sendable, Hashable, Codable, CaseIterable {
 /// A path relative to one root of an ``AppContainer``, such as `documents` + `Notes.sqlite`.
 ///
 /// Journals and plans record locations this way, so a container copied elsewhere still resumes.
+/// In JSON a location is one string, the root then the path: `"applicationSupport/Accounts/42/UserData.sqlite"`.
 public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConvertible {
     public var root: ContainerRoot
     /// A relative path with `/` separators, never starting with `/` and without `..`.
@@ -106,10 +107,34 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
         self.path = path
     }
 
+    /// Parses `"<root>/<path>"`, such as `"caches/Cache.sqlite"`; nil for an unknown root, an
+    /// absolute path or a `..` component.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let first = parts.first, let root = ContainerRoot(rawValue: String(first)) else { return nil }
+        let path = parts.count > 1 ? String(parts[1]) : ""
+        guard !path.hasPrefix("/"), !path.split(separator: "/").contains(".."), !path.contains("\0") else { return nil }
+        self.init(root, path)
+    }
+
     /// The absolute path in `container`.
     public func url(in container: AppContainer) -> URL {
         path.isEmpty ? container[root] : container[root].appending(path: path)
     }
 
-    public var description: String { "\(root.rawValue)/\(path)" }
+    public var description: String { path.isEmpty ? root.rawValue : "\(root.rawValue)/\(path)" }
+
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let location = ContainerLocation(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
+                "\(text) is not a container location: write <root>/<relative path> with root documents, applicationSupport, caches or temporary"))
+        }
+        self = location
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 }

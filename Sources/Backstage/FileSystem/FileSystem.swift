@@ -155,6 +155,14 @@ package struct FileSystem: Sendable {
         try Syscalls.fsync(fd, path: path)
     }
 
+    /// `fsync` of a file, making its bytes durable.
+    package func syncFile(_ path: String) throws(FileSystemError) {
+        try inject(.fsync, path)
+        let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
+        defer { Syscalls.close(fd) }
+        try Syscalls.fsync(fd, path: path)
+    }
+
     /// Renames `from` to `to`; fails with `EEXIST` rather than replacing an existing `to`.
     package func rename(_ from: String, to: String, replacing: Bool = false) throws(FileSystemError) {
         try inject(.rename, from)

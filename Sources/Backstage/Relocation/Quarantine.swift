@@ -62,6 +62,20 @@ struct Quarantine {
         return .init(from: url.path, to: target.path, reason: reason)
     }
 
+    /// After a store's lock is released: its `-wal` is empty (checkpointed with TRUNCATE) and
+    /// `-shm` is a derived index, so both go; a non-empty leftover is quarantined, never deleted.
+    func removeCheckpointedSidecars(of store: StoreFileSet) throws {
+        for sidecar in Sidecar.allCases {
+            let path = store.sidecar(sidecar).path
+            guard let status = try fileSystem.status(path) else { continue }
+            if sidecar == .shm || status.size == 0 {
+                try fileSystem.removeFile(path)
+            } else {
+                _ = try move(store.sidecar(sidecar), reason: "leftover-sidecar")
+            }
+        }
+    }
+
     /// Removes copies that a crash left half-made inside the quarantine folder; their originals
     /// are still in place, because an original is removed only after its copy is renamed in.
     func removeTemporaries() throws {

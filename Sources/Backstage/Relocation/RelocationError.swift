@@ -84,6 +84,17 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
+    /// Wraps any error of the engine: relocation errors as they are, file-system errors by case.
+    init(_ error: Error, path: String) {
+        switch error {
+        case let error as RelocationError: self = error
+        case let error as FileSystemError: self = .fileSystem(error)
+        case let error as UpgradeError:
+            if case .relocation(let inner) = error { self = inner } else { self = .sqlite(path: path, code: -1, message: error.description) }
+        default: self = .sqlite(path: path, code: -1, message: "\(error)")
+        }
+    }
+
     private static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
     }

@@ -30,13 +30,22 @@ public enum RelocationPhase: String, Sendable, Hashable, Codable, CaseIterable {
     case supportMoved
     /// Nothing of the store is left at the source.
     case sourceRemoved
+    /// Migrate only: at least one migration was applied (each in its own transaction).
+    case migrating
+    /// Migrate only: every migration is applied and recorded.
+    case migrated
     /// The journal is cleared.
     case done
+
+    /// The boundaries a split passes, in order.
+    public static let splitBoundaries: [RelocationPhase] = [.preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .sourceRemoved, .done]
+    /// The boundaries a schema migration passes, in order.
+    public static let migrationBoundaries: [RelocationPhase] = [.journaled, .locked, .migrating, .migrated, .done]
 
     /// The boundaries a move with `strategy` passes, in order.
     public static func boundaries(for strategy: RelocationStrategy) -> [RelocationPhase] {
         switch strategy {
-        case .copy: allCases
+        case .copy: [.preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .supportMoved, .sourceRemoved, .done]
         case .rename, .auto: [.preflight, .journaled, .locked, .committed, .supportMoved, .sourceRemoved, .done]
         }
     }

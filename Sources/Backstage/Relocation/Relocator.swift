@@ -87,74 +87,28 @@ public struct Relocator: Sendable {
         var report = RelocationReport()
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
-        let quarantine = Quarantine(container: container, fileSystem: fileSystem)
-        let journal = JournalFile(container: container, fileSystem: fileSystem)
+        var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
+        context.phaseHook = phaseHook
+        context.onProgress = onProgress
+        context.isCancelled = isCancelled
         do {
-            if let record = try journal.read() {
-                let move = makeMove(record.source, record.destination, options)
-                let outcome = try move.recover()
-                report.recovered.append("\(outcome): \(record.step) \(record.source) → \(record.destination) (was at \(record.phase))")
-                logger.notice("recovered interrupted move", metadata: ["outcome": "\(outcome)", "store": "\(record.source)"])
-            }
-            try quarantine.removeTemporaries()
-
+            if let recovered = try context.recoverJournal() { report.recovered.append(recovered) }
+            try context.quarantine.removeTemporaries()
             let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents)
             let stores = try selectStores(entries, options.stores)
             if options.stores.isEmpty {
-                for entry in entries where [.orphanSidecar, .backstageTemporary, .coreDataSupport, .symlinkedStore].contains(entry.kind) {
-                    if entry.kind == .symlinkedStore, StoreFileSet.isMain(entry.path) {
-                        throw RelocationError.symlinkedStore(path: container.documents.appending(path: entry.path).path)
-                    }
-                    if entry.kind == .coreDataSupport && hasStore(forSupport: entry.path, in: entries) { continue }
-                    if entry.kind == .symlinkedStore { continue }
-                    let url = container.documents.appending(path: entry.path)
-                    report.quarantined.append(try quarantine.move(url, reason: entry.kind.rawValue))
+                if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
+                    throw RelocationError.symlinkedStore(path: container.documents.appending(path: link.path).path)
                 }
+                try context.quarantineStrays(in: entries, root: container.documents, report: &report)
             }
             for store in stores {
-                let source = ContainerLocation(.documents, store)
-                var destination = ContainerLocation(.applicationSupport, store)
-                let target = StoreFileSet(main: destination.url(in: container))
-                if fileSystem.exists(target.main.path) {
-                    // The store is in both places: keep both, take the Documents copy out of sight.
-                    let location = quarantine.location(for: source.url(in: container))
-                    destination = location
-                    logger.warning("store in both places; the Documents copy goes to quarantine", metadata: ["store": "\(store)"])
-                } else {
-                    for stale in target.allPaths.dropFirst() where fileSystem.exists(stale.path) {
-                        report.quarantined.append(try quarantine.move(stale, reason: "stale-destination"))
-                    }
-                }
-                let move = makeMove(source, destination, options)
-                let (strategy, bytes) = try move.preflight(options.strategy)
-                let hook = phaseHook
-                var observer = MoveObserver()
-                observer.phase = { phase in
-                    onProgress(RelocationProgress(store: store, phase: phase, bytesDone: 0, bytesTotal: 0))
-                    hook?(store, phase)
-                }
-                observer.progress = { done, total in onProgress(RelocationProgress(store: store, phase: .copying, bytesDone: done, bytesTotal: total)) }
-                observer.isCancelled = isCancelled
-                let moved = try move.run(strategy: strategy, bytes: bytes, observer: observer)
-                if destination.root == .applicationSupport && destination.path.hasPrefix(".backstage/quarantine/") {
-                    report.quarantined.append(.init(from: moved.from, to: moved.to, reason: "conflict"))
-                } else {
-                    report.moved.append(moved)
-                }
+                try context.relocateStore(ContainerLocation(.documents, store), to: ContainerLocation(.applicationSupport, store), strategy: options.strategy, report: &report)
             }
-        } catch let error as RelocationError {
-            throw error
-        } catch let error as FileSystemError {
-            throw .fileSystem(error)
         } catch {
-            throw .sqlite(path: container.documents.path, code: -1, message: "\(error)")
+            throw RelocationError(error, path: container.documents.path)
         }
         return report
-    }
-
-    private func makeMove(_ source: ContainerLocation, _ destination: ContainerLocation, _ options: RelocationOptions) -> StoreMove {
-        StoreMove(container: container, fileSystem: fileSystem, journal: JournalFile(container: container, fileSystem: fileSystem),
-                  source: source, destination: destination, busyTimeout: options.busyTimeout, logger: logger)
     }
 
     /// The databases to move, as paths relative to Documents.
@@ -179,17 +133,6 @@ public struct Relocator: Sendable {
             selected += matches.filter { !selected.contains($0) }
         }
         return selected
-    }
-
-    private func hasStore(forSupport path: String, in entries: [ClassifiedFile]) -> Bool {
-        let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let base = String(name.dropFirst().dropLast("_SUPPORT".count))
-        return entries.contains { entry in
-            entry.kind == .database
-                && (entry.path as NSString).deletingLastPathComponent == folder
-                && ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension == base
-        }
     }
 }
 

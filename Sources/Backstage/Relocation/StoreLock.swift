@@ -49,6 +49,12 @@ final class StoreLock {
         }
     }
 
+    /// Runs `body` on the locked connection: the only connection that can read the store now.
+    func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+        guard let queue else { throw RelocationError.sqlite(path: path, code: 21, message: "the lock was released") }
+        return try queue.inDatabase(body)
+    }
+
     /// Closes the connection and releases the lock.
     func close() {
         try? queue?.close()

@@ -45,7 +45,7 @@ extension StoreMove {
                 }
             }
         }
-        try removeCheckpointedSidecars(of: src)
+        try Quarantine(container: container, fileSystem: fs).removeCheckpointedSidecars(of: src)
         try fs.syncDirectory(src.directory.path)
         try journal.clear()
         return "completed"

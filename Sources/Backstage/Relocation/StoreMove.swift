@@ -170,7 +170,7 @@ struct StoreMove {
                 observer.phase(.supportMoved)
             }
             lock.close()
-            try removeCheckpointedSidecars(of: src)
+            try Quarantine(container: container, fileSystem: fileSystem).removeCheckpointedSidecars(of: src)
             try fileSystem.syncDirectory(src.directory.path)
             observer.phase(.sourceRemoved)
             try journal.clear()
@@ -193,21 +193,6 @@ struct StoreMove {
                 try? journal.clear()
             }
             throw failure
-        }
-    }
-
-    /// After the lock is released: the `-wal` is empty (checkpointed with TRUNCATE) and `-shm`
-    /// is a derived index, so both go; a non-empty leftover is quarantined, never deleted.
-    func removeCheckpointedSidecars(of store: StoreFileSet) throws {
-        for sidecar in Sidecar.allCases {
-            let path = store.sidecar(sidecar).path
-            guard let status = try fileSystem.status(path) else { continue }
-            if sidecar == .shm || status.size == 0 {
-                try fileSystem.removeFile(path)
-            } else {
-                let quarantine = Quarantine(container: container, fileSystem: fileSystem)
-                _ = try quarantine.move(store.sidecar(sidecar), reason: "leftover-sidecar")
-            }
         }
     }
 

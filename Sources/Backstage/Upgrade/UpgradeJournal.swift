@@ -18,16 +18,19 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
     public var destination: ContainerLocation
     /// How it moves (`rename` or `copy`), when it applies.
     public var strategy: String?
+    /// The stores a split produces, when it applies.
+    public var targets: [ContainerLocation]?
     /// When the step started.
     public var startedAt: Date
 
     /// Creates a record.
-    public init(step: String, phase: String, source: ContainerLocation, destination: ContainerLocation, strategy: String? = nil, startedAt: Date = Date()) {
+    public init(step: String, phase: String, source: ContainerLocation, destination: ContainerLocation, strategy: String? = nil, targets: [ContainerLocation]? = nil, startedAt: Date = Date()) {
         self.step = step
         self.phase = phase
         self.source = source
         self.destination = destination
         self.strategy = strategy
+        self.targets = targets
         self.startedAt = startedAt
     }
 }

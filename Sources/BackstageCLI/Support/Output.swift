@@ -49,6 +49,12 @@ enum Output {
         case let error as FileSystemError:
             err("error: \(error)")
             return ExitStatus.failure
+        case let error as UpgradeError:
+            err("error: \(error)")
+            return ExitStatus.failure
+        case let error as StoreError:
+            err("error: \(error)")
+            return ExitStatus.failure
         case let error as CLIError:
             err("error: \(error)")
             return ExitStatus.failure

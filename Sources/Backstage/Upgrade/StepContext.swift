@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+
+/// What every step of a relocation or an upgrade works with: the container, the file-system
+/// layer, the journal, quarantine, and the observer callbacks.
+struct StepContext {
+    let container: AppContainer
+    let fileSystem: FileSystem
+    let logger: Logger
+    let busyTimeout: Double
+    let quarantine: Quarantine
+    var phaseHook: (@Sendable (String, RelocationPhase) -> Void)?
+    var onProgress: (RelocationProgress) -> Void = { _ in }
+    var isCancelled: () -> Bool = { false }
+
+    init(container: AppContainer, fileSystem: FileSystem, logger: Logger, busyTimeout: Double) {
+        self.container = container
+        self.fileSystem = fileSystem
+        self.logger = logger
+        self.busyTimeout = busyTimeout
+        self.quarantine = Quarantine(container: container, fileSystem: fileSystem)
+    }
+
+    var journal: JournalFile { JournalFile(container: container, fileSystem: fileSystem) }
+
+    /// An observer for the step on `subject` that reports progress and calls the phase hook.
+    func observer(for subject: String) -> MoveObserver {
+        var observer = MoveObserver()
+        let hook = phaseHook, onProgress = onProgress
+        observer.phase = { phase in
+            onProgress(RelocationProgress(store: subject, phase: phase, bytesDone: 0, bytesTotal: 0))
+            hook?(subject, phase)
+        }
+        observer.progress = { done, total in onProgress(RelocationProgress(store: subject, phase: .copying, bytesDone: done, bytesTotal: total)) }
+        observer.isCancelled = isCancelled
+        return observer
+    }
+
+    func move(_ source: ContainerLocation, _ destination: ContainerLocation) -> StoreMove {
+        StoreMove(container: container, fileSystem: fileSystem, journal: journal, source: source, destination: destination, busyTimeout: busyTimeout, logger: logger)
+    }
+
+    /// Finishes or undoes the step a journal left behind, whatever its kind.
+    /// - returns: A line for the report, or nil when there was no journal.
+    func recoverJournal() throws -> String? {
+        guard let record = try journal.read() else { return nil }
+        let outcome: String
+        switch record.step {
+        case "split":
+            outcome = try SplitRun(context: self, record: record).recover()
+        case "migrateSchema":
+            // Each migration is one SQLite transaction: a crash rolled it back, a rerun reapplies it.
+            try journal.clear()
+            outcome = "rolled back"
+        default:
+            outcome = try move(record.source, record.destination).recover()
+        }
+        logger.notice("recovered interrupted step", metadata: ["step": "\(record.step)", "outcome": "\(outcome)", "source": "\(record.source)"])
+        return "\(outcome): \(record.step) \(record.source) → \(record.targets?.map(\.description).joined(separator: ", ") ?? record.destination.description) (was at \(record.phase))"
+    }
+
+    /// Moves the store at `source` to `destination` with every relocation invariant. A store already
+    /// at the destination is a conflict: the source goes to quarantine instead, and both are kept.
+    /// Stale sidecars at the destination are quarantined first (SQLite would splice them in).
+    func relocateStore(_ source: ContainerLocation, to requested: ContainerLocation, strategy: RelocationStrategy, report: inout RelocationReport) throws {
+        var destination = requested
+        let target = StoreFileSet(main: destination.url(in: container))
+        if fileSystem.exists(target.main.path) {
+            destination = quarantine.location(for: source.url(in: container))
+            logger.warning("store in both places; the source goes to quarantine", metadata: ["store": "\(source)"])
+        } else {
+            for stale in target.allPaths.dropFirst() where fileSystem.exists(stale.path) {
+                report.quarantined.append(try quarantine.move(stale, reason: "stale-destination"))
+            }
+        }
+        let move = move(source, destination)
+        let (resolved, bytes) = try move.preflight(strategy)
+        let moved = try move.run(strategy: resolved, bytes: bytes, observer: observer(for: source.path))
+        if destination != requested {
+            report.quarantined.append(.init(from: moved.from, to: moved.to, reason: "conflict"))
+        } else {
+            report.moved.append(moved)
+        }
+    }
+
+    /// Quarantines the internal files of `folder` that belong to no store: orphan sidecars,
+    /// Backstage temporaries, support folders without their database. With `recursive`, the whole tree.
+    func quarantineStrays(in entries: [ClassifiedFile], root: URL, report: inout RelocationReport) throws {
+        for entry in entries where [.orphanSidecar, .backstageTemporary, .coreDataSupport].contains(entry.kind) {
+            if entry.kind == .coreDataSupport && Self.hasStore(forSupport: entry.path, in: entries) { continue }
+            report.quarantined.append(try quarantine.move(root.appending(path: entry.path), reason: entry.kind.rawValue))
+        }
+    }
+
+    static func hasStore(forSupport path: String, in entries: [ClassifiedFile]) -> Bool {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let base = String(name.dropFirst().dropLast("_SUPPORT".count))
+        return entries.contains { entry in
+            entry.kind == .database
+                && (entry.path as NSString).deletingLastPathComponent == folder
+                && ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension == base
+        }
+    }
+}

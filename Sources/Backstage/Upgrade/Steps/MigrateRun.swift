@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+
+/// Applies SQL migrations by identifier with GRDB's `DatabaseMigrator`: each migration runs in its
+/// own transaction and is recorded in `grdb_migrations`, so a crash rolls back the one in progress
+/// and a rerun applies only what is missing.
+///
+/// After success the store's schema cookie (bytes 40–43 of the header) is stamped in
+/// `applicationSupport/.backstage/schema/`, so ``isNeeded(_:in:fileSystem:)`` answers from a header
+/// read, without opening SQLite. A later schema change by the app moves the cookie: the next check
+/// opens the store once, finds nothing to apply, and stamps it again.
+struct MigrateRun {
+    let context: StepContext
+    let step: UpgradeStep.MigrateSchema
+
+    var store: StoreFileSet { StoreFileSet(main: step.store.url(in: context.container)) }
+
+    /// Cheap: a `stat`, a 100-byte header read and a tiny stamp file. True when a migration may be pending.
+    static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        let path = step.store.url(in: container).path
+        guard let header = try? fileSystem.readPrefix(path, count: 100), header.count == 100 else { return false }
+        return stampedCookie(step, in: container, fileSystem: fileSystem) != cookie(header)
+    }
+
+    func run() throws -> Bool {
+        guard context.fileSystem.exists(store.main.path) else { return false }
+        let observer = context.observer(for: step.store.path)
+        let record = UpgradeJournal(step: "migrateSchema", phase: RelocationPhase.journaled.rawValue, source: step.store, destination: step.store)
+        try context.journal.write(record)
+        observer.phase(.journaled)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(context.busyTimeout)
+        configuration.foreignKeysEnabled = true
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw StoreLock.map(error, path: store.main.path, timeout: context.busyTimeout)
+        }
+        defer { try? queue.close() }
+        var migrator = DatabaseMigrator()
+        for migration in step.migrations {
+            let sql = migration.sql
+            migrator.registerMigration(migration.id) { db in try db.execute(sql: sql) }
+        }
+        let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        observer.phase(.locked)
+        var ran = false
+        for migration in step.migrations where !applied.contains(migration.id) {
+            if context.isCancelled() { throw UpgradeError.cancelled(step: "migrate \(step.store)") }
+            do {
+                try migrator.migrate(queue, upTo: migration.id)
+            } catch let error as DatabaseError {
+                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: error.message ?? "\(error.resultCode)")
+            }
+            ran = true
+            observer.phase(.migrating)
+        }
+        observer.phase(.migrated)
+        // Bring the header up to date, so the stamp matches what a header read sees.
+        try queue.writeWithoutTransaction { db in
+            if try String.fetchOne(db, sql: "PRAGMA journal_mode")?.lowercased() == "wal" {
+                _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }
+        try queue.close()
+        try stamp()
+        try context.journal.clear()
+        observer.phase(.done)
+        return ran
+    }
+
+    private func stamp() throws {
+        let header = try context.fileSystem.readPrefix(store.main.path, count: 100)
+        let url = Self.stampURL(step, in: context.container)
+        try context.fileSystem.createDirectories(url.deletingLastPathComponent().path)
+        try context.fileSystem.writeAtomically(Array(String(Self.cookie(header)).utf8), to: url.path)
+    }
+
+    static func cookie(_ header: [UInt8]) -> UInt32 {
+        header.count >= 44 ? UInt32(header[40]) << 24 | UInt32(header[41]) << 16 | UInt32(header[42]) << 8 | UInt32(header[43]) : 0
+    }
+
+    static func stampedCookie(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> UInt32? {
+        guard let bytes = try? fileSystem.readPrefix(stampURL(step, in: container).path, count: 16) else { return nil }
+        return UInt32(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// One stamp per store and list of migrations: FNV-1a of the location and the identifiers.
+    static func stampURL(_ step: UpgradeStep.MigrateSchema, in container: AppContainer) -> URL {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in ([step.store.description] + step.migrations.map(\.id)).joined(separator: "\u{0}").utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return container.backstageDirectory.appending(path: "schema/\(String(hash, radix: 16))")
+    }
+}

@@ -1,0 +1,309 @@
+import Foundation
+import GRDB
+
+/// Splits one store into several by table, under the source's exclusive lock.
+///
+/// Each target is built in a temporary file beside its final name: schema first, rows copied with
+/// `INSERT ... SELECT` (rowids kept), then indexes and triggers, Core Data metadata tables
+/// (`Z_METADATA`, `Z_PRIMARYKEY`, `Z_MODELCACHE`) in every target, and the Core Data external
+/// data files its rows reference. Every target is fsynced and verified (row counts per table,
+/// `quick_check`) before the journal says `verified`; then the temporaries are renamed into place
+/// and only then is the source removed. A crash before `verified` is undone, after it finished.
+struct SplitRun {
+    let context: StepContext
+    let step: UpgradeStep.Split
+
+    static let coreDataMetadata: Set<String> = ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"]
+
+    init(context: StepContext, step: UpgradeStep.Split) {
+        self.context = context
+        self.step = step
+    }
+
+    /// Rebuilds the step from a journal record, for recovery.
+    init(context: StepContext, record: UpgradeJournal) {
+        let targets = (record.targets ?? []).map { UpgradeStep.Split.Target(store: $0, tables: []) }
+        self.init(context: context, step: UpgradeStep.Split(store: record.source, into: targets))
+    }
+
+    var fileSystem: FileSystem { context.fileSystem }
+    var source: StoreFileSet { StoreFileSet(main: step.store.url(in: context.container)) }
+    var targets: [StoreFileSet] { step.into.map { StoreFileSet(main: $0.store.url(in: context.container)) } }
+
+    /// True when the source store is still there (a cheap `stat`).
+    static func isNeeded(_ step: UpgradeStep.Split, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        fileSystem.exists(step.store.url(in: container).path)
+    }
+
+    func run() throws -> RelocationReport {
+        var report = RelocationReport()
+        let src = source
+        guard fileSystem.exists(src.main.path) else { return report }
+        let observer = context.observer(for: step.store.path)
+        for target in targets {
+            if fileSystem.exists(target.main.path) { throw RelocationError.destinationExists(path: target.main.path) }
+            for stale in target.allPaths.dropFirst() where fileSystem.exists(stale.path) {
+                report.quarantined.append(try context.quarantine.move(stale, reason: "stale-destination"))
+            }
+            try fileSystem.createDirectories(target.directory.path)
+        }
+        let record = UpgradeJournal(step: "split", phase: RelocationPhase.journaled.rawValue, source: step.store, destination: step.store, targets: step.into.map(\.store))
+        observer.phase(.preflight)
+        try context.journal.write(record)
+        observer.phase(.journaled)
+        var committed = false
+        do {
+            let lock = try StoreLock(path: src.main.path, timeout: context.busyTimeout)
+            defer { lock.close() }
+            observer.phase(.locked)
+            let plan = try lock.withConnection { db in try self.plan(db) }
+            let total = plan.rows.values.reduce(0, +)
+            var done = 0
+            for (index, target) in targets.enumerated() {
+                try removeTemporaries(target)
+                try lock.withConnection { db in
+                    try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { rows in
+                        done += rows
+                        observer.progress(Int64(done), Int64(max(total, 1)))
+                        if done > 0 { observer.phase(.copying) }
+                        if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
+                    }
+                }
+            }
+            let referenced = try copyExternalData(lock: lock, plan: plan)
+            observer.phase(.copied)
+            for (index, target) in targets.enumerated() {
+                try verify(target.temporaryMain, tables: plan.tablesByTarget[index], rows: plan.rows)
+                try finalize(target.temporaryMain, wal: plan.isWAL)
+                try fileSystem.syncDirectory(target.directory.path)
+            }
+            try context.journal.write(record.with(phase: .verified))
+            observer.phase(.verified)
+            if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
+            committed = true
+            try commitTemporaries()
+            try context.journal.write(record.with(phase: .committed))
+            observer.phase(.committed)
+            report.quarantined += try quarantineUnreferencedExternalData(keeping: referenced)
+            try removeSource(lockedBy: lock)
+        } catch {
+            if !committed {
+                for target in targets { try? removeTemporaries(target) }
+                try? context.journal.clear()
+            }
+            throw error
+        }
+        try context.quarantine.removeCheckpointedSidecars(of: src)
+        try fileSystem.syncDirectory(src.directory.path)
+        observer.phase(.sourceRemoved)
+        try context.journal.clear()
+        observer.phase(.done)
+        return report
+    }
+
+    /// Finishes (after `verified`) or undoes (before) a split a crash interrupted.
+    func recover() throws -> String {
+        guard let record = try context.journal.read() else { return "nothing to recover" }
+        let phase = RelocationPhase(rawValue: record.phase) ?? .journaled
+        guard phase == .verified || phase == .committed else {
+            for target in targets { try removeTemporaries(target) }
+            try context.journal.clear()
+            return "rolled back"
+        }
+        try commitTemporaries()
+        try context.journal.write(record.with(phase: .committed))
+        if fileSystem.exists(source.main.path) || fileSystem.exists(source.supportFolder.path) {
+            // Every referenced external file was copied before `verified`; the rest is kept.
+            let referenced = Set(targets.flatMap { (try? fileSystem.contents(of: $0.supportFolder.appending(path: "_EXTERNAL_DATA").path)) ?? [] })
+            _ = try quarantineUnreferencedExternalData(keeping: referenced)
+            try fileSystem.removeFile(source.main.path)
+            try fileSystem.removeTree(source.supportFolder.path)
+        }
+        try context.quarantine.removeCheckpointedSidecars(of: source)
+        try context.journal.clear()
+        return "completed"
+    }
+
+    // MARK: - Planning
+
+    struct Plan {
+        var tablesByTarget: [[String]]
+        var rows: [String: Int]
+        var sql: [String: String]
+        var withoutRowID: Set<String>
+        var pageSize: Int
+        var isWAL: Bool
+    }
+
+    private func plan(_ db: Database) throws -> Plan {
+        let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        var sql: [String: String] = [:]
+        for row in tables { sql[row["name"]] = row["sql"] }
+        let named = Set(step.into.flatMap(\.tables) + step.discard)
+        for table in named where sql[table] == nil {
+            throw UpgradeError.missingTable(store: source.main.path, table: table)
+        }
+        for table in sql.keys.sorted() where !named.contains(table) && !Self.coreDataMetadata.contains(table) {
+            throw UpgradeError.unassignedTable(store: source.main.path, table: table)
+        }
+        let metadata = Self.coreDataMetadata.filter { sql[$0] != nil && !named.contains($0) }.sorted()
+        var rows: [String: Int] = [:]
+        for table in sql.keys {
+            rows[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(table.quotedDatabaseIdentifier)") ?? 0
+        }
+        let withoutRowID = Set(sql.filter { $0.value.uppercased().contains("WITHOUT ROWID") }.keys)
+        return Plan(
+            tablesByTarget: step.into.map { $0.tables + metadata },
+            rows: rows, sql: sql, withoutRowID: withoutRowID,
+            pageSize: try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096,
+            isWAL: (try String.fetchOne(db, sql: "PRAGMA main.journal_mode"))?.lowercased() == "wal")
+    }
+
+    // MARK: - Building
+
+    /// Builds one target in its temporary file, attached to the locked connection.
+    private func build(_ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int) throws -> Void) throws {
+        try db.execute(sql: "ATTACH DATABASE ? AS backstage_target", arguments: [target.temporaryMain.path])
+        defer { try? db.execute(sql: "DETACH DATABASE backstage_target") }
+        // The temporary is thrown away after a crash, so it needs no journal while it is built.
+        try db.execute(sql: "PRAGMA backstage_target.page_size = \(plan.pageSize)")
+        try db.execute(sql: "PRAGMA backstage_target.journal_mode = OFF")
+        try db.execute(sql: "PRAGMA backstage_target.synchronous = OFF")
+        for pragma in ["user_version", "application_id"] {
+            let value = try Int.fetchOne(db, sql: "PRAGMA main.\(pragma)") ?? 0
+            try db.execute(sql: "PRAGMA backstage_target.\(pragma) = \(value)")
+        }
+        try db.inTransaction {
+            for table in tables {
+                guard let create = plan.sql[table] else { continue }
+                try db.execute(sql: Self.qualify(create, schema: "backstage_target"))
+                let columns = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(table.quotedDatabaseIdentifier))").map { ($0["name"] as String).quotedDatabaseIdentifier }
+                let list = (plan.withoutRowID.contains(table) ? columns : ["rowid"] + columns).joined(separator: ", ")
+                let name = table.quotedDatabaseIdentifier
+                try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
+                try progress(plan.rows[table] ?? 0)
+            }
+            // Indexes after the rows (faster), triggers last (so the copy fires none).
+            let placeholders = databaseQuestionMarks(count: tables.count)
+            for type in ["index", "trigger"] {
+                let statements = try String.fetchAll(db, sql: "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name IN (\(placeholders)) ORDER BY name",
+                                                     arguments: StatementArguments([type] + tables))
+                for statement in statements { try db.execute(sql: Self.qualify(statement, schema: "backstage_target")) }
+            }
+            if try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == true,
+               try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM backstage_target.sqlite_master WHERE name = 'sqlite_sequence'") == true {
+                try db.execute(sql: "INSERT INTO backstage_target.sqlite_sequence SELECT * FROM main.sqlite_sequence WHERE name IN (\(placeholders))", arguments: StatementArguments(tables))
+            }
+            return .commit
+        }
+    }
+
+    /// Inserts `schema.` before the object name of a statement from `sqlite_master`, whose prefix
+    /// SQLite normalises (`CREATE TABLE `, `CREATE UNIQUE INDEX `, `CREATE TRIGGER `...).
+    static func qualify(_ sql: String, schema: String) -> String {
+        for prefix in ["CREATE TABLE ", "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER ", "CREATE VIEW ", "CREATE VIRTUAL TABLE "]
+        where sql.uppercased().hasPrefix(prefix) {
+            return String(sql.prefix(prefix.count)) + schema + "." + String(sql.dropFirst(prefix.count))
+        }
+        return sql
+    }
+
+    /// Sets the target's journal mode to the source's, then fsyncs it.
+    private func finalize(_ url: URL, wal: Bool) throws {
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = \(wal ? "WAL" : "DELETE")")
+        }
+        try queue.close()
+        try fileSystem.syncFile(url.path)
+    }
+
+    /// Row counts per table equal to the source's, and `quick_check` ok.
+    private func verify(_ url: URL, tables: [String], rows: [String: Int]) throws {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        try queue.read { db in
+            guard try String.fetchOne(db, sql: "PRAGMA quick_check") == "ok" else { throw RelocationError.verificationFailed(path: url.path) }
+            for table in tables where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") != rows[table] {
+                throw RelocationError.verificationFailed(path: url.path)
+            }
+        }
+    }
+
+    // MARK: - Core Data external data
+
+    /// Copies into each target's temporary support folder the files its rows reference.
+    /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage marker).
+    private func copyExternalData(lock: StoreLock, plan: Plan) throws -> Set<String> {
+        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        guard fileSystem.exists(external.path) else { return [] }
+        var all: Set<String> = []
+        for (index, target) in targets.enumerated() {
+            let names = try lock.withConnection { db in try Self.externalReferences(db, tables: plan.tablesByTarget[index]) }
+            let folder = target.temporarySupportFolder.appending(path: "_EXTERNAL_DATA")
+            for name in names.sorted() where fileSystem.exists(external.appending(path: name).path) {
+                try fileSystem.createDirectories(folder.path)
+                try fileSystem.copyFile(external.appending(path: name).path, to: folder.appending(path: name).path)
+                all.insert(name)
+            }
+            if fileSystem.exists(folder.path) { try fileSystem.syncDirectory(folder.path) }
+        }
+        return all
+    }
+
+    static func externalReferences(_ db: Database, tables: [String]) throws -> Set<String> {
+        var names: Set<String> = []
+        for table in tables {
+            let columns = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(table.quotedDatabaseIdentifier))")
+                .filter { ($0["type"] as String? ?? "").uppercased().contains("BLOB") }
+                .map { ($0["name"] as String).quotedDatabaseIdentifier }
+            for column in columns {
+                let found = try String.fetchAll(db, sql: """
+                    SELECT CAST(substr(\(column), 2, 36) AS TEXT) FROM main.\(table.quotedDatabaseIdentifier)
+                    WHERE typeof(\(column)) = 'blob' AND length(\(column)) BETWEEN 37 AND 38 AND substr(\(column), 1, 1) = x'02'
+                    """)
+                names.formUnion(found)
+            }
+        }
+        return names
+    }
+
+    private func quarantineUnreferencedExternalData(keeping referenced: Set<String>) throws -> [RelocationReport.QuarantinedFile] {
+        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        guard fileSystem.exists(external.path) else { return [] }
+        var moved: [RelocationReport.QuarantinedFile] = []
+        for name in try fileSystem.contents(of: external.path) where !referenced.contains(name) {
+            moved.append(try context.quarantine.move(external.appending(path: name), reason: "unreferenced-external-data"))
+        }
+        return moved
+    }
+
+    // MARK: - Commit
+
+    /// Renames every temporary into place: support folder first, then the database.
+    private func commitTemporaries() throws {
+        for target in targets {
+            if fileSystem.exists(target.temporarySupportFolder.path) && !fileSystem.exists(target.supportFolder.path) {
+                try fileSystem.rename(target.temporarySupportFolder.path, to: target.supportFolder.path)
+            }
+            if fileSystem.exists(target.temporaryMain.path) {
+                try fileSystem.rename(target.temporaryMain.path, to: target.main.path)
+            }
+            try fileSystem.syncDirectory(target.directory.path)
+        }
+    }
+
+    private func removeSource(lockedBy lock: StoreLock) throws {
+        try fileSystem.removeFile(source.main.path)
+        try fileSystem.removeTree(source.supportFolder.path)
+        lock.close()
+    }
+
+    private func removeTemporaries(_ target: StoreFileSet) throws {
+        try fileSystem.removeTree(target.temporaryMain.path)
+        try fileSystem.removeTree(target.temporarySupportFolder.path)
+        for sidecar in Sidecar.allCases {
+            try fileSystem.removeFile(target.temporaryMain.path + sidecar.rawValue)
+        }
+    }
+}

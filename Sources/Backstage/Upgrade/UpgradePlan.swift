@@ -1,0 +1,258 @@
+import Foundation
+
+/// The ordered steps that take an app's storage from one version's layout to the next.
+///
+/// Each step is idempotent and resumable: a step already done is skipped, and a step a crash
+/// interrupted is finished or undone from the ``UpgradeJournal``. A plan is written in Swift or
+/// in JSON (the CLI and the fixture catalog use JSON):
+///
+/// ```json
+/// {
+///   "name": "v2-to-v3",
+///   "steps": [
+///     { "split": { "store": "applicationSupport/Notes.sqlite",
+///                  "into": [ { "store": "applicationSupport/UserData.sqlite", "tables": ["ZFOLDER", "ZNOTE", "ZATTACHMENT"] },
+///                            { "store": "caches/Cache.sqlite", "tables": ["ZTHUMBNAIL"] } ],
+///                  "discard": ["ZLOG"] } },
+///     { "migrateSchema": { "store": "applicationSupport/UserData.sqlite",
+///                          "migrations": [ { "id": "v3-pinned", "sql": "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0" } ] } }
+///   ]
+/// }
+/// ```
+///
+/// Locations are `"<root>/<path>"` with root `documents`, `applicationSupport`, `caches` or `temporary`.
+public struct UpgradePlan: Sendable, Hashable, Codable {
+    /// A name for reports, such as `v1-to-v2`.
+    public var name: String
+    /// The steps, run in order.
+    public var steps: [UpgradeStep]
+
+    /// Creates a plan.
+    public init(name: String, steps: [UpgradeStep]) {
+        self.name = name
+        self.steps = steps
+    }
+
+    /// Creates a plan from its steps, written one per line.
+    ///
+    /// ```swift
+    /// let plan = UpgradePlan(name: "v1-to-v2") {
+    ///     UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"),
+    ///                          to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+    ///     UpgradeStep.quarantine()
+    /// }
+    /// ```
+    public init(name: String, @UpgradePlanBuilder steps: () -> [UpgradeStep]) {
+        self.init(name: name, steps: steps())
+    }
+
+    /// Reads a plan from JSON.
+    ///
+    /// - throws: ``UpgradeError/invalidPlan(path:reason:)`` naming the file and what is wrong.
+    public static func load(from url: URL) throws -> UpgradePlan {
+        do {
+            return try JSONDecoder().decode(UpgradePlan.self, from: Data(contentsOf: url))
+        } catch let error as DecodingError {
+            throw UpgradeError.invalidPlan(path: url.path, reason: Self.explain(error))
+        } catch {
+            throw UpgradeError.invalidPlan(path: url.path, reason: "\(error.localizedDescription)")
+        }
+    }
+
+    private static func explain(_ error: DecodingError) -> String {
+        func at(_ path: [CodingKey]) -> String {
+            path.isEmpty ? "" : " at " + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context): return context.debugDescription + at(context.codingPath)
+        case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\"" + at(context.codingPath)
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return context.debugDescription + at(context.codingPath)
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// Builds the steps of an ``UpgradePlan``.
+@resultBuilder
+public enum UpgradePlanBuilder {
+    public static func buildBlock(_ steps: UpgradeStep...) -> [UpgradeStep] { steps }
+}
+
+/// One step of an ``UpgradePlan``.
+public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Moves a store (database, sidecars, support folder) from one location to another, with the
+    /// relocation engine: see ``Relocator``.
+    case relocate(Relocate)
+    /// Splits one store into several by table; listed tables are discarded as rebuildable.
+    case split(Split)
+    /// Applies SQL migrations by identifier with GRDB's `DatabaseMigrator`; each runs once.
+    case migrateSchema(MigrateSchema)
+    /// Moves orphan sidecars, lock files, Backstage temporaries and orphan support folders out of a
+    /// folder (Documents by default) into quarantine.
+    case quarantine(Quarantine)
+
+    /// The parameters of ``UpgradeStep/relocate(_:)``.
+    public struct Relocate: Sendable, Hashable, Codable {
+        public var from: ContainerLocation
+        public var to: ContainerLocation
+        public var strategy: RelocationStrategy?
+        public init(from: ContainerLocation, to: ContainerLocation, strategy: RelocationStrategy? = nil) {
+            self.from = from
+            self.to = to
+            self.strategy = strategy
+        }
+    }
+
+    /// The parameters of ``UpgradeStep/split(_:)``.
+    public struct Split: Sendable, Hashable, Codable {
+        /// One store the split produces, and the tables it receives.
+        public struct Target: Sendable, Hashable, Codable {
+            public var store: ContainerLocation
+            public var tables: [String]
+            public init(store: ContainerLocation, tables: [String]) {
+                self.store = store
+                self.tables = tables
+            }
+        }
+        public var store: ContainerLocation
+        public var into: [Target]
+        /// Tables dropped as rebuildable. Every table of the store must be in a target or here.
+        public var discard: [String]
+        public init(store: ContainerLocation, into: [Target], discard: [String] = []) {
+            self.store = store
+            self.into = into
+            self.discard = discard
+        }
+    }
+
+    /// The parameters of ``UpgradeStep/migrateSchema(_:)``.
+    public struct MigrateSchema: Sendable, Hashable, Codable {
+        /// One migration: an identifier recorded in `grdb_migrations`, and its SQL.
+        public struct Migration: Sendable, Hashable, Codable {
+            public var id: String
+            public var sql: String
+            public init(id: String, sql: String) {
+                self.id = id
+                self.sql = sql
+            }
+        }
+        public var store: ContainerLocation
+        public var migrations: [Migration]
+        public init(store: ContainerLocation, migrations: [Migration]) {
+            self.store = store
+            self.migrations = migrations
+        }
+    }
+
+    /// The parameters of ``UpgradeStep/quarantine(_:)``.
+    public struct Quarantine: Sendable, Hashable, Codable {
+        /// The folder whose direct entries are checked; Documents by default.
+        public var folder: ContainerLocation
+        public init(folder: ContainerLocation = ContainerLocation(.documents, "")) {
+            self.folder = folder
+        }
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            folder = try container.decodeIfPresent(ContainerLocation.self, forKey: .folder) ?? ContainerLocation(.documents, "")
+        }
+        private enum CodingKeys: String, CodingKey { case folder }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case relocate, split, migrateSchema, quarantine
+    }
+
+    /// A step is one JSON object with one key, its kind: `{"split": {...}}`.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard container.allKeys.count == 1, let key = container.allKeys.first else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
+                "a step is an object with exactly one key: relocate, split, migrateSchema or quarantine"))
+        }
+        switch key {
+        case .relocate: self = .relocate(try container.decode(Relocate.self, forKey: key))
+        case .split: self = .split(try container.decode(Split.self, forKey: key))
+        case .migrateSchema: self = .migrateSchema(try container.decode(MigrateSchema.self, forKey: key))
+        case .quarantine: self = .quarantine(try container.decode(Quarantine.self, forKey: key))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .relocate(let step): try container.encode(step, forKey: .relocate)
+        case .split(let step): try container.encode(step, forKey: .split)
+        case .migrateSchema(let step): try container.encode(step, forKey: .migrateSchema)
+        case .quarantine(let step): try container.encode(step, forKey: .quarantine)
+        }
+    }
+
+    /// ``relocate(_:)`` written inline.
+    public static func relocate(from: ContainerLocation, to: ContainerLocation, strategy: RelocationStrategy? = nil) -> UpgradeStep {
+        .relocate(Relocate(from: from, to: to, strategy: strategy))
+    }
+
+    /// ``split(_:)`` written inline.
+    public static func split(_ store: ContainerLocation, into: [Split.Target], discard: [String] = []) -> UpgradeStep {
+        .split(Split(store: store, into: into, discard: discard))
+    }
+
+    /// ``migrateSchema(_:)`` written inline.
+    public static func migrateSchema(_ store: ContainerLocation, _ migrations: [MigrateSchema.Migration]) -> UpgradeStep {
+        .migrateSchema(MigrateSchema(store: store, migrations: migrations))
+    }
+
+    /// ``quarantine(_:)`` of Documents.
+    public static func quarantine() -> UpgradeStep {
+        .quarantine(Quarantine())
+    }
+
+    /// The step's kind: `relocate`, `split`, `migrateSchema` or `quarantine`.
+    public var kind: String {
+        switch self {
+        case .relocate: "relocate"
+        case .split: "split"
+        case .migrateSchema: "migrateSchema"
+        case .quarantine: "quarantine"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .relocate(let step): "relocate \(step.from) → \(step.to)"
+        case .split(let step): "split \(step.store) → \(step.into.map(\.store.description).joined(separator: ", "))" + (step.discard.isEmpty ? "" : " (discard \(step.discard.joined(separator: ", ")))")
+        case .migrateSchema(let step): "migrate \(step.store): \(step.migrations.map(\.id).joined(separator: ", "))"
+        case .quarantine(let step): "quarantine \(step.folder)"
+        }
+    }
+}
+
+/// Why an upgrade could not run. Every case names the file or the step.
+public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The plan file cannot be read or is not a valid plan.
+    case invalidPlan(path: String, reason: String)
+    /// A table of a store being split is in no target and not discarded.
+    case unassignedTable(store: String, table: String)
+    /// A table named by a split is not in the store.
+    case missingTable(store: String, table: String)
+    /// A migration failed; its transaction was rolled back.
+    case migrationFailed(store: String, id: String, message: String)
+    /// A relocation error during a `relocate`, `split` or `quarantine` step.
+    case relocation(RelocationError)
+    /// The work was cancelled; the step in progress was undone or finished, never left half done.
+    case cancelled(step: String)
+    /// The estimate exceeds the launch budget and the caller asked not to start.
+    case overBudget(estimated: Double, budget: Double)
+
+    public var description: String {
+        switch self {
+        case .invalidPlan(let path, let reason): "\(path) is not a valid upgrade plan: \(reason)"
+        case .unassignedTable(let store, let table): "table \(table) of \(store) is in no target of the split and not discarded"
+        case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"
+        case .migrationFailed(let store, let id, let message): "migration \(id) failed on \(store) and was rolled back: \(message)"
+        case .relocation(let error): error.description
+        case .cancelled(let step): "the upgrade was cancelled during \(step); the container is consistent"
+        case .overBudget(let estimated, let budget): String(format: "the upgrade would take about %.1f s, more than the %.0f s launch budget; run it behind a progress screen", estimated, budget)
+        }
+    }
+}

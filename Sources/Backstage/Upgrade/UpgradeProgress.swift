@@ -1,0 +1,80 @@
+import Foundation
+
+/// How fast each kind of work goes, to turn bytes into seconds for an estimate.
+///
+/// The defaults were measured on a 2-core Linux machine (see the README's Performance section);
+/// set your own from a benchmark on your devices.
+public struct Throughput: Sendable, Hashable, Codable {
+    /// Copy across file systems, bytes per second.
+    public var copy: Double = 500e6
+    /// Split (rows rewritten into new files), bytes per second.
+    public var split: Double = 150e6
+    /// Schema migration (worst case: a table rebuilt), bytes per second.
+    public var migrate: Double = 150e6
+    /// A rename and its locking, whatever the size, in seconds.
+    public var rename: Double = 0.05
+
+    public init() {}
+}
+
+/// The estimated cost of the pending steps of a plan, known before anything is touched.
+public struct UpgradeEstimate: Sendable, Hashable, Codable {
+    /// One pending step.
+    public struct Step: Sendable, Hashable, Codable {
+        public var index: Int
+        public var description: String
+        public var bytes: Int64
+        public var seconds: Double
+    }
+    /// The steps that will run; steps already done are not listed.
+    public var steps: [Step]
+    /// The launch budget the estimate is compared with, in seconds.
+    public var budget: Double
+
+    /// Bytes the pending steps read or write.
+    public var bytes: Int64 { steps.reduce(0) { $0 + $1.bytes } }
+    /// Estimated seconds for the pending steps.
+    public var seconds: Double { steps.reduce(0) { $0 + $1.seconds } }
+    /// True when the upgrade would outlast the launch budget: run it behind a progress screen,
+    /// not on the launch path, or the system watchdog kills the app on every launch.
+    public var exceedsBudget: Bool { seconds > budget }
+}
+
+/// Progress of an upgrade.
+public struct UpgradeProgress: Sendable, Hashable {
+    /// The index of the step in the plan.
+    public var stepIndex: Int
+    /// The step, as text.
+    public var step: String
+    /// The last boundary the step passed.
+    public var phase: RelocationPhase
+    /// Bytes done and to do in this step (0 when the step does not count bytes).
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+}
+
+/// What an upgrade did.
+public struct UpgradeReport: Sendable, Hashable, Codable {
+    /// One step of the plan.
+    public struct Step: Sendable, Hashable, Codable {
+        public var index: Int
+        public var description: String
+        /// `done`, or `skipped` when there was nothing to do.
+        public var outcome: String
+        public var seconds: Double
+    }
+    public var plan: String
+    public var estimate: UpgradeEstimate
+    public var steps: [Step] = []
+    /// Stores moved, files quarantined and interrupted steps recovered along the way.
+    public var relocation = RelocationReport()
+    public var seconds: Double = 0
+}
+
+/// An event of an upgrade stream: the estimate first, before anything is touched, then progress,
+/// then the report.
+public enum UpgradeEvent: Sendable {
+    case planned(UpgradeEstimate)
+    case progress(UpgradeProgress)
+    case finished(UpgradeReport)
+}

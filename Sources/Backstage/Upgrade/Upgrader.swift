@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+
+/// Runs an ``UpgradePlan`` on a container: decides in microseconds whether anything is pending,
+/// estimates the work before touching anything, and runs the steps off the launch path with
+/// progress, cancellation and crash recovery.
+///
+/// At launch:
+///
+/// ```swift
+/// if Upgrader.needsUpgrade(container, plan) {          // a few stats and header reads
+///     let upgrader = Upgrader(container: container)
+///     for try await event in upgrader.run(plan, budget: 20) {
+///         switch event {
+///         case .planned(let estimate) where estimate.exceedsBudget: showProgressScreen()
+///         case .progress(let progress): updateProgressScreen(progress)
+///         case .finished(let report): log(report)
+///         default: break
+///         }
+///     }
+/// }
+/// ```
+public struct Upgrader: Sendable {
+    /// The launch watchdog's budget on iOS, about 20 seconds.
+    public static let defaultBudget: Double = 20
+
+    /// The container to upgrade.
+    public let container: AppContainer
+    /// Where diagnostics go. Backstage never bootstraps logging.
+    public var logger: Logger
+    /// How long to wait for another process to release a store, in seconds.
+    public var busyTimeout: Double = 5
+    /// How fast each kind of work goes, for estimates.
+    public var throughput = Throughput()
+    package var fileSystem = FileSystem()
+    /// Called at every phase boundary of every step (crash tests kill the process here).
+    package var phaseHook: (@Sendable (String, RelocationPhase) -> Void)?
+
+    /// Creates an upgrader for `container`.
+    public init(container: AppContainer, logger: Logger = Logger(label: "Backstage.Upgrader")) {
+        self.container = container
+        self.logger = logger
+    }
+
+    /// True when any step of `plan` has work to do, or a crashed step waits in the journal.
+    ///
+    /// It never opens SQLite: a few `stat`s, a 100-byte header read per migrated store, a small
+    /// stamp file and one listing of Documents when the plan quarantines. When nothing is pending
+    /// it answers in microseconds, so it belongs on the launch path.
+    public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
+        let fileSystem = FileSystem()
+        if fileSystem.exists(container.backstageDirectory.appending(path: "journal.json").path) { return true }
+        return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem) }
+    }
+
+    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
+        switch step {
+        case .relocate(let relocate):
+            return fileSystem.exists(relocate.from.url(in: container).path)
+        case .split(let split):
+            return SplitRun.isNeeded(split, in: container, fileSystem: fileSystem)
+        case .migrateSchema(let migrate):
+            return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
+        case .quarantine(let quarantine):
+            let entries = (try? FileClassifier(fileSystem: fileSystem).scan(quarantine.folder.url(in: container), recursive: false)) ?? []
+            return entries.contains { [.orphanSidecar, .backstageTemporary].contains($0.kind) || ($0.kind == .coreDataSupport && !StepContext.hasStore(forSupport: $0.path, in: entries)) }
+        }
+    }
+
+    /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads
+    /// only file sizes: nothing is opened or changed.
+    public func estimate(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) -> UpgradeEstimate {
+        var steps: [UpgradeEstimate.Step] = []
+        for (index, step) in plan.steps.enumerated() where Self.isNeeded(step, container: container, fileSystem: fileSystem) {
+            let (bytes, seconds) = cost(step)
+            steps.append(.init(index: index, description: step.description, bytes: bytes, seconds: seconds))
+        }
+        return UpgradeEstimate(steps: steps, budget: budget)
+    }
+
+    private func cost(_ step: UpgradeStep) -> (Int64, Double) {
+        func storeBytes(_ location: ContainerLocation) -> Int64 {
+            let store = StoreFileSet(main: location.url(in: container))
+            return [store.main, store.sidecar(.wal), store.supportFolder].reduce(0) { $0 + ((try? fileSystem.treeSize($1.path)) ?? 0) }
+        }
+        switch step {
+        case .relocate(let relocate):
+            let bytes = storeBytes(relocate.from)
+            let from = try? fileSystem.status(relocate.from.url(in: container).deletingLastPathComponent().path)
+            var destination = relocate.to.url(in: container).deletingLastPathComponent()
+            while !fileSystem.exists(destination.path) && destination.path != "/" { destination.deleteLastPathComponent() }
+            let sameDevice = from?.device == (try? fileSystem.status(destination.path))?.device && relocate.strategy != .copy
+            return (bytes, sameDevice ? throughput.rename : throughput.rename + Double(bytes) / throughput.copy)
+        case .split(let split):
+            let bytes = storeBytes(split.store)
+            return (bytes, Double(bytes) / throughput.split)
+        case .migrateSchema(let migrate):
+            let bytes = storeBytes(migrate.store)
+            return (bytes, Double(bytes) / throughput.migrate)
+        case .quarantine:
+            return (0, throughput.rename)
+        }
+    }
+
+    /// Runs the plan. The first event is the estimate, before anything is touched; then progress;
+    /// then the report. Cancelling the task that iterates the stream stops the work at the next
+    /// safe point: the step in progress is undone (or finished, if it had committed).
+    ///
+    /// - parameter refuseOverBudget: When true and the estimate exceeds `budget`, the stream ends
+    ///   with ``UpgradeError/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
+    public func run(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false) -> AsyncThrowingStream<UpgradeEvent, Error> {
+        let (stream, continuation) = AsyncThrowingStream<UpgradeEvent, Error>.makeStream()
+        let cancelled = CancellationFlag()
+        continuation.onTermination = { _ in cancelled.set() }
+        let upgrader = self
+        DispatchQueue.global(qos: .userInitiated).async {
+            do {
+                let report = try upgrader.runAndWait(plan, budget: budget, refuseOverBudget: refuseOverBudget, events: { continuation.yield($0) }, isCancelled: cancelled.get)
+                continuation.yield(.finished(report))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return stream
+    }
+
+    /// Runs the plan and returns its report.
+    @discardableResult
+    public func upgrade(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) async throws -> UpgradeReport {
+        var report: UpgradeReport?
+        for try await event in run(plan, budget: budget) {
+            if case .finished(let final) = event { report = final }
+        }
+        return report ?? UpgradeReport(plan: plan.name, estimate: UpgradeEstimate(steps: [], budget: budget))
+    }
+
+    /// The synchronous engine.
+    package func runAndWait(_ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false, events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> UpgradeReport {
+        let started = Date()
+        let runLock = try RunLock(container: container, fileSystem: fileSystem)
+        defer { runLock.release() }
+        var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
+        context.phaseHook = phaseHook
+        context.isCancelled = isCancelled
+        var relocation = RelocationReport()
+        if let recovered = try context.recoverJournal() { relocation.recovered.append(recovered) }
+        try context.quarantine.removeTemporaries()
+
+        let estimate = estimate(plan, budget: budget)
+        events(.planned(estimate))
+        if refuseOverBudget && estimate.exceedsBudget { throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget) }
+        var report = UpgradeReport(plan: plan.name, estimate: estimate)
+
+        for (index, step) in plan.steps.enumerated() {
+            if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
+            let stepStarted = Date()
+            guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
+                report.steps.append(.init(index: index, description: step.description, outcome: "skipped", seconds: 0))
+                continue
+            }
+            var stepContext = context
+            stepContext.onProgress = { progress in
+                events(.progress(UpgradeProgress(stepIndex: index, step: step.description, phase: progress.phase, bytesDone: progress.bytesDone, bytesTotal: progress.bytesTotal)))
+            }
+            let hook = phaseHook
+            stepContext.phaseHook = { subject, phase in hook?("\(step.kind):\(subject)", phase) }
+            var outcome = "done"
+            switch step {
+            case .relocate(let relocate):
+                try stepContext.relocateStore(relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
+            case .split(let split):
+                let result = try SplitRun(context: stepContext, step: split).run()
+                relocation.quarantined += result.quarantined
+            case .migrateSchema(let migrate):
+                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = "up to date" }
+            case .quarantine(let quarantine):
+                let root = quarantine.folder.url(in: container)
+                let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false)
+                try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
+            }
+            report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))
+        }
+        report.relocation = relocation
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+}

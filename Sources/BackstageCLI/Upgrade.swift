@@ -1,0 +1,133 @@
+import ArgumentParser
+import Backstage
+import Foundation
+
+struct Upgrade: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run upgrade plans on a container: relocate, split, migrate, quarantine.",
+        discussion: """
+            Each --plan is a JSON upgrade plan (see the DocC article "Upgrading an app's storage"); plans \
+            run in the order given. Steps already done are skipped, and a step a crash interrupted is \
+            finished or undone first. The estimate is computed before anything is touched and compared \
+            with --budget, the launch watchdog's budget.
+
+            Example:
+              backstage upgrade ~/Containers/MyApp --plan Fixtures/Plans/v1-to-v2.json --dry-run
+            """
+    )
+
+    @OptionGroup var options: ContainerOptions
+
+    @Option(name: .customLong("plan"), help: "A JSON upgrade plan (repeatable).", completion: .file(extensions: ["json"]))
+    var plans: [String] = []
+
+    @Option(help: "The launch budget in seconds: the estimate says whether the upgrade fits in it.")
+    var budget: Double = Upgrader.defaultBudget
+
+    @Flag(help: "List the steps that would run, with estimates, and change nothing.")
+    var dryRun = false
+
+    @Option(help: "Seconds to wait for another process to release a store.")
+    var timeout: Double = 5
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @Option(help: .private)
+    var crashAt: String?
+
+    func validate() throws {
+        guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
+        guard budget > 0 else { throw ValidationError("--budget must be more than 0 seconds.") }
+    }
+
+    struct DryRun: Encodable {
+        var plan: String
+        var needsUpgrade: Bool
+        var needsUpgradeMicroseconds: Double
+        var estimate: UpgradeEstimate
+    }
+
+    func run() async throws {
+        let container = try options.resolve()
+        let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
+        var upgrader = Upgrader(container: container)
+        upgrader.busyTimeout = timeout
+        if let crashAt {
+            // kind:phase (split:copied) or a phase of any step.
+            let parts = crashAt.split(separator: ":").map(String.init)
+            upgrader.phaseHook = { subject, phase in
+                let kind = subject.split(separator: ":").first.map(String.init) ?? ""
+                if phase.rawValue == parts.last && (parts.count == 1 || parts[0] == kind) { kill(getpid(), SIGKILL) }
+            }
+        }
+        if dryRun {
+            let results = loaded.map { plan in
+                DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
+                       needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))
+            }
+            if json {
+                try Output.json(results)
+            } else {
+                Output.out(results.map(Self.render).joined(separator: "\n"))
+            }
+            return
+        }
+        var reports: [UpgradeReport] = []
+        let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
+        for plan in loaded {
+            for try await event in upgrader.run(plan, budget: budget) {
+                switch event {
+                case .planned(let estimate):
+                    if !json && estimate.exceedsBudget {
+                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %.0f s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+                    }
+                case .progress(let p):
+                    progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
+                case .finished(let report):
+                    reports.append(report)
+                }
+            }
+            progress.finish()
+        }
+        if json {
+            try Output.json(reports)
+        } else {
+            Output.out(reports.map { Self.render($0, container: container) }.joined(separator: "\n"))
+        }
+    }
+
+    /// The median time of `needsUpgrade` over many calls, in microseconds.
+    static func timeNeedsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Double {
+        let clock = ContinuousClock()
+        var samples: [Double] = []
+        for _ in 0..<501 {
+            let start = clock.now
+            _ = Upgrader.needsUpgrade(container, plan)
+            let elapsed = clock.now - start
+            samples.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+        }
+        return samples.sorted()[samples.count / 2]
+    }
+
+    static func render(_ dry: DryRun) -> String {
+        var lines = [String(format: "%@: %@ (needsUpgrade answered in %.1f µs)", dry.plan, dry.needsUpgrade ? "upgrade needed" : "nothing to do", dry.needsUpgradeMicroseconds)]
+        for step in dry.estimate.steps {
+            lines.append(String(format: "  step %d  %@  %@  ~%.2f s", step.index + 1, step.description, formatBytes(step.bytes), step.seconds))
+        }
+        if !dry.estimate.steps.isEmpty {
+            lines.append(String(format: "  total ~%.2f s: %@ the %.0f s launch budget", dry.estimate.seconds, dry.estimate.exceedsBudget ? "MORE than" : "within", dry.estimate.budget))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func render(_ report: UpgradeReport, container: AppContainer) -> String {
+        var lines = ["\(report.plan): \(report.steps.filter { $0.outcome != "skipped" }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"]
+        for line in report.relocation.recovered { lines.append("  recovered an interrupted step (\(line))") }
+        for step in report.steps {
+            lines.append("  step \(step.index + 1)  \(step.outcome.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)")
+        }
+        for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,93 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// `backstage upgrade` killed with SIGKILL at every phase boundary of a split and of a schema
+/// migration, then run again: the plan completes, identical to an uninterrupted run.
+@Suite struct UpgradeCommandTests {
+    static let plan = """
+        {"name": "v1-to-v3", "steps": [
+          {"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}},
+          {"split": {"store": "applicationSupport/Notes.sqlite",
+                     "into": [{"store": "applicationSupport/UserData.sqlite", "tables": ["ZFOLDER", "ZNOTE", "ZATTACHMENT"]},
+                              {"store": "caches/Cache.sqlite", "tables": ["ZTHUMBNAIL"]}],
+                     "discard": ["ZLOG"]}},
+          {"migrateSchema": {"store": "applicationSupport/UserData.sqlite", "migrations": [
+            {"id": "v3-pinned", "sql": "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"},
+            {"id": "v3-pin-first", "sql": "UPDATE ZNOTE SET ZPINNED = 1 WHERE Z_PK = 1"}]}}
+        ]}
+        """
+
+    struct Crash: CustomTestStringConvertible, Sendable {
+        var point: String
+        var testDescription: String { point }
+    }
+
+    static let crashes: [Crash] = RelocationPhase.splitBoundaries.map { Crash(point: "split:\($0.rawValue)") }
+        + RelocationPhase.migrationBoundaries.map { Crash(point: "migrateSchema:\($0.rawValue)") }
+
+    @Test(arguments: crashes)
+    func killedAtABoundaryThenRerunCompletesThePlan(_ crash: Crash) throws {
+        let app = try TestContainer()
+        let files = try CoreDataStore.create(app.documentsStore().main, notes: 120, walOnlyNotes: 10)
+        let before = try PythonSQLite.contentHashes(app.documentsStore())
+        let plan = app.root.appending(path: "plan.json")
+        try Data(Self.plan.utf8).write(to: plan)
+
+        let killed = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--crash-at", crash.point])
+        #expect(killed.killedBySignal == SIGKILL, "the upgrade must really be interrupted at \(crash.point)")
+        let rerun = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+
+        let userData = StoreFileSet(main: app.applicationSupport.appending(path: "UserData.sqlite"))
+        let after = try PythonSQLite.contentHashes(userData)
+        for table in ["ZFOLDER", "ZATTACHMENT", "Z_METADATA", "Z_PRIMARYKEY"] { #expect(after.tables[table] == before.tables[table], "\(table)") }
+        let notes = try PythonSQLite.inspect(userData, table: "ZNOTE", titleColumn: "ZTITLE")
+        #expect(notes.rows == 130 && notes.integrity == "ok")
+        let pinned = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(c.execute("select sum(ZPINNED), count(*) from ZNOTE").fetchone(), c.execute("select count(*) from grdb_migrations").fetchone()[0])
+            """, [userData.main.path])
+        #expect(pinned.stdout == "(1, 130) 2\n", "each migration applied exactly once")
+        #expect(try PythonSQLite.contentHashes(StoreFileSet(main: app.container.caches.appending(path: "Cache.sqlite"))).tables["ZTHUMBNAIL"] == before.tables["ZTHUMBNAIL"])
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: userData.supportFolder.appending(path: "_EXTERNAL_DATA").path)) == Set(files.referenced))
+        for url in StoreFileSet(main: app.applicationSupport.appending(path: "Notes.sqlite")).allPaths {
+            #expect(!FileManager.default.fileExists(atPath: url.path), "\(url.lastPathComponent) left behind")
+        }
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path))
+        #expect(try Auditor(container: app.container).audit().isClean)
+
+        let again = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--dry-run", "--json"])
+        #expect(again.status == 0 && again.stdout.contains("\"needsUpgrade\" : false"))
+    }
+
+    @Test func dryRunListsPendingStepsWithEstimatesAndChangesNothing() throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.documentsStore().main, notes: 50)
+        let plan = app.root.appending(path: "plan.json")
+        try Data(Self.plan.utf8).write(to: plan)
+        let before = snapshot(app.root)
+
+        let result = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--dry-run"])
+
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("v1-to-v3: upgrade needed (needsUpgrade answered in ") == true)
+        #expect(lines.contains { $0.hasPrefix("  step 1  relocate documents/Notes.sqlite → applicationSupport/Notes.sqlite") })
+        #expect(lines.last?.hasSuffix("within the 20 s launch budget") == true)
+        #expect(snapshot(app.root) == before)
+    }
+
+    @Test func aMissingPlanIsAUsageErrorAndABadOneIsNamed() throws {
+        let app = try TestContainer()
+        #expect(try runProcess(backstageExecutable, ["upgrade", app.root.path]).status == 2)
+        let plan = app.root.appending(path: "bad.json")
+        try Data(#"{"name": "x", "steps": [{"teleport": {}}]}"#.utf8).write(to: plan)
+        let result = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path])
+        #expect(result.status == 3)
+        #expect(result.stderr.hasPrefix("error: \(plan.path) is not a valid upgrade plan"))
+    }
+}

@@ -1,0 +1,249 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// The sample split: user data to Application Support, thumbnails to Caches, logs discarded.
+func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSupport, "Notes.sqlite")) -> UpgradePlan {
+    UpgradePlan(name: "split") {
+        UpgradeStep.split(store, into: [
+            .init(store: ContainerLocation(.applicationSupport, "UserData.sqlite"), tables: CoreDataStore.userTables),
+            .init(store: ContainerLocation(.caches, "Cache.sqlite"), tables: CoreDataStore.cacheTables),
+        ], discard: ["ZLOG"])
+    }
+}
+
+@Suite struct UpgradeTests {
+    @Test func splittingIntoTwoStoresAndADiscardedTableKeepsEveryRowIndexAndTrigger() async throws {
+        let app = try TestContainer()
+        let source = app.supportStore()
+        let files = try CoreDataStore.create(source.main, notes: 300)
+        let before = try PythonSQLite.contentHashes(source)
+
+        let report = try await Upgrader(container: app.container).upgrade(splitPlan())
+
+        let userData = StoreFileSet(main: app.applicationSupport.appending(path: "UserData.sqlite"))
+        let cache = StoreFileSet(main: app.container.caches.appending(path: "Cache.sqlite"))
+        let user = try PythonSQLite.contentHashes(userData)
+        let thumbs = try PythonSQLite.contentHashes(cache)
+        for table in CoreDataStore.userTables + CoreDataStore.metadataTables { #expect(user.tables[table] == before.tables[table], "\(table)") }
+        for table in CoreDataStore.cacheTables + CoreDataStore.metadataTables { #expect(thumbs.tables[table] == before.tables[table], "\(table)") }
+        #expect(Set(user.tables.keys) == Set(CoreDataStore.userTables + CoreDataStore.metadataTables))
+        #expect(Set(thumbs.tables.keys) == Set(CoreDataStore.cacheTables + CoreDataStore.metadataTables))
+        #expect(user.indexes == ["ZNOTE_ZFOLDER_INDEX"] && user.triggers == ["ZNOTE_TOUCH"])
+        #expect(try PythonSQLite.inspect(userData, table: "ZNOTE", titleColumn: "ZTITLE").integrity == "ok")
+        #expect(try PythonSQLite.schema(userData).journalMode == "wal")
+        // External data follows its rows; the file no row references is kept in quarantine.
+        let moved = try FileManager.default.contentsOfDirectory(atPath: userData.supportFolder.appending(path: "_EXTERNAL_DATA").path)
+        #expect(Set(moved) == Set(files.referenced))
+        #expect(report.relocation.quarantined.contains { $0.from.hasSuffix(files.unreferenced) && $0.reason == "unreferenced-external-data" })
+        // The source is gone, with its sidecars and support folder; nothing temporary is left.
+        for url in source.allPaths { #expect(!FileManager.default.fileExists(atPath: url.path), "\(url.lastPathComponent)") }
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!Upgrader.needsUpgrade(app.container, splitPlan()))
+    }
+
+    @Test func aTableNoTargetClaimsStopsTheSplitBeforeAnythingChanges() async throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.supportStore().main, notes: 20, walOnlyNotes: 0)
+        var plan = splitPlan()
+        plan.steps = [UpgradeStep.split(ContainerLocation(.applicationSupport, "Notes.sqlite"), into: [
+            .init(store: ContainerLocation(.applicationSupport, "UserData.sqlite"), tables: CoreDataStore.userTables),
+        ], discard: ["ZLOG"])]
+        let before = snapshot(app.supportStore())
+
+        await #expect(throws: UpgradeError.unassignedTable(store: app.supportStore().main.path, table: "ZTHUMBNAIL")) {
+            try await Upgrader(container: app.container).upgrade(plan)
+        }
+        // The database and its external data are untouched (SQLite's close drops the empty -wal).
+        #expect(snapshot(app.supportStore()).filter { !$0.key.hasSuffix("-wal") && !$0.key.hasSuffix("-shm") }
+                == before.filter { !$0.key.hasSuffix("-wal") && !$0.key.hasSuffix("-shm") })
+        #expect(!FileManager.default.fileExists(atPath: app.applicationSupport.appending(path: "UserData.sqlite").path))
+    }
+
+    @Test func aCommitInterruptedAfterVerificationIsFinishedByTheNextRun() async throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.supportStore().main, notes: 100)
+        let before = try PythonSQLite.contentHashes(app.supportStore())
+        let faults = FaultInjector()
+        faults.fail(.rename, pathContains: "Cache.sqlite.backstage-tmp", code: EIO)
+        var failing = Upgrader(container: app.container)
+        failing.fileSystem = FileSystem(faults: faults)
+
+        #expect(throws: (any Error).self) { try failing.runAndWait(splitPlan(), budget: 20) }
+        #expect(FileManager.default.fileExists(atPath: app.supportStore().main.path), "the source stays until every target is in place")
+        #expect(Upgrader.needsUpgrade(app.container, splitPlan()))
+
+        let report = try await Upgrader(container: app.container).upgrade(splitPlan())
+
+        #expect(report.relocation.recovered.first?.hasPrefix("completed: split") == true)
+        let user = try PythonSQLite.contentHashes(StoreFileSet(main: app.applicationSupport.appending(path: "UserData.sqlite")))
+        #expect(user.tables["ZNOTE"] == before.tables["ZNOTE"])
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
+    @Test func cancellingASplitLeavesTheSourceIntactAndNoTargets() async throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.supportStore().main, notes: 200, walOnlyNotes: 0)
+        let before = snapshot(app.supportStore())
+        let cancelled = Flag()
+        var upgrader = Upgrader(container: app.container)
+        upgrader.phaseHook = { _, phase in if phase == .copying { cancelled.set() } }
+
+        #expect(throws: UpgradeError.cancelled(step: "split applicationSupport/Notes.sqlite")) {
+            try upgrader.runAndWait(splitPlan(), budget: 20, isCancelled: cancelled.get)
+        }
+        #expect(snapshot(app.supportStore())["Notes.sqlite"] == before["Notes.sqlite"])
+        #expect(snapshot(app.supportStore()).filter { $0.key.contains("SUPPORT") } == before.filter { $0.key.contains("SUPPORT") })
+        #expect(!FileManager.default.fileExists(atPath: app.applicationSupport.appending(path: "UserData.sqlite").path))
+        #expect(!FileManager.default.fileExists(atPath: app.container.caches.appending(path: "Cache.sqlite").path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path))
+    }
+
+    @Test func aMigrationAlreadyAppliedIsNeverAppliedTwice() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.supportStore().main, rows: 10)
+        // Not idempotent: applying it twice fails with "duplicate column name".
+        let plan = UpgradePlan(name: "pinned") {
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
+                .init(id: "add-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"),
+                .init(id: "pin-first", sql: "UPDATE note SET pinned = 1 WHERE id = 1"),
+            ])
+        }
+        #expect(Upgrader.needsUpgrade(app.container, plan))
+
+        let first = try await Upgrader(container: app.container).upgrade(plan)
+        #expect(first.steps.map(\.outcome) == ["done"])
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+        let second = try await Upgrader(container: app.container).upgrade(plan)
+        #expect(second.steps.map(\.outcome) == ["skipped"])
+
+        // Without its stamp (say, restored from a backup), the store is opened once and found up to date.
+        try FileManager.default.removeItem(at: app.container.backstageDirectory.appending(path: "schema"))
+        #expect(Upgrader.needsUpgrade(app.container, plan))
+        let third = try await Upgrader(container: app.container).upgrade(plan)
+        #expect(third.steps.map(\.outcome) == ["up to date"])
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+        let applied = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(c.execute("select count(*) from grdb_migrations").fetchone()[0], c.execute("select sum(pinned) from note").fetchone()[0])
+            """, [app.supportStore().main.path])
+        #expect(applied.stdout == "2 1\n")
+    }
+
+    @Test func aFailingMigrationIsRolledBackAndNamed() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.supportStore().main, rows: 10)
+        let plan = UpgradePlan(name: "broken") {
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
+                .init(id: "half", sql: "DELETE FROM note; INSERT INTO nowhere VALUES (1)"),
+            ])
+        }
+        await #expect {
+            try await Upgrader(container: app.container).upgrade(plan)
+        } throws: { error in
+            guard case UpgradeError.migrationFailed(let store, let id, let message) = error else { return false }
+            return store == app.supportStore().main.path && id == "half" && message.contains("nowhere")
+        }
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 10)
+    }
+
+    @Test func needsUpgradeSeesEveryKindOfPendingWork() async throws {
+        let app = try TestContainer()
+        let plan = UpgradePlan(name: "v1-to-v2") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+            UpgradeStep.quarantine()
+        }
+        #expect(!Upgrader.needsUpgrade(app.container, plan), "an empty container has nothing to do")
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 10, walOnly: 3)
+        #expect(Upgrader.needsUpgrade(app.container, plan), "a store in Documents")
+        try await Upgrader(container: app.container).upgrade(plan)
+        #expect(!Upgrader.needsUpgrade(app.container, plan), "right after the plan completed")
+
+        try app.writeDocument("Old.sqlite-wal", Data([0x37, 0x7f, 0x06, 0x82] + [UInt8](repeating: 0, count: 28)))
+        #expect(Upgrader.needsUpgrade(app.container, plan), "an orphan sidecar to quarantine")
+        try await Upgrader(container: app.container).upgrade(plan)
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+
+        try FileManager.default.createDirectory(at: app.container.backstageDirectory, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: app.container.backstageDirectory.appending(path: "journal.json"))
+        #expect(Upgrader.needsUpgrade(app.container, plan), "a journal left by a crash")
+    }
+
+    @Test func aPlanOverTheLaunchBudgetSaysSoBeforeTouchingAnything() async throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.supportStore().main, notes: 200)
+        let before = snapshot(app.root)
+        let upgrader = Upgrader(container: app.container)
+
+        let estimate = upgrader.estimate(splitPlan(), budget: 0.000_001)
+        #expect(estimate.exceedsBudget && estimate.bytes > 0 && estimate.steps.count == 1)
+
+        var events: [String] = []
+        #expect(throws: UpgradeError.overBudget(estimated: estimate.seconds, budget: 0.000_001)) {
+            try upgrader.runAndWait(splitPlan(), budget: 0.000_001, refuseOverBudget: true, events: { event in
+                if case .planned(let planned) = event { events.append("planned \(planned.exceedsBudget)") } else { events.append("other") }
+            })
+        }
+        #expect(events == ["planned true"])
+        #expect(snapshot(app.root).filter { !$0.key.contains(".backstage/") } == before)
+        #expect(!upgrader.estimate(splitPlan(), budget: 60).exceedsBudget)
+    }
+
+    @Test func aWholeChainRelocatesSplitsAndMigratesKeepingEveryNote() async throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.documentsStore().main, notes: 150, walOnlyNotes: 20)
+        let before = try PythonSQLite.contentHashes(app.documentsStore())
+        var plan = UpgradePlan(name: "v1-to-v3") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+            UpgradeStep.quarantine()
+        }
+        plan.steps += splitPlan().steps
+        plan.steps.append(.migrateSchema(ContainerLocation(.applicationSupport, "UserData.sqlite"), [
+            .init(id: "v3-pinned", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"),
+        ]))
+        var phases: [String] = []
+        for try await event in Upgrader(container: app.container).run(plan) {
+            if case .progress(let progress) = event { phases.append("\(progress.stepIndex):\(progress.phase.rawValue)") }
+        }
+        #expect(phases.contains("2:verified") && phases.contains("3:migrated"))
+
+        let userData = StoreFileSet(main: app.applicationSupport.appending(path: "UserData.sqlite"))
+        let notes = try PythonSQLite.inspect(userData, table: "ZNOTE", titleColumn: "ZTITLE")
+        #expect(notes.rows == 170 && notes.integrity == "ok")
+        #expect(try PythonSQLite.contentHashes(userData).tables["ZFOLDER"] == before.tables["ZFOLDER"])
+        #expect(try Auditor(container: app.container).audit().isClean)
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+    }
+
+    @Test func plansReadFromJSONAndABadPlanIsNamed() throws {
+        let scratch = try TemporaryDirectory()
+        let url = scratch.url.appending(path: "plan.json")
+        try Data("""
+            {"name": "v2-to-v3", "steps": [
+              {"split": {"store": "applicationSupport/Notes.sqlite",
+                         "into": [{"store": "applicationSupport/UserData.sqlite", "tables": ["ZFOLDER", "ZNOTE", "ZATTACHMENT"]},
+                                  {"store": "caches/Cache.sqlite", "tables": ["ZTHUMBNAIL"]}],
+                         "discard": ["ZLOG"]}},
+              {"migrateSchema": {"store": "applicationSupport/UserData.sqlite", "migrations": [{"id": "v3-pinned", "sql": "SELECT 1"}]}},
+              {"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Accounts/42/Notes.sqlite", "strategy": "copy"}},
+              {"quarantine": {"folder": "documents/"}}
+            ]}
+            """.utf8).write(to: url)
+        let plan = try UpgradePlan.load(from: url)
+        #expect(plan.steps.map(\.kind) == ["split", "migrateSchema", "relocate", "quarantine"])
+        #expect(plan.steps[0] == splitPlan().steps[0])
+        #expect(try JSONDecoder().decode(UpgradePlan.self, from: JSONEncoder().encode(plan)) == plan)
+
+        try Data(#"{"name": "x", "steps": [{"relocate": {"from": "Documents/../etc/passwd", "to": "caches/x"}}]}"#.utf8).write(to: url)
+        #expect {
+            try UpgradePlan.load(from: url)
+        } throws: { error in
+            guard case UpgradeError.invalidPlan(let path, let reason) = error else { return false }
+            return path == url.path && reason.contains("is not a container location")
+        }
+    }
+}
