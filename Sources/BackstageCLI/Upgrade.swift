@@ -33,6 +33,9 @@ struct Upgrade: AsyncParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @Flag(help: "Log each phase of each step, with its duration, on stderr.")
+    var verbose = false
+
     @Option(help: .private)
     var crashAt: String?
 
@@ -51,7 +54,7 @@ struct Upgrade: AsyncParsableCommand {
     func run() async throws {
         let container = try options.resolve()
         let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
-        var upgrader = Upgrader(container: container)
+        var upgrader = Upgrader(container: container, logger: Logging.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout
         if let crashAt {
             // kind:phase (split:copied) or a phase of any step.
@@ -80,7 +83,7 @@ struct Upgrade: AsyncParsableCommand {
                 switch event {
                 case .planned(let estimate):
                     if !json && estimate.exceedsBudget {
-                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %.0f s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
                     }
                 case .progress(let p):
                     progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
@@ -116,7 +119,7 @@ struct Upgrade: AsyncParsableCommand {
             lines.append(String(format: "  step %d  %@  %@  ~%.2f s", step.index + 1, step.description, formatBytes(step.bytes), step.seconds))
         }
         if !dry.estimate.steps.isEmpty {
-            lines.append(String(format: "  total ~%.2f s: %@ the %.0f s launch budget", dry.estimate.seconds, dry.estimate.exceedsBudget ? "MORE than" : "within", dry.estimate.budget))
+            lines.append(String(format: "  total ~%.2f s: %@ the %g s launch budget", dry.estimate.seconds, dry.estimate.exceedsBudget ? "MORE than" : "within", dry.estimate.budget))
         }
         return lines.joined(separator: "\n")
     }

@@ -54,4 +54,25 @@ import Testing
         try stores.close()
         #expect(try PythonSQLite.inspect(StoreFileSet(main: testStoreURL)).titles == ["test"])
     }
+
+    /// The DocC article "Upgrading an app's storage" shows one plan in Swift and in JSON: they must agree.
+    @Test func theUpgradeArticlesSwiftAndJSONPlansAreTheSamePlan() throws {
+        let userData = ContainerLocation(.applicationSupport, "UserData.sqlite")
+        let plan = UpgradePlan(name: "v1-to-v3") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"),
+                                 to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+            UpgradeStep.quarantine()
+            UpgradeStep.split(ContainerLocation(.applicationSupport, "Notes.sqlite"), into: [
+                .init(store: userData, tables: ["ZFOLDER", "ZNOTE", "ZATTACHMENT"]),
+                .init(store: ContainerLocation(.caches, "Cache.sqlite"), tables: ["ZTHUMBNAIL"]),
+            ], discard: ["ZLOG"])
+            UpgradeStep.migrateSchema(userData, [
+                .init(id: "v3-pinned", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"),
+            ])
+        }
+        let article = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Sources/Backstage/Backstage.docc/UpgradingStorage.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        let json = try #require(text.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+        #expect(try JSONDecoder().decode(UpgradePlan.self, from: Data(json.utf8)) == plan)
+    }
 }

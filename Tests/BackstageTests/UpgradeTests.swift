@@ -205,6 +205,9 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         plan.steps.append(.migrateSchema(ContainerLocation(.applicationSupport, "UserData.sqlite"), [
             .init(id: "v3-pinned", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"),
         ]))
+        let estimate = Upgrader(container: app.container).estimate(plan)
+        #expect(estimate.steps.map(\.index) == [0, 2, 3], "steps whose input an earlier step brings are estimated too")
+        #expect(estimate.steps.allSatisfy { $0.bytes > 0 })
         var phases: [String] = []
         for try await event in Upgrader(container: app.container).run(plan) {
             if case .progress(let progress) = event { phases.append("\(progress.stepIndex):\(progress.phase.rawValue)") }

@@ -117,6 +117,13 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
         self.init(root, path)
     }
 
+    /// The absolute path in `container`, as a string (no URL parsing: used on the launch path).
+    public func filePath(in container: AppContainer) -> String {
+        let root = container[self.root].path
+        if path.isEmpty { return root }
+        return root.hasSuffix("/") ? root + path : root + "/" + path
+    }
+
     /// The absolute path in `container`.
     public func url(in container: AppContainer) -> URL {
         path.isEmpty ? container[root] : container[root].appending(path: path)

@@ -93,15 +93,6 @@ struct StoreMove {
         let started = Date()
         let src = sourceSet, dst = destinationSet
         let record = UpgradeJournal(step: "relocate", phase: RelocationPhase.journaled.rawValue, source: source, destination: destination, strategy: strategy.rawValue)
-        var observer = observer
-        var last = ContinuousClock.now
-        let notify = observer.phase
-        observer.phase = { [logger] phase in
-            let now = ContinuousClock.now
-            logger.debug("phase reached", metadata: ["store": "\(src.main.path)", "phase": "\(phase.rawValue)", "after": "\(now - last)"])
-            last = now
-            notify(phase)
-        }
         observer.phase(.preflight)
         try journal.write(record)
         observer.phase(.journaled)

@@ -26,8 +26,12 @@ struct StepContext {
     /// An observer for the step on `subject` that reports progress and calls the phase hook.
     func observer(for subject: String) -> MoveObserver {
         var observer = MoveObserver()
-        let hook = phaseHook, onProgress = onProgress
+        let hook = phaseHook, onProgress = onProgress, logger = logger
+        var last = ContinuousClock.now
         observer.phase = { phase in
+            let now = ContinuousClock.now
+            logger.debug("phase reached", metadata: ["store": "\(subject)", "phase": "\(phase.rawValue)", "after": "\(now - last)"])
+            last = now
             onProgress(RelocationProgress(store: subject, phase: phase, bytesDone: 0, bytesTotal: 0))
             hook?(subject, phase)
         }

@@ -49,14 +49,14 @@ public struct Upgrader: Sendable {
     /// it answers in microseconds, so it belongs on the launch path.
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
-        if fileSystem.exists(container.backstageDirectory.appending(path: "journal.json").path) { return true }
+        if fileSystem.exists(ContainerLocation(.applicationSupport, ".backstage/journal.json").filePath(in: container)) { return true }
         return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem) }
     }
 
     static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
         switch step {
         case .relocate(let relocate):
-            return fileSystem.exists(relocate.from.url(in: container).path)
+            return fileSystem.exists(relocate.from.filePath(in: container))
         case .split(let split):
             return SplitRun.isNeeded(split, in: container, fileSystem: fileSystem)
         case .migrateSchema(let migrate):
@@ -68,38 +68,55 @@ public struct Upgrader: Sendable {
     }
 
     /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads
-    /// only file sizes: nothing is opened or changed.
+    /// only file sizes: nothing is opened or changed. A step whose input an earlier pending step
+    /// will produce (a split of the store a relocation brings) is counted with that input's size.
     public func estimate(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) -> UpgradeEstimate {
         var steps: [UpgradeEstimate.Step] = []
-        for (index, step) in plan.steps.enumerated() where Self.isNeeded(step, container: container, fileSystem: fileSystem) {
-            let (bytes, seconds) = cost(step)
+        var produced: [ContainerLocation: Int64] = [:]
+        func size(_ location: ContainerLocation) -> Int64? {
+            if let bytes = produced[location] { return bytes }
+            let store = StoreFileSet(main: location.url(in: container))
+            guard fileSystem.exists(store.main.path) else { return nil }
+            return [store.main, store.sidecar(.wal), store.supportFolder].reduce(0) { $0 + ((try? fileSystem.treeSize($1.path)) ?? 0) }
+        }
+        for (index, step) in plan.steps.enumerated() {
+            let bytes: Int64
+            let seconds: Double
+            switch step {
+            case .relocate(let relocate):
+                guard let input = size(relocate.from) else { continue }
+                bytes = input
+                seconds = sameDevice(relocate.from, relocate.to) && relocate.strategy != .copy ? throughput.rename : throughput.rename + Double(bytes) / throughput.copy
+                produced[relocate.to] = bytes
+                produced[relocate.from] = nil
+            case .split(let split):
+                guard let input = size(split.store) else { continue }
+                bytes = input
+                seconds = Double(bytes) / throughput.split
+                for target in split.into { produced[target.store] = bytes / Int64(max(split.into.count, 1)) }
+                produced[split.store] = nil
+            case .migrateSchema(let migrate):
+                let pending = produced[migrate.store] != nil || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
+                guard pending, let input = size(migrate.store) else { continue }
+                bytes = input
+                seconds = Double(bytes) / throughput.migrate
+            case .quarantine:
+                guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else { continue }
+                bytes = 0
+                seconds = throughput.rename
+            }
             steps.append(.init(index: index, description: step.description, bytes: bytes, seconds: seconds))
         }
         return UpgradeEstimate(steps: steps, budget: budget)
     }
 
-    private func cost(_ step: UpgradeStep) -> (Int64, Double) {
-        func storeBytes(_ location: ContainerLocation) -> Int64 {
-            let store = StoreFileSet(main: location.url(in: container))
-            return [store.main, store.sidecar(.wal), store.supportFolder].reduce(0) { $0 + ((try? fileSystem.treeSize($1.path)) ?? 0) }
+    private func sameDevice(_ a: ContainerLocation, _ b: ContainerLocation) -> Bool {
+        func device(_ location: ContainerLocation) -> UInt64? {
+            var url = location.url(in: container).deletingLastPathComponent()
+            while !fileSystem.exists(url.path) && url.path != "/" { url.deleteLastPathComponent() }
+            return (try? fileSystem.status(url.path))?.device
         }
-        switch step {
-        case .relocate(let relocate):
-            let bytes = storeBytes(relocate.from)
-            let from = try? fileSystem.status(relocate.from.url(in: container).deletingLastPathComponent().path)
-            var destination = relocate.to.url(in: container).deletingLastPathComponent()
-            while !fileSystem.exists(destination.path) && destination.path != "/" { destination.deleteLastPathComponent() }
-            let sameDevice = from?.device == (try? fileSystem.status(destination.path))?.device && relocate.strategy != .copy
-            return (bytes, sameDevice ? throughput.rename : throughput.rename + Double(bytes) / throughput.copy)
-        case .split(let split):
-            let bytes = storeBytes(split.store)
-            return (bytes, Double(bytes) / throughput.split)
-        case .migrateSchema(let migrate):
-            let bytes = storeBytes(migrate.store)
-            return (bytes, Double(bytes) / throughput.migrate)
-        case .quarantine:
-            return (0, throughput.rename)
-        }
+        return device(a) == device(b)
     }
 
     /// Runs the plan. The first event is the estimate, before anything is touched; then progress;

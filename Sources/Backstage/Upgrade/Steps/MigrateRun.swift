@@ -17,7 +17,7 @@ struct MigrateRun {
 
     /// Cheap: a `stat`, a 100-byte header read and a tiny stamp file. True when a migration may be pending.
     static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        let path = step.store.url(in: container).path
+        let path = step.store.filePath(in: container)
         guard let header = try? fileSystem.readPrefix(path, count: 100), header.count == 100 else { return false }
         return stampedCookie(step, in: container, fileSystem: fileSystem) != cookie(header)
     }
@@ -72,7 +72,7 @@ struct MigrateRun {
 
     private func stamp() throws {
         let header = try context.fileSystem.readPrefix(store.main.path, count: 100)
-        let url = Self.stampURL(step, in: context.container)
+        let url = URL(filePath: Self.stampPath(step, in: context.container))
         try context.fileSystem.createDirectories(url.deletingLastPathComponent().path)
         try context.fileSystem.writeAtomically(Array(String(Self.cookie(header)).utf8), to: url.path)
     }
@@ -82,16 +82,16 @@ struct MigrateRun {
     }
 
     static func stampedCookie(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> UInt32? {
-        guard let bytes = try? fileSystem.readPrefix(stampURL(step, in: container).path, count: 16) else { return nil }
+        guard let bytes = try? fileSystem.readPrefix(stampPath(step, in: container), count: 16) else { return nil }
         return UInt32(String(decoding: bytes, as: UTF8.self))
     }
 
     /// One stamp per store and list of migrations: FNV-1a of the location and the identifiers.
-    static func stampURL(_ step: UpgradeStep.MigrateSchema, in container: AppContainer) -> URL {
+    static func stampPath(_ step: UpgradeStep.MigrateSchema, in container: AppContainer) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in ([step.store.description] + step.migrations.map(\.id)).joined(separator: "\u{0}").utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
-        return container.backstageDirectory.appending(path: "schema/\(String(hash, radix: 16))")
+        return ContainerLocation(.applicationSupport, ".backstage/schema/" + String(hash, radix: 16)).filePath(in: container)
     }
 }

@@ -6,8 +6,8 @@ import GRDB
 /// Each target is built in a temporary file beside its final name: schema first, rows copied with
 /// `INSERT ... SELECT` (rowids kept), then indexes and triggers, Core Data metadata tables
 /// (`Z_METADATA`, `Z_PRIMARYKEY`, `Z_MODELCACHE`) in every target, and the Core Data external
-/// data files its rows reference. Every target is fsynced and verified (row counts per table,
-/// `quick_check`) before the journal says `verified`; then the temporaries are renamed into place
+/// data files its rows reference. Every target is verified (each table's row count equals the
+/// source's) and fsynced before the journal says `verified`; then the temporaries are renamed into place
 /// and only then is the source removed. A crash before `verified` is undone, after it finished.
 struct SplitRun {
     let context: StepContext
@@ -32,7 +32,7 @@ struct SplitRun {
 
     /// True when the source store is still there (a cheap `stat`).
     static func isNeeded(_ step: UpgradeStep.Split, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        fileSystem.exists(step.store.url(in: container).path)
+        fileSystem.exists(step.store.filePath(in: container))
     }
 
     func run() throws -> RelocationReport {
@@ -71,12 +71,11 @@ struct SplitRun {
                 }
             }
             let referenced = try copyExternalData(lock: lock, plan: plan)
-            observer.phase(.copied)
-            for (index, target) in targets.enumerated() {
-                try verify(target.temporaryMain, tables: plan.tablesByTarget[index], rows: plan.rows)
-                try finalize(target.temporaryMain, wal: plan.isWAL)
+            for target in targets {
+                try fileSystem.syncFile(target.temporaryMain.path)
                 try fileSystem.syncDirectory(target.directory.path)
             }
+            observer.phase(.copied)
             try context.journal.write(record.with(phase: .verified))
             observer.phase(.verified)
             if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
@@ -169,33 +168,53 @@ struct SplitRun {
         try db.execute(sql: "PRAGMA backstage_target.page_size = \(plan.pageSize)")
         try db.execute(sql: "PRAGMA backstage_target.journal_mode = OFF")
         try db.execute(sql: "PRAGMA backstage_target.synchronous = OFF")
+        try db.execute(sql: "PRAGMA cache_size = -32768")  // 32 MiB for the index sorts; memory stays bounded
         for pragma in ["user_version", "application_id"] {
             let value = try Int.fetchOne(db, sql: "PRAGMA main.\(pragma)") ?? 0
             try db.execute(sql: "PRAGMA backstage_target.\(pragma) = \(value)")
         }
         try db.inTransaction {
+            func schema(_ type: String, of table: String) throws -> [String] {
+                try String.fetchAll(db, sql: "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name = ? ORDER BY name", arguments: [type, table])
+            }
             for table in tables {
                 guard let create = plan.sql[table] else { continue }
                 try db.execute(sql: Self.qualify(create, schema: "backstage_target"))
-                let columns = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(table.quotedDatabaseIdentifier))").map { ($0["name"] as String).quotedDatabaseIdentifier }
-                let list = (plan.withoutRowID.contains(table) ? columns : ["rowid"] + columns).joined(separator: ", ")
                 let name = table.quotedDatabaseIdentifier
-                try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
+                let info = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
+                let keys = info.filter { ($0["pk"] as Int) > 0 }
+                let rowidIsKey = keys.count == 1 && (keys[0]["type"] as String).uppercased() == "INTEGER"
+                if plan.withoutRowID.contains(table) || rowidIsKey {
+                    // Like VACUUM: indexes first, then the bare INSERT ... SELECT *, which SQLite runs
+                    // as a raw copy of the table's and the indexes' records, already in order (its
+                    // transfer optimisation). The rowid is the primary key here, so it is kept.
+                    for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
+                    try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
+                } else {
+                    let list = (["rowid"] + info.map { ($0["name"] as String).quotedDatabaseIdentifier }).joined(separator: ", ")
+                    try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
+                    for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
+                }
                 try progress(plan.rows[table] ?? 0)
             }
-            // Indexes after the rows (faster), triggers last (so the copy fires none).
-            let placeholders = databaseQuestionMarks(count: tables.count)
-            for type in ["index", "trigger"] {
-                let statements = try String.fetchAll(db, sql: "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name IN (\(placeholders)) ORDER BY name",
-                                                     arguments: StatementArguments([type] + tables))
-                for statement in statements { try db.execute(sql: Self.qualify(statement, schema: "backstage_target")) }
+            // Triggers last, so the copy fires none.
+            for table in tables {
+                for trigger in try schema("trigger", of: table) { try db.execute(sql: Self.qualify(trigger, schema: "backstage_target")) }
             }
+            let placeholders = databaseQuestionMarks(count: tables.count)
             if try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == true,
                try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM backstage_target.sqlite_master WHERE name = 'sqlite_sequence'") == true {
                 try db.execute(sql: "INSERT INTO backstage_target.sqlite_sequence SELECT * FROM main.sqlite_sequence WHERE name IN (\(placeholders))", arguments: StatementArguments(tables))
             }
             return .commit
         }
+        // Verify on the same connection: every table present with the source's row count. (A full
+        // quick_check would re-read the whole file SQLite just wrote, from the page cache.)
+        for table in tables where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM backstage_target.\(table.quotedDatabaseIdentifier)") != plan.rows[table] {
+            throw RelocationError.verificationFailed(path: target.temporaryMain.path)
+        }
+        // The source's journal mode, written in the header; detaching checkpoints the one page.
+        try db.execute(sql: "PRAGMA backstage_target.journal_mode = \(plan.isWAL ? "WAL" : "DELETE")")
     }
 
     /// Inserts `schema.` before the object name of a statement from `sqlite_master`, whose prefix
@@ -206,28 +225,6 @@ struct SplitRun {
             return String(sql.prefix(prefix.count)) + schema + "." + String(sql.dropFirst(prefix.count))
         }
         return sql
-    }
-
-    /// Sets the target's journal mode to the source's, then fsyncs it.
-    private func finalize(_ url: URL, wal: Bool) throws {
-        let queue = try DatabaseQueue(path: url.path)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA journal_mode = \(wal ? "WAL" : "DELETE")")
-        }
-        try queue.close()
-        try fileSystem.syncFile(url.path)
-    }
-
-    /// Row counts per table equal to the source's, and `quick_check` ok.
-    private func verify(_ url: URL, tables: [String], rows: [String: Int]) throws {
-        let queue = try DatabaseQueue(path: url.path)
-        defer { try? queue.close() }
-        try queue.read { db in
-            guard try String.fetchOne(db, sql: "PRAGMA quick_check") == "ok" else { throw RelocationError.verificationFailed(path: url.path) }
-            for table in tables where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") != rows[table] {
-                throw RelocationError.verificationFailed(path: url.path)
-            }
-        }
     }
 
     // MARK: - Core Data external data
