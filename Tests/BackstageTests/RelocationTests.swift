@@ -142,6 +142,40 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
     }
 
+    @Test func cancellingTheTaskThatIteratesTheStreamUndoesTheMove() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 40_000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        let relocator = Relocator(container: app.container)
+
+        let consumer = Task {
+            for try await event in relocator.events(RelocationOptions(strategy: .copy)) {
+                if case .progress(let progress) = event, progress.phase == .copying {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                }
+            }
+        }
+        _ = await consumer.result
+        // The work notices at its next chunk and undoes itself; then the container lock is free again.
+        func containerIsFree() -> Bool {
+            do {
+                _ = try relocator.run(RelocationOptions(stores: ["NoSuchStore"]))
+                return true
+            } catch RelocationError.containerBusy {
+                return false
+            } catch {
+                return true
+            }
+        }
+        for _ in 0..<400 where !containerIsFree() {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(snapshot(store) == before)
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
     @Test func storeInBothPlacesDestroysNeither() async throws {
         let app = try TestContainer()
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 30, walOnly: 5)

@@ -66,20 +66,11 @@ public struct Relocator: Sendable {
     /// Relocates the stores, streaming progress then the report. Cancelling the task that
     /// iterates the stream cancels the work: a move not yet committed is undone.
     public func events(_ options: RelocationOptions = RelocationOptions()) -> AsyncThrowingStream<RelocationEvent, Error> {
-        let (stream, continuation) = AsyncThrowingStream<RelocationEvent, Error>.makeStream()
-        let cancelled = CancellationFlag()
-        continuation.onTermination = { _ in cancelled.set() }
         let relocator = self
-        DispatchQueue.global(qos: .userInitiated).async {
-            do {
-                let report = try relocator.run(options, onProgress: { continuation.yield(.progress($0)) }, isCancelled: cancelled.get)
-                continuation.yield(.finished(report))
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+            let report = try relocator.run(options, onProgress: { yield(.progress($0)) }, isCancelled: isCancelled)
+            yield(.finished(report))
         }
-        return stream
     }
 
     /// The synchronous engine: recover, quarantine, move.
@@ -149,4 +140,23 @@ final class CancellationFlag: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     func get() -> Bool { lock.withLock { value } }
+}
+
+extension AsyncThrowingStream where Failure == Error {
+    /// Runs blocking file and SQLite work on a dispatch thread (never on the cooperative pool),
+    /// delivering its events; when the consumer stops iterating, `isCancelled` turns true.
+    static func runningOffTheCooperativePool(_ work: @escaping @Sendable (_ yield: @escaping (Element) -> Void, _ isCancelled: @escaping () -> Bool) throws -> Void) -> AsyncThrowingStream<Element, Error> where Element: Sendable {
+        let (stream, continuation) = AsyncThrowingStream<Element, Error>.makeStream()
+        let cancelled = CancellationFlag()
+        continuation.onTermination = { _ in cancelled.set() }
+        DispatchQueue.global(qos: .userInitiated).async {
+            do {
+                try work({ continuation.yield($0) }, cancelled.get)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return stream
+    }
 }

@@ -126,20 +126,11 @@ public struct Upgrader: Sendable {
     /// - parameter refuseOverBudget: When true and the estimate exceeds `budget`, the stream ends
     ///   with ``UpgradeError/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
     public func run(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false) -> AsyncThrowingStream<UpgradeEvent, Error> {
-        let (stream, continuation) = AsyncThrowingStream<UpgradeEvent, Error>.makeStream()
-        let cancelled = CancellationFlag()
-        continuation.onTermination = { _ in cancelled.set() }
         let upgrader = self
-        DispatchQueue.global(qos: .userInitiated).async {
-            do {
-                let report = try upgrader.runAndWait(plan, budget: budget, refuseOverBudget: refuseOverBudget, events: { continuation.yield($0) }, isCancelled: cancelled.get)
-                continuation.yield(.finished(report))
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+            let report = try upgrader.runAndWait(plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled)
+            yield(.finished(report))
         }
-        return stream
     }
 
     /// Runs the plan and returns its report.

@@ -43,19 +43,7 @@ enum Output {
             return ExitStatus.success
         }
         switch error {
-        case let error as RelocationError:
-            err("error: \(error)")
-            return ExitStatus.failure
-        case let error as FileSystemError:
-            err("error: \(error)")
-            return ExitStatus.failure
-        case let error as UpgradeError:
-            err("error: \(error)")
-            return ExitStatus.failure
-        case let error as StoreError:
-            err("error: \(error)")
-            return ExitStatus.failure
-        case let error as CLIError:
+        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError:
             err("error: \(error)")
             return ExitStatus.failure
         default:
