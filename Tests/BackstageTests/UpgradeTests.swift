@@ -193,7 +193,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(!upgrader.estimate(splitPlan(), budget: 60).exceedsBudget)
     }
 
-    @Test func aWholeChainRelocatesSplitsAndMigratesKeepingEveryNote() async throws {
+    @Test func aWholeChainFromV1ToV4KeepsEveryNote() async throws {
         let app = try TestContainer()
         try CoreDataStore.create(app.documentsStore().main, notes: 150, walOnlyNotes: 20)
         let before = try PythonSQLite.contentHashes(app.documentsStore())
@@ -205,8 +205,11 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         plan.steps.append(.migrateSchema(ContainerLocation(.applicationSupport, "UserData.sqlite"), [
             .init(id: "v3-pinned", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"),
         ]))
+        // v4: one store per account.
+        plan.steps.append(.relocate(from: ContainerLocation(.applicationSupport, "UserData.sqlite"),
+                                    to: ContainerLocation(.applicationSupport, "Accounts/42/UserData.sqlite")))
         let estimate = Upgrader(container: app.container).estimate(plan)
-        #expect(estimate.steps.map(\.index) == [0, 2, 3], "steps whose input an earlier step brings are estimated too")
+        #expect(estimate.steps.map(\.index) == [0, 2, 3, 4], "steps whose input an earlier step brings are estimated too")
         #expect(estimate.steps.allSatisfy { $0.bytes > 0 })
         var phases: [String] = []
         for try await event in Upgrader(container: app.container).run(plan) {
@@ -214,9 +217,11 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         }
         #expect(phases.contains("2:verified") && phases.contains("3:migrated"))
 
-        let userData = StoreFileSet(main: app.applicationSupport.appending(path: "UserData.sqlite"))
+        let userData = StoreFileSet(main: app.applicationSupport.appending(path: "Accounts/42/UserData.sqlite"))
         let notes = try PythonSQLite.inspect(userData, table: "ZNOTE", titleColumn: "ZTITLE")
         #expect(notes.rows == 170 && notes.integrity == "ok")
+        #expect(FileManager.default.fileExists(atPath: userData.supportFolder.appending(path: "_EXTERNAL_DATA").path))
+        #expect(!FileManager.default.fileExists(atPath: app.applicationSupport.appending(path: "UserData.sqlite").path))
         #expect(try PythonSQLite.contentHashes(userData).tables["ZFOLDER"] == before.tables["ZFOLDER"])
         #expect(try Auditor(container: app.container).audit().isClean)
         #expect(!Upgrader.needsUpgrade(app.container, plan))
