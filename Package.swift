@@ -23,10 +23,27 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "BackstageFixtures",
+            dependencies: ["Backstage"],
+            path: "Fixtures",
+            exclude: ["README.md"],
+            resources: [.copy("Layouts"), .copy("Plans"), .copy("Schema")]
+        ),
+        .target(
+            name: "BackstageHarness",
+            dependencies: [
+                "Backstage",
+                "BackstageFixtures",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .executableTarget(
             name: "BackstageCLI",
             dependencies: [
                 "Backstage",
+                "BackstageFixtures",
+                "BackstageHarness",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -40,6 +57,10 @@ let package = Package(
         .testTarget(
             name: "BackstageTests",
             dependencies: ["Backstage", "BackstageTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "BackstageHarnessTests",
+            dependencies: ["Backstage", "BackstageFixtures", "BackstageHarness", "BackstageTestSupport"]
         ),
         .testTarget(
             name: "BackstageCLITests",

@@ -144,6 +144,7 @@ public struct Upgrader: Sendable {
     }
 
     /// The synchronous engine.
+    @discardableResult
     package func runAndWait(_ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false, events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> UpgradeReport {
         let started = Date()
         let runLock = try RunLock(container: container, fileSystem: fileSystem)

@@ -1,0 +1,46 @@
+import Backstage
+import Foundation
+import GRDB
+
+/// Row count and content hash of one table.
+public struct TableDigest: Sendable, Hashable, Codable {
+    public var rows: Int
+    /// SHA-256 over every row (ordered by rowid), each value tagged with its type.
+    public var sha256: String
+}
+
+/// Row counts and content hashes of a store's tables, read from a scratch copy (the original
+/// is never opened: that would checkpoint its WAL or roll back its journal).
+public enum StoreDigest {
+    /// The digest of each table of the store; with `columns`, only those columns of a table are
+    /// hashed (to compare a table before and after a migration that added columns).
+    public static func tables(of store: StoreFileSet, columns: [String: [String]] = [:]) throws -> [String: TableDigest] {
+        try StoreInspector.withCopy(of: store) { db in
+            var result: [String: TableDigest] = [:]
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations' ORDER BY name")
+            for table in tables {
+                let list = columns[table]?.map(\.quotedDatabaseIdentifier).joined(separator: ", ") ?? "*"
+                var hasher = SHA256()
+                var rows = 0
+                let cursor = try Row.fetchCursor(db, sql: "SELECT \(list) FROM \(table.quotedDatabaseIdentifier) ORDER BY rowid")
+                while let row = try cursor.next() {
+                    rows += 1
+                    for value in row.databaseValues { hasher.update(encode(value)) }
+                    hasher.update([0x1e])
+                }
+                result[table] = TableDigest(rows: rows, sha256: hasher.finalize())
+            }
+            return result
+        }
+    }
+
+    private static func encode(_ value: DatabaseValue) -> [UInt8] {
+        switch value.storage {
+        case .null: return [0]
+        case .int64(let int): return [1] + withUnsafeBytes(of: int.bigEndian, Array.init)
+        case .double(let double): return [2] + withUnsafeBytes(of: double.bitPattern.bigEndian, Array.init)
+        case .string(let string): return [3] + withUnsafeBytes(of: UInt32(string.utf8.count).bigEndian, Array.init) + Array(string.utf8)
+        case .blob(let data): return [4] + withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + Array(data)
+        }
+    }
+}
