@@ -39,6 +39,9 @@ struct Upgrade: AsyncParsableCommand {
     @Option(help: .private)
     var crashAt: String?
 
+    @Option(name: .customLong("break"), help: .private)
+    var breakMode: String?
+
     func validate() throws {
         guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
         guard budget > 0 else { throw ValidationError("--budget must be more than 0 seconds.") }
@@ -57,11 +60,19 @@ struct Upgrade: AsyncParsableCommand {
         var upgrader = Upgrader(container: container, logger: Logging.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout
         if let crashAt {
-            // kind:phase (split:copied) or a phase of any step.
-            let parts = crashAt.split(separator: ":").map(String.init)
+            // kind:phase[@N]: kill at the Nth time the boundary is reached (default the first).
+            let target = CrashPoint(crashAt)
+            let counter = Counter()
             upgrader.phaseHook = { subject, phase in
                 let kind = subject.split(separator: ":").first.map(String.init) ?? ""
-                if phase.rawValue == parts.last && (parts.count == 1 || parts[0] == kind) { kill(getpid(), SIGKILL) }
+                if target.matches(kind: kind, phase: phase.rawValue), counter.increment() == target.occurrence { kill(getpid(), SIGKILL) }
+            }
+        }
+        if let breakMode, breakMode == "drop-wal" {
+            // A deliberately broken upgrade, for testing the simulator: the naive fix that moves a
+            // store without its -wal, losing every commit since the last checkpoint.
+            for entry in try FileClassifier().scan(container.documents) where entry.kind == .wal {
+                try FileManager.default.removeItem(at: container.documents.appending(path: entry.path))
             }
         }
         if dryRun {
@@ -133,4 +144,30 @@ struct Upgrade: AsyncParsableCommand {
         for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
         return lines.joined(separator: "\n")
     }
+}
+
+/// `kind:phase[@N]`, such as `relocate:committed@2`.
+struct CrashPoint {
+    var kind: String?
+    var phase: String
+    var occurrence: Int
+
+    init(_ text: String) {
+        let parts = text.split(separator: "@")
+        occurrence = parts.count > 1 ? Int(parts[1]) ?? 1 : 1
+        let names = parts[0].split(separator: ":").map(String.init)
+        kind = names.count > 1 ? names[0] : nil
+        phase = names.last ?? ""
+    }
+
+    func matches(kind: String, phase: String) -> Bool {
+        phase == self.phase && (self.kind == nil || self.kind == kind)
+    }
+}
+
+/// A counter shared with a @Sendable hook.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func increment() -> Int { lock.withLock { value += 1; return value } }
 }

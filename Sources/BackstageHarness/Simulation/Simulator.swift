@@ -1,0 +1,217 @@
+import Backstage
+import BackstageFixtures
+import Foundation
+import GRDB
+
+/// Which crash points a simulation tries.
+public enum CrashPoints: Sendable, Hashable, Codable {
+    /// Every step/phase boundary of the plan chain.
+    case all
+    /// None: one uninterrupted run.
+    case none
+    /// The first `n` boundaries, spread evenly over the chain.
+    case count(Int)
+
+    /// Parses `all`, `none` or a number.
+    public init?(_ text: String) {
+        switch text {
+        case "all": self = .all
+        case "none": self = .none
+        default:
+            guard let n = Int(text), n >= 0 else { return nil }
+            self = .count(n)
+        }
+    }
+}
+
+/// One simulated upgrade: a fixture, the plan chain killed at one point (or not), rerun, checked.
+public struct SimulationRun: Sendable, Hashable, Codable {
+    public var from: String
+    public var to: String
+    public var size: Int64
+    public var state: FixtureState
+    /// `kind:phase@N`, or nil for an uninterrupted run.
+    public var crashPoint: String?
+    /// False when the crash point was never reached (the step had nothing to do in this state).
+    public var crashed: Bool
+    /// Runs needed after the crash to complete the chain.
+    public var reruns: Int
+    /// Wall time of the uninterrupted run or of the runs after the crash.
+    public var seconds: Double
+    /// True when the upgrade took longer than the launch budget: an app would be killed at launch.
+    public var exceedsBudget: Bool
+    /// The invariants that broke; empty when the run passed.
+    public var failures: [String]
+
+    public var passed: Bool { failures.isEmpty }
+}
+
+/// Rebuilds old layouts, runs the upgrade chain in a child process killed with SIGKILL at each
+/// step/phase boundary, reruns it until it completes, and checks the invariants: every row kept
+/// (per-table content hashes, mapped through the plans), no internal file in Documents, user
+/// documents byte-identical, `integrity_check` ok on every store, no temporaries or journal left.
+public struct Simulator: Sendable {
+    public var executable: URL
+    public var seed: UInt64 = 1
+    public var budget: Double = Upgrader.defaultBudget
+    /// Passed to the child as `--break MODE`: a deliberately broken upgrade, to prove the checks can fail.
+    package var breakMode: String?
+
+    public init(executable: URL) {
+        self.executable = executable
+    }
+
+    /// The boundaries the chain `from` → `to` passes, as `kind:phase@N` (N counts repeats of the same boundary).
+    public static func crashPoints(from: String, to: String) throws -> [String] {
+        var seen: [String: Int] = [:]
+        var points: [String] = []
+        for plan in try FixtureCatalog.chain(from: from, to: to) {
+            for step in plan.steps {
+                let phases: [RelocationPhase] = switch step {
+                case .relocate: RelocationPhase.boundaries(for: .rename)
+                case .split: RelocationPhase.splitBoundaries
+                case .migrateSchema: RelocationPhase.migrationBoundaries
+                case .quarantine: []
+                }
+                for phase in phases {
+                    let key = "\(step.kind):\(phase.rawValue)"
+                    seen[key, default: 0] += 1
+                    points.append("\(key)@\(seen[key]!)")
+                }
+            }
+        }
+        return points
+    }
+
+    /// Runs the matrix, calling `progress` after each run.
+    public func simulate(from: String, to: String, sizes: [Int64], states: [FixtureState], crashPoints: CrashPoints,
+                         progress: (SimulationRun) -> Void = { _ in }) throws -> [SimulationRun] {
+        let all = try Self.crashPoints(from: from, to: to)
+        let points: [String?] = switch crashPoints {
+        case .none: [nil]
+        case .all: all
+        case .count(let n): n == 0 ? [nil] : stride(from: 0, to: all.count, by: max(1, all.count / n)).prefix(n).map { all[$0] }
+        }
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var runs: [SimulationRun] = []
+        for size in sizes {
+            for state in states {
+                let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
+                let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
+                let manifest = try FixtureGenerator(executable: executable).generate(spec, at: pristine)
+                let columns = try Self.columns(of: FixtureCatalog.layout(from), in: .iOSSandbox(root: pristine))
+                for point in points {
+                    let root = scratch.appending(path: "run")
+                    try? FileManager.default.removeItem(at: root)
+                    try FileManager.default.copyItem(at: pristine, to: root)
+                    var run = try execute(from: from, to: to, root: root, crashPoint: point)
+                    run.size = size
+                    run.state = state
+                    run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
+                    runs.append(run)
+                    progress(run)
+                }
+            }
+        }
+        return runs
+    }
+
+    private func execute(from: String, to: String, root: URL, crashPoint: String?) throws -> SimulationRun {
+        let plans = try FixtureCatalog.chain(from: from, to: to).map { try FixtureCatalog.url("Plans/\($0.name).json").path }
+        let base = ["upgrade", root.path, "--budget", String(budget)] + plans.flatMap { ["--plan", $0] } + (breakMode.map { ["--break", $0] } ?? [])
+        var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
+        if let crashPoint {
+            let killed = try Self.run(executable, base + ["--crash-at", crashPoint])
+            run.crashed = killed.signal == SIGKILL
+            if !run.crashed && killed.status != 0 { run.failures.append("the interrupted run failed: \(killed.stderr)") }
+        }
+        let started = Date()
+        let rerunArguments = base.filter { $0 != "--break" && $0 != breakMode }
+        for attempt in 1...3 {
+            let result = try Self.run(executable, crashPoint == nil ? base : rerunArguments)
+            run.reruns = attempt
+            if result.status == 0 { break }
+            if attempt == 3 { run.failures.append("the upgrade did not complete after 3 runs: \(result.stderr)") }
+        }
+        run.seconds = Date().timeIntervalSince(started)
+        run.exceedsBudget = run.seconds > budget
+        return run
+    }
+
+    /// The columns of every table of the `from` layout's stores, to hash them the same way after a
+    /// migration added columns.
+    private static func columns(of layout: FixtureLayout, in container: AppContainer) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for store in layout.stores {
+            let set = StoreFileSet(main: store.store.url(in: container))
+            guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
+            try StoreInspector.withCopy(of: set) { db in
+                for table in store.tables {
+                    result[table] = try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.quotedDatabaseIdentifier))").map { $0["name"] }
+                }
+            }
+        }
+        return result
+    }
+
+    /// The invariants, as the failures found.
+    private func check(root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]) throws -> [String] {
+        var failures: [String] = []
+        let container = AppContainer.iOSSandbox(root: root)
+        let target = try FixtureCatalog.layout(to)
+        let discarded = Set(try FixtureCatalog.chain(from: from, to: to).flatMap(\.steps).flatMap { step -> [String] in
+            if case .split(let split) = step { return split.discard }
+            return []
+        })
+        // Every row kept, where the plans say it goes.
+        let source = try FixtureCatalog.layout(from)
+        for store in source.stores {
+            guard let before = manifest.stores[store.store.description] else { continue }
+            for (table, digest) in before where !discarded.contains(table) {
+                guard let home = target.stores.first(where: { $0.tables.contains(table) }) else {
+                    failures.append("table \(table) has no store in \(to)")
+                    continue
+                }
+                let set = StoreFileSet(main: home.store.url(in: container))
+                guard FileManager.default.fileExists(atPath: set.main.path) else {
+                    failures.append("\(home.store) is missing")
+                    continue
+                }
+                let after = try StoreDigest.tables(of: set, columns: columns.filter { $0.key == table })
+                if after[table] != digest {
+                    failures.append("rows lost or changed: \(table) had \(digest.rows) rows, \(home.store) has \(after[table]?.rows ?? 0)")
+                }
+            }
+        }
+        // integrity_check on every store of the target layout.
+        for store in target.stores {
+            let set = StoreFileSet(main: store.store.url(in: container))
+            guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
+            let result = try StoreInspector.withCopy(of: set) { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
+            if result != "ok" { failures.append("integrity_check of \(store.store): \(result ?? "no answer")") }
+        }
+        // No internal file visible; documents byte-identical; nothing temporary left.
+        let audit = try Auditor(container: container).audit()
+        if !audit.isClean { failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))") }
+        let after = try FixtureManifest.read(container: container, spec: manifest.spec, notes: manifest.notes)
+        if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders { failures.append("user documents changed") }
+        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter { $0.contains(".backstage-tmp") || $0.hasSuffix(".backstage/journal.json") }
+        if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
+        return failures
+    }
+
+    private static func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, signal: Int32?, stderr: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let killed = process.terminationReason == .uncaughtSignal
+        return (killed ? -1 : process.terminationStatus, killed ? process.terminationStatus : nil, String(decoding: data, as: UTF8.self))
+    }
+}

@@ -1,0 +1,38 @@
+import Backstage
+import BackstageFixtures
+import BackstageHarness
+import BackstageTestSupport
+import Foundation
+import Testing
+
+@Suite struct SimulatorTests {
+    static let soak = ProcessInfo.processInfo.environment["BACKSTAGE_SOAK"] != nil
+
+    @Test func theCrashPointsCoverEveryBoundaryOfTheChain() throws {
+        let points = try Simulator.crashPoints(from: "v1", to: "v4")
+        #expect(points.count == 28)
+        #expect(points.first == "relocate:preflight@1" && points.contains("relocate:committed@2"))
+        #expect(points.contains("split:verified@1") && points.contains("migrateSchema:migrating@1"))
+    }
+
+    @Test func aBrokenUpgradeThatDropsTheWALIsReportedAsLosingRows() throws {
+        var simulator = Simulator(executable: URL(filePath: backstageExecutable))
+        simulator.breakMode = "drop-wal"
+        let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [200_000], states: [.walPending], crashPoints: .none)
+        #expect(runs.count == 1)
+        #expect(runs[0].passed == false)
+        #expect(runs[0].failures.contains { $0.hasPrefix("rows lost or changed: ZNOTE") })
+    }
+
+    @Test func theWholeV1ToV4MatrixPassesWithACrashAtEveryBoundary() throws {
+        let sizes: [Int64] = Self.soak ? [2_000_000, 20_000_000] : [150_000]
+        let runs = try Simulator(executable: URL(filePath: backstageExecutable))
+            .simulate(from: "v1", to: "v4", sizes: sizes, states: FixtureState.allCases, crashPoints: .all)
+        #expect(runs.count == 28 * FixtureState.allCases.count * sizes.count)
+        let crashed = runs.filter { $0.crashed }.count
+        #expect(crashed == runs.count, "every boundary is really reached and killed")
+        for run in runs where !run.passed {
+            Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))")
+        }
+    }
+}
