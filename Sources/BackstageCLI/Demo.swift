@@ -1,15 +1,18 @@
 import ArgumentParser
 import Backstage
+import BackstageFixtures
+import BackstageHarness
 import Foundation
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Build an old app container, audit it, relocate its store and prove no row was lost.",
+        abstract: "Build an old app container, audit it, upgrade it to the latest layout and prove no row was lost.",
         discussion: """
-            Builds a version-1 container in a temporary folder: Notes.sqlite in Documents, whose last \
-            committed rows live only in Notes.sqlite-wal because its writer process was killed, a Core \
-            Data .Notes_SUPPORT folder and user documents. Then audits it, relocates the store to \
-            Application Support with progress, audits again and counts the rows on both sides.
+            Writes the version-1 container of the sample Notes app from the fixture catalog in a temporary \
+            folder: Notes.sqlite in Documents, whose last committed notes live only in Notes.sqlite-wal because \
+            its writer process was killed, a Core Data .Notes_SUPPORT folder and user documents. Then audits it, \
+            runs the catalog's plans v1 → v4 with progress (relocate, split, migrate, per-account store), audits \
+            again and counts the notes on both sides.
 
             Example:
               backstage demo --directory /tmp/backstage-demo
@@ -19,11 +22,8 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Where to build the container (default: a new temporary folder). It must not exist.")
     var directory: String?
 
-    @Option(help: "Rows checkpointed into the main file.")
-    var rows = 2000
-
-    @Option(help: "Rows committed only in the -wal.")
-    var walRows = 500
+    @Option(help: "Approximate size of the version-1 store, such as 2MB.")
+    var size = "2MB"
 
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
@@ -35,67 +35,76 @@ struct Demo: AsyncParsableCommand {
         var rowsAfter: Int
         var leaksBefore: Int
         var leaksAfter: Int
+        var stepsRun: Int
         var filesMoved: Int
-        var bytesMoved: Int64
         var seconds: [String: Double]
         var store: String
     }
 
+    func validate() throws {
+        guard FixtureSpec.parseSize(size) != nil else { throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.") }
+    }
+
     func run() async throws {
-        let clock = ContinuousClock()
         var seconds: [String: Double] = [:]
         func timed<T>(_ label: String, _ body: () async throws -> T) async rethrows -> T {
-            let start = clock.now
+            let start = ContinuousClock.now
             let value = try await body()
-            let elapsed = clock.now - start
+            let elapsed = ContinuousClock.now - start
             seconds[label] = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             return value
         }
         let say: (String) -> Void = { if !json { Output.out($0) } }
+        let indent: (String) -> String = { $0.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n") }
 
         let root = URL(filePath: directory ?? FileManager.default.temporaryDirectory.appending(path: "backstage-demo-\(UUID().uuidString.prefix(8))").path)
         guard !FileManager.default.fileExists(atPath: root.path) else { throw CLIError(description: "\(root.path) already exists; give a new folder") }
         let container = AppContainer.iOSSandbox(root: root)
-        let store = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
+        let v1 = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
 
-        say("1. Building a version-1 container in \(root.path)")
-        try await timed("build") {
-            try DemoContainer.build(container, store: store, rows: rows, walRows: walRows)
+        say("1. Building the version-1 container of the sample Notes app in \(root.path)")
+        let spec = FixtureSpec(layout: "v1", size: FixtureSpec.parseSize(size) ?? 2_000_000, state: .walPending, seed: 1)
+        _ = try await timed("build") {
+            try FixtureGenerator(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()).generate(spec, at: root)
         }
-        let before = try StoreInspector.rowCounts(of: store)["ZNOTE"] ?? 0
-        let mainOnly = try StoreInspector.rowCounts(of: store, includingWAL: false)["ZNOTE"] ?? 0
+        let before = try StoreInspector.rowCounts(of: v1)["ZNOTE"] ?? 0
+        let mainOnly = try StoreInspector.rowCounts(of: v1, includingWAL: false)["ZNOTE"] ?? 0
         say("   Notes.sqlite holds \(before) notes; \(before - mainOnly) of them only in Notes.sqlite-wal (the writer was killed before its checkpoint)")
 
         say("2. Auditing Documents")
         let audit = try await timed("audit") { try Auditor(container: container).audit() }
-        say(Audit.render(audit, documents: container.documents).split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        say(indent(Audit.render(audit, documents: container.documents)))
 
-        say("3. Relocating to Application Support")
+        say("3. Upgrading v1 → v4 with the catalog's plans")
+        let upgrader = Upgrader(container: container)
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        let report = try await timed("relocate") { () async throws -> RelocationReport in
-            var report = RelocationReport()
-            for try await event in Relocator(container: container).events() {
-                switch event {
-                case .progress(let p): progress.update("   " + p.store, fraction: p.fractionCompleted, detail: p.phase.rawValue)
-                case .finished(let final): report = final
+        var reports: [UpgradeReport] = []
+        try await timed("upgrade") {
+            for plan in try FixtureCatalog.chain(from: "v1", to: "v4") {
+                for try await event in upgrader.run(plan) {
+                    switch event {
+                    case .progress(let p): progress.update("   \(plan.name)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: p.phase.rawValue)
+                    case .finished(let report): reports.append(report)
+                    case .planned: break
+                    }
                 }
+                progress.finish()
             }
-            progress.finish()
-            return report
         }
-        say(Relocate.render(report, container: container).split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        for report in reports { say(indent(Upgrade.render(report, container: container))) }
 
         say("4. Auditing again")
         let after = try Auditor(container: container).audit()
-        say(Audit.render(after, documents: container.documents).split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        say(indent(Audit.render(after, documents: container.documents)))
 
-        let moved = StoreFileSet(main: container.applicationSupport.appending(path: "Notes.sqlite"))
-        let rowsAfter = try StoreInspector.rowCounts(of: moved)["ZNOTE"] ?? 0
+        let v4 = StoreFileSet(main: container.applicationSupport.appending(path: "Accounts/1001/UserData.sqlite"))
+        let rowsAfter = try StoreInspector.rowCounts(of: v4)["ZNOTE"] ?? 0
         let summary = Summary(
             container: root.path, rowsBefore: before, rowsOnlyInWAL: before - mainOnly, rowsAfter: rowsAfter,
             leaksBefore: audit.findings.count, leaksAfter: after.findings.count,
-            filesMoved: report.moved.reduce(0) { $0 + $1.files }, bytesMoved: report.moved.reduce(0) { $0 + $1.bytes },
-            seconds: seconds, store: moved.main.path)
+            stepsRun: reports.flatMap(\.steps).filter { $0.outcome != "skipped" }.count,
+            filesMoved: reports.reduce(0) { $0 + $1.relocation.moved.reduce(0) { $0 + $1.files } },
+            seconds: seconds, store: v4.main.path)
         if json {
             try Output.json(summary)
         } else {
@@ -103,11 +112,11 @@ struct Demo: AsyncParsableCommand {
 
                 Summary
                   notes before      \(before) (\(before - mainOnly) only in the -wal)
-                  notes after       \(rowsAfter)\(rowsAfter == before ? "  ✓ every committed row kept" : "  ✗ ROWS LOST")
+                  notes after       \(rowsAfter)\(rowsAfter == before ? "  ✓ every committed note kept" : "  ✗ NOTES LOST")
                   internal files    \(audit.findings.count) in Documents before, \(after.findings.count) after
-                  moved             \(summary.filesMoved) files, \(formatBytes(summary.bytesMoved))
-                  timings           build \(fmt(seconds["build"])) s · audit \(fmt(seconds["audit"])) s · relocate \(fmt(seconds["relocate"])) s
-                  store now at      \(moved.main.path)
+                  upgrade           \(summary.stepsRun) steps in \(reports.count) plans
+                  timings           build \(fmt(seconds["build"])) s · audit \(fmt(seconds["audit"])) s · upgrade \(fmt(seconds["upgrade"])) s
+                  notes now at      \(v4.main.path)
                   documents at      \(container.documents.path)
                 """)
         }

@@ -99,12 +99,29 @@ import Testing
     }
 
     @Test func everyCommandHasAnAbstractAndAnExample() throws {
-        for command in ["demo", "audit", "relocate"] {
+        for command in ["demo", "audit", "relocate", "upgrade", "fixture", "simulate"] {
             let help = try runProcess(backstageExecutable, [command, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: "))
             #expect(help.stdout.contains("Example:\n  backstage \(command)"))
         }
+    }
+
+    @Test func fixturePrintsAManifestAndSimulateExitsOneWhenAnInvariantBreaks() throws {
+        let scratch = try TemporaryDirectory()
+        let fixture = try runProcess(backstageExecutable, ["fixture", scratch.path + "/v2", "--layout", "v2", "--size", "200KB", "--state", "clean", "--seed", "4", "--json"])
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(fixture.stdout.utf8)) as? [String: Any])
+        let stores = try #require(manifest["stores"] as? [String: [String: [String: Any]]])
+        #expect(stores["applicationSupport/Notes.sqlite"]?["ZNOTE"]?["rows"] as? Int == manifest["notes"] as? Int)
+        #expect(try runProcess(backstageExecutable, ["fixture", scratch.path + "/v2", "--layout", "v2"]).status == 3, "an existing folder is refused")
+        #expect(try runProcess(backstageExecutable, ["fixture", scratch.path + "/x", "--layout", "v9"]).status == 2)
+
+        let broken = try runProcess(backstageExecutable, ["simulate", "--from", "v1", "--to", "v2", "--sizes", "150KB", "--states", "wal-pending", "--crash-points", "none", "--break", "drop-wal"])
+        #expect(broken.status == 1)
+        #expect(broken.stdout.contains("FAILED: rows lost or changed: ") && broken.stdout.contains("ZNOTE had 21 rows, applicationSupport/Notes.sqlite has 17"))
+        let fine = try runProcess(backstageExecutable, ["simulate", "--from", "v1", "--to", "v2", "--sizes", "150KB", "--states", "clean", "--crash-points", "2"])
+        #expect(fine.status == 0, "\(fine.stdout)")
     }
 
     @Test func demoKeepsEveryRowAndLeavesDocumentsClean() throws {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Backstage
+import BackstageFixtures
 import Foundation
 
 /// Exit statuses of the CLI contract.
@@ -43,7 +44,7 @@ enum Output {
             return ExitStatus.success
         }
         switch error {
-        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError:
+        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError, is FixtureError:
             err("error: \(error)")
             return ExitStatus.failure
         default:

@@ -168,7 +168,7 @@ public struct Simulator: Sendable {
         let source = try FixtureCatalog.layout(from)
         for store in source.stores {
             guard let before = manifest.stores[store.store.description] else { continue }
-            for (table, digest) in before where !discarded.contains(table) {
+            for (table, digest) in before.sorted(by: { $0.key < $1.key }) where !discarded.contains(table) {
                 guard let home = target.stores.first(where: { $0.tables.contains(table) }) else {
                     failures.append("table \(table) has no store in \(to)")
                     continue
