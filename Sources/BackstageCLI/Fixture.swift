@@ -50,17 +50,18 @@ struct Fixture: AsyncParsableCommand {
         let root = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
         let started = ContinuousClock.now
-        let manifest = try FixtureGenerator(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()).generate(spec, at: root)
+        let executable = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
+        let notes = try FixtureGenerator(executable: executable).generate(spec, at: root)
         let elapsed = ContinuousClock.now - started
         if json {
-            try Output.json(manifest)
+            try Output.json(try FixtureManifest.read(container: .iOSSandbox(root: root), spec: spec, notes: notes))
             return
         }
-        var lines = ["\(layout) container, state \(state.rawValue), seed \(seed), \(manifest.notes) notes, at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
-        for (store, tables) in manifest.stores.sorted(by: { $0.key < $1.key }) {
-            lines.append("  \(store): " + tables.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.rows)" }.joined(separator: ", "))
+        var lines = ["\(layout) container, state \(state.rawValue), seed \(seed), \(notes) notes, at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
+        for store in try FixtureCatalog.layout(layout).stores {
+            lines.append("  \(store.store): \(store.tables.joined(separator: ", "))")
         }
-        lines.append("  documents: \(manifest.documents.count) files, \(manifest.emptyFolders.count) empty folder\(manifest.emptyFolders.count == 1 ? "" : "s")")
+        lines.append("  run with --json for per-table row counts and content hashes")
         Output.out(lines.joined(separator: "\n"))
     }
 }

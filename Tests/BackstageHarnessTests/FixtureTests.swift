@@ -7,7 +7,7 @@ import Testing
 
 func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, seed: UInt64 = 11, in directory: TemporaryDirectory) throws -> (AppContainer, FixtureManifest) {
     let root = directory.url.appending(path: "\(layout)-\(state.rawValue)-\(seed)")
-    let manifest = try FixtureGenerator(executable: URL(filePath: backstageExecutable)).generate(FixtureSpec(layout: layout, size: size, state: state, seed: seed), at: root)
+    let manifest = try FixtureManifest.generate(FixtureSpec(layout: layout, size: size, state: state, seed: seed), at: root, executable: URL(filePath: backstageExecutable))
     return (.iOSSandbox(root: root), manifest)
 }
 
@@ -21,8 +21,7 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
     @Test func theSameSeedGivesTheSameContainerAndAnotherSeedDoesNot() throws {
         let scratch = try TemporaryDirectory()
         let (_, first) = try generate("v3", .clean, seed: 5, in: scratch)
-        let again = try FixtureGenerator(executable: URL(filePath: backstageExecutable))
-            .generate(FixtureSpec(layout: "v3", size: 200_000, state: .clean, seed: 5), at: scratch.url.appending(path: "again"))
+        let again = try FixtureManifest.generate(FixtureSpec(layout: "v3", size: 200_000, state: .clean, seed: 5), at: scratch.url.appending(path: "again"), executable: URL(filePath: backstageExecutable))
         let (_, other) = try generate("v3", .clean, seed: 6, in: scratch)
         #expect(first.stores == again.stores && first.documents == again.documents)
         #expect(first.stores != other.stores)

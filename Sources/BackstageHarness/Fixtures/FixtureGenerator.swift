@@ -15,7 +15,12 @@ public struct FixtureGenerator: Sendable {
     }
 
     /// Generates `spec` into `root`, which must not exist or be empty.
-    public func generate(_ spec: FixtureSpec, at root: URL) throws -> FixtureManifest {
+    ///
+    /// - returns: The number of committed notes in the app's store. Read the container's
+    ///   ``FixtureManifest`` with ``FixtureManifest/read(container:spec:notes:)`` when you need it:
+    ///   it copies and hashes every store, which costs more than writing it.
+    @discardableResult
+    public func generate(_ spec: FixtureSpec, at root: URL) throws -> Int {
         let layout = try FixtureCatalog.layout(spec.layout)
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: root.path), !existing.isEmpty {
             throw FixtureError.notEmpty(path: root.path)
@@ -66,7 +71,7 @@ public struct FixtureGenerator: Sendable {
             try FileManager.default.removeItem(at: gone.main)
             try? FileManager.default.removeItem(at: gone.supportFolder)
         }
-        return try FixtureManifest.read(container: container, spec: spec, notes: spec.state == .walPending || spec.state == .hotJournal ? notes + (spec.layout == "v1" ? 0 : tail) : notes)
+        return [.walPending, .hotJournal].contains(spec.state) && spec.layout != "v1" ? notes + tail : notes
     }
 
     /// Runs the writer in a child process that dies by SIGKILL.
@@ -133,6 +138,12 @@ public struct FixtureGenerator: Sendable {
 }
 
 extension FixtureManifest {
+    /// Generates `spec` at `root` and reads its manifest.
+    public static func generate(_ spec: FixtureSpec, at root: URL, executable: URL) throws -> FixtureManifest {
+        let notes = try FixtureGenerator(executable: executable).generate(spec, at: root)
+        return try read(container: .iOSSandbox(root: root), spec: spec, notes: notes)
+    }
+
     /// Reads the manifest of a container: every store found in the usual places, and the documents.
     public static func read(container: AppContainer, spec: FixtureSpec, notes: Int) throws -> FixtureManifest {
         var stores: [String: [String: TableDigest]] = [:]

@@ -99,7 +99,7 @@ public struct Simulator: Sendable {
             for state in states {
                 let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
-                let manifest = try FixtureGenerator(executable: executable).generate(spec, at: pristine)
+                let manifest = try FixtureManifest.generate(spec, at: pristine, executable: executable)
                 let columns = try Self.columns(of: FixtureCatalog.layout(from), in: .iOSSandbox(root: pristine))
                 for point in points {
                     let root = scratch.appending(path: "run")
