@@ -214,7 +214,7 @@ package struct FileSystem: Sendable {
         let srcStatus = FileStatus(try Syscalls.fstat(src, path: from))
         guard srcStatus.kind == .regular else { throw FileSystemError(operation: .copy, path: from, code: EINVAL) }
         try inject(.open, to)
-        let dst = try Syscalls.open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? srcStatus.mode)
+        let dst = try Syscalls.open(to, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? srcStatus.mode)
         var completed = false
         defer {
             Syscalls.close(dst)

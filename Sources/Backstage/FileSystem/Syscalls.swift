@@ -50,9 +50,12 @@ enum Syscalls {
         }
     }
 
-    /// Overwrites one byte in place (fault injection only: it simulates a corrupted copy).
+    /// Flips every bit of one byte in place (fault injection only: it simulates a corrupted copy,
+    /// and a flipped byte always differs from the original, whatever it was).
     static func overwriteByte(_ fd: Int32, at offset: Int64) {
-        var byte: UInt8 = 0xA5
+        var byte: UInt8 = 0
+        _ = Glibc.pread(fd, &byte, 1, off_t(offset))
+        byte ^= 0xFF
         _ = Glibc.pwrite(fd, &byte, 1, off_t(offset))
     }
 
