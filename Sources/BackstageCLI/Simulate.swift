@@ -35,6 +35,9 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "all (every boundary), none (uninterrupted runs) or a number of boundaries spread over the chain.")
     var crashPoints = "all"
 
+    @Option(help: "Extra runs per size and state, each killed by SIGKILL at a random instant of the upgrade.")
+    var randomKills = 0
+
     @Option(help: "The launch budget in seconds: slower runs are flagged \"would be killed at launch\".")
     var budget: Double = Upgrader.defaultBudget
 
@@ -60,6 +63,7 @@ struct Simulate: AsyncParsableCommand {
             throw ValidationError("--states \(states): use all or some of \(FixtureState.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
         guard CrashPoints(crashPoints) != nil else { throw ValidationError("--crash-points must be all, none or a number.") }
+        guard randomKills >= 0 else { throw ValidationError("--random-kills must be 0 or more.") }
     }
 
     struct Summary: Encodable {
@@ -74,11 +78,12 @@ struct Simulate: AsyncParsableCommand {
         simulator.seed = seed
         simulator.budget = budget
         simulator.breakMode = breakMode
+        simulator.randomKills = randomKills
         let started = Date()
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let points = try Simulator.crashPoints(from: from, to: to)
         let perState = CrashPoints(crashPoints) == .all ? points.count : max(1, Int(crashPoints) ?? 1)
-        let total = parsedSizes.count * parsedStates.count * perState
+        let total = parsedSizes.count * parsedStates.count * (perState + randomKills)
         var done = 0
         let runs = try simulator.simulate(from: from, to: to, sizes: parsedSizes, states: parsedStates, crashPoints: CrashPoints(crashPoints) ?? .all) { run in
             done += 1

@@ -24,6 +24,17 @@ import Testing
         #expect(runs[0].failures.contains { $0.hasPrefix("rows lost or changed: ZNOTE") })
     }
 
+    @Test func killsAtRandomInstantsAreRepairedToo() throws {
+        var simulator = Simulator(executable: URL(filePath: backstageExecutable))
+        simulator.randomKills = Self.soak ? 100 : 4
+        let runs = try simulator.simulate(from: "v1", to: "v4", sizes: [Self.soak ? 5_000_000 : 400_000], states: [.walPending], crashPoints: .none)
+        #expect(runs.count == 1 + simulator.randomKills)
+        #expect(runs.dropFirst().allSatisfy { $0.crashPoint?.hasPrefix("random:") == true })
+        for run in runs where !run.passed {
+            Issue.record("\(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))")
+        }
+    }
+
     @Test func theWholeV1ToV4MatrixPassesWithACrashAtEveryBoundary() throws {
         let sizes: [Int64] = Self.soak ? [2_000_000, 20_000_000] : [150_000]
         let runs = try Simulator(executable: URL(filePath: backstageExecutable))

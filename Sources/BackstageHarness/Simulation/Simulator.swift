@@ -54,6 +54,9 @@ public struct Simulator: Sendable {
     public var executable: URL
     public var seed: UInt64 = 1
     public var budget: Double = Upgrader.defaultBudget
+    /// Extra runs per size and state, each killed from outside at a random instant of the upgrade
+    /// (not only at a boundary), reproducible from ``seed``.
+    public var randomKills = 0
     /// Passed to the child as `--break MODE`: a deliberately broken upgrade, to prove the checks can fail.
     package var breakMode: String?
 
@@ -101,11 +104,23 @@ public struct Simulator: Sendable {
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
                 let manifest = try FixtureManifest.generate(spec, at: pristine, executable: executable)
                 let columns = try Self.columns(of: FixtureCatalog.layout(from), in: .iOSSandbox(root: pristine))
-                for point in points {
+                var random = SeededRandom(seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
+                var baseline = 0.05
+                // Random instants are fractions of an uninterrupted run's time, so one runs first.
+                let boundaries = randomKills > 0 && !points.contains(nil) ? [nil] + points : points
+                let kills: [Kill] = boundaries.map { Kill.boundary($0) } + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
+                for kill in kills {
                     let root = scratch.appending(path: "run")
                     try? FileManager.default.removeItem(at: root)
                     try FileManager.default.copyItem(at: pristine, to: root)
-                    var run = try execute(from: from, to: to, root: root, crashPoint: point)
+                    var run: SimulationRun
+                    switch kill {
+                    case .boundary(let point):
+                        run = try execute(from: from, to: to, root: root, crashPoint: point)
+                        if point == nil { baseline = max(baseline, run.seconds) }
+                    case .randomInstant(let fraction):
+                        run = try execute(from: from, to: to, root: root, crashPoint: nil, killAfter: fraction * baseline)
+                    }
                     run.size = size
                     run.state = state
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
@@ -117,7 +132,12 @@ public struct Simulator: Sendable {
         return runs
     }
 
-    private func execute(from: String, to: String, root: URL, crashPoint: String?) throws -> SimulationRun {
+    private enum Kill {
+        case boundary(String?)
+        case randomInstant(Double)
+    }
+
+    private func execute(from: String, to: String, root: URL, crashPoint: String?, killAfter delay: Double? = nil) throws -> SimulationRun {
         let plans = try FixtureCatalog.chain(from: from, to: to).map { try FixtureCatalog.url("Plans/\($0.name).json").path }
         let base = ["upgrade", root.path, "--budget", String(budget)] + plans.flatMap { ["--plan", $0] } + (breakMode.map { ["--break", $0] } ?? [])
         var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
@@ -125,11 +145,23 @@ public struct Simulator: Sendable {
             let killed = try Self.run(executable, base + ["--crash-at", crashPoint])
             run.crashed = killed.signal == SIGKILL
             if !run.crashed && killed.status != 0 { run.failures.append("the interrupted run failed: \(killed.stderr)") }
+        } else if let delay {
+            run.crashPoint = String(format: "random:%.0fms", delay * 1000)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = base
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            run.crashed = process.terminationReason == .uncaughtSignal
         }
         let started = Date()
         let rerunArguments = base.filter { $0 != "--break" && $0 != breakMode }
         for attempt in 1...3 {
-            let result = try Self.run(executable, crashPoint == nil ? base : rerunArguments)
+            let result = try Self.run(executable, crashPoint == nil && delay == nil ? base : rerunArguments)
             run.reruns = attempt
             if result.status == 0 { break }
             if attempt == 3 { run.failures.append("the upgrade did not complete after 3 runs: \(result.stderr)") }
