@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Backstage", targets: ["Backstage"]),
+        .library(name: "BackstageExport", targets: ["BackstageExport"]),
         .executable(name: "backstage", targets: ["BackstageCLI"]),
     ],
     dependencies: [
@@ -22,6 +23,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .systemLibrary(name: "CArchive", providers: [.apt(["libarchive-dev"])]),
+        .target(
+            name: "BackstageExport",
+            dependencies: ["Backstage", "CArchive", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "BackstageFixtures",
@@ -57,6 +63,10 @@ let package = Package(
         .testTarget(
             name: "BackstageTests",
             dependencies: ["Backstage", "BackstageTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "BackstageExportTests",
+            dependencies: ["Backstage", "BackstageExport", "BackstageTestSupport"]
         ),
         .testTarget(
             name: "BackstageHarnessTests",

@@ -46,6 +46,15 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).isEmpty)
 
+        // Through a link to Documents, too.
+        let link = app.root.appending(path: "Innocent")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: app.documents)
+        stores.storeDescriptions = [StoreDescription(name: "Notes", url: link.appending(path: "Sub/Notes.sqlite"))]
+        await #expect(throws: StoreError.insideDocuments(path: link.appending(path: "Sub/Notes.sqlite").path)) {
+            try await stores.loadStores()
+        }
+
+        stores.storeDescriptions = [StoreDescription(name: "Notes", url: app.documents.appending(path: "Notes.sqlite"))]
         stores.storeDescriptions[0].allowsDocumentsLocation = true
         try await stores.loadStores()
         #expect(stores.url(for: nil) == app.documents.appending(path: "Notes.sqlite"))

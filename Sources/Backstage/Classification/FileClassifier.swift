@@ -129,8 +129,7 @@ public struct FileClassifier: Sendable {
     private func symlinkKind(name: String, full: String) throws -> FileKind {
         if Self.splitSidecar(name) != nil || Self.hasStoreExtension(name) { return .symlinkedStore }
         // A link whose target is a database is a store behind a link, whatever its name.
-        let target = URL(filePath: full).resolvingSymlinksInPath().path
-        if let bytes = try? fileSystem.readPrefix(target, count: 16), SQLiteHeader.hasMagic(bytes) {
+        if let target = fileSystem.resolvedPath(full), let bytes = try? fileSystem.readPrefix(target, count: 16), SQLiteHeader.hasMagic(bytes) {
             return .symlinkedStore
         }
         return name.hasPrefix(".") ? .hidden : .document

@@ -108,6 +108,32 @@ package struct FileSystem: Sendable {
         ((try? status(path)) ?? nil) != nil
     }
 
+    /// The path with every symbolic link resolved (`realpath`), or nil when it does not resolve.
+    package func resolvedPath(_ path: String) -> String? {
+        Syscalls.realPath(path)
+    }
+
+    /// `path` with every link resolved, even when its last components do not exist yet: the deepest
+    /// existing ancestor is resolved with `realpath` and the rest appended.
+    package func canonicalPath(_ path: String) -> String {
+        var head = (path as NSString).standardizingPath
+        var tail: [String] = []
+        while !head.isEmpty && head != "/" {
+            if let resolved = resolvedPath(head) {
+                return ([resolved] + tail.reversed()).joined(separator: "/")
+            }
+            tail.append((head as NSString).lastPathComponent)
+            head = (head as NSString).deletingLastPathComponent
+        }
+        return path
+    }
+
+    /// True when `path`, with every link resolved, is `folder` or inside it.
+    package func resolves(_ path: String, inside folder: String) -> Bool {
+        guard let target = resolvedPath(path), let root = resolvedPath(folder) else { return false }
+        return target == root || target.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+    }
+
     /// Reads up to `count` bytes from the start of a regular file, never through a symlink.
     package func readPrefix(_ path: String, count: Int) throws(FileSystemError) -> [UInt8] {
         try inject(.read, path)

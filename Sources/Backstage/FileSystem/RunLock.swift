@@ -1,22 +1,30 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// An advisory `flock` on `applicationSupport/.backstage/lock`, so two Backstage processes
 /// never work on one container at once. Released on close or when the process dies.
+///
+/// It waits up to `timeout` for the lock: another run may be finishing, and a child process
+/// forked by another thread holds an inherited descriptor until its `exec` closes it.
 final class RunLock {
     private var fd: Int32 = -1
     let path: String
 
-    init(container: AppContainer, fileSystem: FileSystem) throws(RelocationError) {
+    init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(RelocationError) {
         path = container.backstageDirectory.appending(path: "lock").path
         do {
             try fileSystem.createDirectories(container.backstageDirectory.path)
             fd = try Syscalls.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o644)
-            guard try Syscalls.flockExclusive(fd, blocking: false, path: path) else {
-                Syscalls.close(fd)
-                fd = -1
-                throw RelocationError.containerBusy(path: path)
+            let deadline = Date().addingTimeInterval(timeout)
+            while try !Syscalls.flockExclusive(fd, blocking: false, path: path) {
+                guard Date() < deadline else {
+                    Syscalls.close(fd)
+                    fd = -1
+                    throw RelocationError.containerBusy(path: path)
+                }
+                usleep(10_000)
             }
         } catch let error as RelocationError {
             throw error

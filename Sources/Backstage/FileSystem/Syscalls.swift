@@ -144,6 +144,13 @@ enum Syscalls {
         throw FileSystemError(operation: .lock, path: path, code: errno)
     }
 
+    /// `realpath(3)`: the absolute path with every link resolved, or nil when it does not resolve.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = Glibc.realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
         guard let dir = opendir(path) else { throw FileSystemError(operation: .list, path: path, code: errno) }
         defer { closedir(dir) }

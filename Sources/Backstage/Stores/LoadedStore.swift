@@ -81,7 +81,7 @@ struct FileIdentity: Equatable, Sendable {
     var device: UInt64?
 
     init(_ url: URL) {
-        path = url.resolvingSymlinksInPath().standardizedFileURL.path
+        path = FileSystem().canonicalPath(url.path)
         if let status = try? FileSystem().status(path) {
             inode = status.inode
             device = status.device

@@ -241,8 +241,8 @@ public final class StoreContainer: @unchecked Sendable {
     }
 
     private static func isInside(_ url: URL, _ folder: URL) -> Bool {
-        let path = url.resolvingSymlinksInPath().standardizedFileURL.path
-        let root = folder.resolvingSymlinksInPath().standardizedFileURL.path
+        let path = FileSystem().canonicalPath(url.path)
+        let root = FileSystem().canonicalPath(folder.path)
         return path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
     }
 }
