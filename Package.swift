@@ -48,6 +48,7 @@ let package = Package(
             name: "BackstageCLI",
             dependencies: [
                 "Backstage",
+                "BackstageExport",
                 "BackstageFixtures",
                 "BackstageHarness",
                 .product(name: "GRDB", package: "GRDB.swift"),

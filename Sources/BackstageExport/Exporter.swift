@@ -57,6 +57,7 @@ public struct Exporter: Sendable {
         let entries = try FileClassifier().scan(documents).filter { $0.kind == .document }
         let temporary = destination.deletingLastPathComponent().appending(path: ".\(destination.lastPathComponent).backstage-tmp-\(UUID().uuidString.prefix(8))")
         var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, skippedLinks: [])
+        var modifiedTimes: [Int64] = []
         do {
             try withUTF8Locale {
                 let writer = try ArchiveWriter(path: temporary.path, format: options.format, level: options.level, threads: options.threads)
@@ -100,9 +101,11 @@ public struct Exporter: Sendable {
                         continue
                     }
                     report.entries += 1
+                    modifiedTimes.append(modified)
                 }
                 try writer.close()
             }
+            if options.format == .zip { try ZipTimestamps.normalizeToUTC(temporary, modified: modifiedTimes) }
             try FileManager.default.fsyncAndRename(temporary, to: destination)
         } catch {
             try? FileManager.default.removeItem(at: temporary)

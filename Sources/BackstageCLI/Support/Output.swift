@@ -1,5 +1,6 @@
 import ArgumentParser
 import Backstage
+import BackstageExport
 import BackstageFixtures
 import Foundation
 
@@ -44,7 +45,7 @@ enum Output {
             return ExitStatus.success
         }
         switch error {
-        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError, is FixtureError:
+        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError, is FixtureError, is ArchiveError:
             err("error: \(error)")
             return ExitStatus.failure
         default:

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Backstage
+import BackstageExport
+import Foundation
+
+extension ArchiveFormat: ExpressibleByArgument {}
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Archive the user-visible documents of a container.",
+        discussion: """
+            Writes the Documents tree (paths relative to Documents) as an archive: never an internal file \
+            (databases by their header, sidecars, Core Data support folders), never a dotfile, never anything \
+            behind a link that leaves Documents. The same documents give a byte-identical archive: sorted \
+            entries, uid/gid 0, normalised permissions, modification times clamped to SOURCE_DATE_EPOCH when set. \
+            The format comes from the file name unless --format is given.
+
+            Example:
+              backstage export ~/Containers/MyApp -o notes.tar.zst --level 19
+            """
+    )
+
+    @OptionGroup var options: ContainerOptions
+
+    @Option(name: .shortAndLong, help: "The archive to write.", completion: .file())
+    var output: String
+
+    @Option(help: "zip, tar, tar.gz, tar.bz2, tar.xz or tar.zst (default: from the file name).")
+    var format: ArchiveFormat?
+
+    @Option(help: "Compression level (zip: 0 stores, 1-9 deflate).")
+    var level: Int?
+
+    @Option(help: "Compression threads (tar.xz, tar.zst).")
+    var threads: Int?
+
+    @Flag(help: "Print the report as one JSON object.")
+    var json = false
+
+    func validate() throws {
+        guard format ?? ArchiveFormat(fileName: output) != nil else {
+            throw ValidationError("Cannot tell the format of \(output): give --format or a name ending in .zip, .tar, .tar.gz, .tar.bz2, .tar.xz or .tar.zst.")
+        }
+        if format == .sevenZip || ArchiveFormat(fileName: output) == .sevenZip, format == nil || format == .sevenZip {
+            throw ValidationError("7z export is not available yet.")
+        }
+    }
+
+    func run() async throws {
+        let container = try options.resolve()
+        let destination = URL(filePath: output, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let chosen = format ?? ArchiveFormat(fileName: output) ?? .zip
+        let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
+        let started = ContinuousClock.now
+        let report = try Exporter(container: container).export(to: destination, options: ExportOptions(format: chosen, level: level, threads: threads)) { bytes in
+            progress.update("export", fraction: 0, detail: formatBytes(bytes))
+        }
+        progress.finish()
+        let elapsed = ContinuousClock.now - started
+        if json {
+            try Output.json(report)
+        } else {
+            Output.out("Exported \(report.entries) entries (\(formatBytes(report.bytes)) of documents) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+                + (report.skippedLinks.isEmpty ? "" : "; left out links leaving Documents: \(report.skippedLinks.joined(separator: ", "))"))
+        }
+    }
+}
