@@ -25,10 +25,10 @@ struct Export: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The archive to write.", completion: .file())
     var output: String
 
-    @Option(help: "zip, tar, tar.gz, tar.bz2, tar.xz or tar.zst (default: from the file name).")
+    @Option(help: "zip, tar, tar.gz, tar.bz2, tar.xz, tar.zst or 7z (default: from the file name).")
     var format: ArchiveFormat?
 
-    @Option(help: "Compression level (zip: 0 stores, 1-9 deflate).")
+    @Option(help: "Compression level (zip: 0 stores, 1-9 deflate; gzip, bzip2, xz 0-9; zstd 1-22).")
     var level: Int?
 
     @Option(help: "Compression threads (tar.xz, tar.zst).")
@@ -39,10 +39,7 @@ struct Export: AsyncParsableCommand {
 
     func validate() throws {
         guard format ?? ArchiveFormat(fileName: output) != nil else {
-            throw ValidationError("Cannot tell the format of \(output): give --format or a name ending in .zip, .tar, .tar.gz, .tar.bz2, .tar.xz or .tar.zst.")
-        }
-        if format == .sevenZip || ArchiveFormat(fileName: output) == .sevenZip, format == nil || format == .sevenZip {
-            throw ValidationError("7z export is not available yet.")
+            throw ValidationError("Cannot tell the format of \(output): give --format or a name ending in .zip, .tar, .tar.gz, .tar.bz2, .tar.xz, .tar.zst or .7z.")
         }
     }
 

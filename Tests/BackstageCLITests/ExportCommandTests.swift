@@ -5,7 +5,7 @@ import Testing
 
 /// `backstage export` from fresh processes that never call setlocale, under different time zones.
 @Suite struct ExportCommandTests {
-    @Test(arguments: ["zip", "tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst"])
+    @Test(arguments: ["zip", "tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst", "7z"])
     func theSameDocumentsGiveTheSameBytesInEveryTimeZone(format: String) throws {
         let scratch = try TemporaryDirectory()
         let fixture = try runProcess(backstageExecutable, ["fixture", scratch.path + "/c", "--layout", "v1", "--size", "150KB", "--state", "wal-pending"])

@@ -27,7 +27,7 @@ func documentsFixture() throws -> (TestContainer, [String: Data], TemporaryDirec
 }
 
 /// Extracts an archive with an independent reader (Python's tarfile and zipfile; bsdtar for
-/// zstd, which Python 3.11 cannot read) and returns its regular files' bytes and its links.
+/// zstd, which Python 3.11 cannot read; 7z from p7zip for 7z) and returns its regular files' bytes and its links.
 func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: Data], links: [String: String]) {
     let out = try TemporaryDirectory()
     let script = """
@@ -44,6 +44,8 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
         else:
             if fmt == "tar.zst":
                 subprocess.run(["bsdtar", "-xf", path, "-C", out], check=True)
+            elif fmt == "7z":
+                subprocess.run(["7z", "x", "-o" + out, path], check=True, stdout=subprocess.DEVNULL)
             else:
                 tarfile.open(path).extractall(out)
             for root, dirs, files in os.walk(out):
@@ -63,7 +65,7 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
 }
 
 @Suite struct ExportTests {
-    static let formats: [ArchiveFormat] = [.zip, .tar, .tarGz, .tarBz2, .tarXz, .tarZst]
+    static let formats: [ArchiveFormat] = [.zip, .tar, .tarGz, .tarBz2, .tarXz, .tarZst, .sevenZip]
 
     @Test(arguments: formats)
     func anIndependentReaderFindsExactlyTheUsersDocuments(format: ArchiveFormat) throws {
