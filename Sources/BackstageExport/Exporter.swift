@@ -83,14 +83,8 @@ public struct Exporter: Sendable {
                     case .regular:
                         let size = status.size
                         try writer.writeHeader(path: entry.path, kind: .file, size: size, mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified)
-                        let handle = try FileHandle(forReadingFrom: url)
-                        defer { try? handle.close() }
-                        var written: Int64 = 0
-                        while written < size {
-                            let chunk = try handle.read(upToCount: min(buffer.count, Int(size - written))) ?? Data()
-                            if chunk.isEmpty { break }
-                            try chunk.withUnsafeBytes { raw in try writer.writeData(raw, entry: entry.path) }
-                            written += Int64(chunk.count)
+                        let written = try fileSystem.readChunks(url.path, into: buffer) { chunk in
+                            try writer.writeData(chunk, entry: entry.path)
                             report.bytes += Int64(chunk.count)
                             progress(report.bytes)
                         }

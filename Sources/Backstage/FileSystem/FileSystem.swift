@@ -345,6 +345,22 @@ package struct FileSystem: Sendable {
         try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
+    /// Streams a regular file through `buffer`, never following a link, calling `body` with each chunk.
+    /// - returns: The bytes read.
+    @discardableResult
+    package func readChunks(_ path: String, into buffer: UnsafeMutableRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int64 {
+        try inject(.read, path)
+        let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
+        defer { Syscalls.close(fd) }
+        var total: Int64 = 0
+        while true {
+            let n = try Syscalls.read(fd, buffer, path: path)
+            if n == 0 { return total }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+            total += Int64(n)
+        }
+    }
+
     /// Reads a whole (small) file.
     package func readFile(_ path: String) throws(FileSystemError) -> [UInt8] {
         try inject(.read, path)
