@@ -102,9 +102,7 @@ import Testing
             guard case RelocationError.insufficientSpace = error else { return false }
             return true
         }
-        #expect(snapshot(store) == before)
-        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+        expectSourceKeptAndNothingMoved(app, store, before)
     }
 
     @Test func aCopyThatDoesNotMatchItsSourceIsNeverCommitted() async throws {
@@ -120,9 +118,7 @@ import Testing
         #expect(throws: RelocationError.verificationFailed(path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path)) {
             _ = try relocator.run(RelocationOptions(strategy: .copy))
         }
-        #expect(snapshot(store) == before)
-        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
-        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        expectSourceKeptAndNothingMoved(app, store, before)
     }
 
     @Test func cancellingBeforeTheCommitKeepsTheSource() async throws {
@@ -137,9 +133,7 @@ import Testing
         #expect(throws: RelocationError.cancelled(path: store.main.path)) {
             _ = try relocator.run(RelocationOptions(strategy: .copy), isCancelled: cancelled.get)
         }
-        #expect(snapshot(store) == before)
-        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+        expectSourceKeptAndNothingMoved(app, store, before)
     }
 
     @Test func cancellingTheTaskThatIteratesTheStreamLeavesOneCompleteStore() async throws {
@@ -279,6 +273,14 @@ import Testing
 
         #expect(try PythonSQLite.inspect(StoreFileSet(main: app.applicationSupport.appending(path: "Accounts/42/User.sqlite"))).rows == 9)
     }
+}
+
+/// The outcome of a move that failed or was undone: the source byte-identical, no store at the
+/// destination, no temporaries anywhere.
+func expectSourceKeptAndNothingMoved(_ app: TestContainer, _ store: StoreFileSet, _ before: [String: Data], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(snapshot(store) == before, sourceLocation: sourceLocation)
+    #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path), sourceLocation: sourceLocation)
+    #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty, sourceLocation: sourceLocation)
 }
 
 /// A flag a test sets from a callback.

@@ -62,6 +62,12 @@ struct Quarantine {
         return .init(from: url.path, to: target.path, reason: reason)
     }
 
+    /// Quarantines the sidecars and support folder found where `store` is about to be created,
+    /// without its database: SQLite would splice a stale `-wal` into the new store.
+    func moveStaleFiles(of store: StoreFileSet) throws -> [RelocationReport.QuarantinedFile] {
+        try store.allPaths.dropFirst().filter { fileSystem.exists($0.path) }.map { try move($0, reason: "stale-destination") }
+    }
+
     /// After a store's lock is released: its `-wal` is empty (checkpointed with TRUNCATE) and
     /// `-shm` is a derived index, so both go; a non-empty leftover is quarantined, never deleted.
     func removeCheckpointedSidecars(of store: StoreFileSet) throws {

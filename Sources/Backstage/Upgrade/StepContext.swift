@@ -73,9 +73,7 @@ struct StepContext {
             destination = quarantine.location(for: source.url(in: container))
             logger.warning("store in both places; the source goes to quarantine", metadata: ["store": "\(source)"])
         } else {
-            for stale in target.allPaths.dropFirst() where fileSystem.exists(stale.path) {
-                report.quarantined.append(try quarantine.move(stale, reason: "stale-destination"))
-            }
+            report.quarantined += try quarantine.moveStaleFiles(of: target)
         }
         let move = move(source, destination)
         let (resolved, bytes) = try move.preflight(strategy)
@@ -87,11 +85,21 @@ struct StepContext {
         }
     }
 
-    /// Quarantines the internal files of `folder` that belong to no store: orphan sidecars,
-    /// Backstage temporaries, support folders without their database. With `recursive`, the whole tree.
+    /// The internal files among `entries` that belong to no store: orphan sidecars, Backstage
+    /// temporaries, support folders without their database. The one rule for what quarantine takes.
+    static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
+        entries.filter { entry in
+            switch entry.kind {
+            case .orphanSidecar, .backstageTemporary: true
+            case .coreDataSupport: !hasStore(forSupport: entry.path, in: entries)
+            default: false
+            }
+        }
+    }
+
+    /// Quarantines the ``strays(in:)`` of a folder's entries.
     func quarantineStrays(in entries: [ClassifiedFile], root: URL, report: inout RelocationReport) throws {
-        for entry in entries where [.orphanSidecar, .backstageTemporary, .coreDataSupport].contains(entry.kind) {
-            if entry.kind == .coreDataSupport && Self.hasStore(forSupport: entry.path, in: entries) { continue }
+        for entry in Self.strays(in: entries) {
             report.quarantined.append(try quarantine.move(root.appending(path: entry.path), reason: entry.kind.rawValue))
         }
     }

@@ -63,7 +63,7 @@ public struct Upgrader: Sendable {
             return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
         case .quarantine(let quarantine):
             let entries = (try? FileClassifier(fileSystem: fileSystem).scan(quarantine.folder.url(in: container), recursive: false)) ?? []
-            return entries.contains { [.orphanSidecar, .backstageTemporary].contains($0.kind) || ($0.kind == .coreDataSupport && !StepContext.hasStore(forSupport: $0.path, in: entries)) }
+            return !StepContext.strays(in: entries).isEmpty
         }
     }
 

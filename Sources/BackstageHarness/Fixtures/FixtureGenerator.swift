@@ -76,14 +76,10 @@ public struct FixtureGenerator: Sendable {
 
     /// Runs the writer in a child process that dies by SIGKILL.
     private func writeKilled(_ store: StoreFileSet, seed: UInt64, first: Int, count: Int, tail: Int, ending: NotesWriter.Ending) throws {
-        let child = Process()
-        child.executableURL = executable
-        child.arguments = ["fixture-writer", store.main.path, "--seed", String(seed), "--first", String(first), "--count", String(count), "--tail", String(tail), "--ending", ending.rawValue]
-        child.standardOutput = FileHandle.nullDevice
-        try child.run()
-        child.waitUntilExit()
-        guard child.terminationReason == .uncaughtSignal, child.terminationStatus == SIGKILL else {
-            throw FixtureError.writerFailed(path: store.main.path, reason: "it ended with status \(child.terminationStatus) instead of being killed")
+        let outcome = try ChildProcess.run(executable, ["fixture-writer", store.main.path, "--seed", String(seed), "--first", String(first),
+                                                         "--count", String(count), "--tail", String(tail), "--ending", ending.rawValue])
+        guard outcome.killedBySIGKILL else {
+            throw FixtureError.writerFailed(path: store.main.path, reason: "it ended with status \(outcome.status) instead of being killed: \(outcome.stderr)")
         }
     }
 
@@ -96,14 +92,9 @@ public struct FixtureGenerator: Sendable {
         case .migrateSchema: "migrateSchema:migrating"
         default: version == "v1" ? "relocate:locked" : "relocate:committed"
         }
-        let child = Process()
-        child.executableURL = executable
-        child.arguments = ["upgrade", container.documents.deletingLastPathComponent().path, "--plan", try FixtureCatalog.url("Plans/\(planName).json").path, "--crash-at", point]
-        child.standardOutput = FileHandle.nullDevice
-        child.standardError = FileHandle.nullDevice
-        try child.run()
-        child.waitUntilExit()
-        guard child.terminationReason == .uncaughtSignal else {
+        let outcome = try ChildProcess.run(executable, ["upgrade", container.documents.deletingLastPathComponent().path,
+                                                         "--plan", try FixtureCatalog.url("Plans/\(planName).json").path, "--crash-at", point])
+        guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(path: planName, reason: "the upgrade was not killed at \(point)")
         }
     }

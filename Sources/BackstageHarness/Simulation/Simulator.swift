@@ -142,26 +142,17 @@ public struct Simulator: Sendable {
         let base = ["upgrade", root.path, "--budget", String(budget)] + plans.flatMap { ["--plan", $0] } + (breakMode.map { ["--break", $0] } ?? [])
         var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
         if let crashPoint {
-            let killed = try Self.run(executable, base + ["--crash-at", crashPoint])
-            run.crashed = killed.signal == SIGKILL
+            let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint])
+            run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 { run.failures.append("the interrupted run failed: \(killed.stderr)") }
         } else if let delay {
             run.crashPoint = String(format: "random:%.0fms", delay * 1000)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = base
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            Thread.sleep(forTimeInterval: delay)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            run.crashed = process.terminationReason == .uncaughtSignal
+            run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
         }
         let started = Date()
         let rerunArguments = base.filter { $0 != "--break" && $0 != breakMode }
         for attempt in 1...3 {
-            let result = try Self.run(executable, crashPoint == nil && delay == nil ? base : rerunArguments)
+            let result = try ChildProcess.run(executable, crashPoint == nil && delay == nil ? base : rerunArguments)
             run.reruns = attempt
             if result.status == 0 { break }
             if attempt == 3 { run.failures.append("the upgrade did not complete after 3 runs: \(result.stderr)") }
@@ -231,19 +222,5 @@ public struct Simulator: Sendable {
         let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter { $0.contains(".backstage-tmp") || $0.hasSuffix(".backstage/journal.json") }
         if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
         return failures
-    }
-
-    private static func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, signal: Int32?, stderr: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let data = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let killed = process.terminationReason == .uncaughtSignal
-        return (killed ? -1 : process.terminationStatus, killed ? process.terminationStatus : nil, String(decoding: data, as: UTF8.self))
     }
 }

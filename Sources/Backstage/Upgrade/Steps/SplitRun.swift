@@ -42,9 +42,7 @@ struct SplitRun {
         let observer = context.observer(for: step.store.path)
         for target in targets {
             if fileSystem.exists(target.main.path) { throw RelocationError.destinationExists(path: target.main.path) }
-            for stale in target.allPaths.dropFirst() where fileSystem.exists(stale.path) {
-                report.quarantined.append(try context.quarantine.move(stale, reason: "stale-destination"))
-            }
+            report.quarantined += try context.quarantine.moveStaleFiles(of: target)
             try fileSystem.createDirectories(target.directory.path)
         }
         let record = UpgradeJournal(step: "split", phase: RelocationPhase.journaled.rawValue, source: step.store, destination: step.store, targets: step.into.map(\.store))
