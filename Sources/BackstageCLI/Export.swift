@@ -13,7 +13,9 @@ struct Export: AsyncParsableCommand {
             (databases by their header, sidecars, Core Data support folders), never a dotfile, never anything \
             behind a link that leaves Documents. The same documents give a byte-identical archive: sorted \
             entries, uid/gid 0, normalised permissions, modification times clamped to SOURCE_DATE_EPOCH when set. \
-            The format comes from the file name unless --format is given.
+            The format comes from the file name unless --format is given. --include-database adds a \
+            consistent snapshot of each store (SQLite's backup API, never the live files) under \
+            .backstage/databases/ in the archive; import reads past that folder.
 
             Example:
               backstage export ~/Containers/MyApp -o notes.tar.zst --level 19
@@ -34,6 +36,9 @@ struct Export: AsyncParsableCommand {
     @Option(help: "Compression threads (tar.xz, tar.zst).")
     var threads: Int?
 
+    @Flag(help: "Add a consistent snapshot of each store under .backstage/databases/.")
+    var includeDatabase = false
+
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
@@ -49,15 +54,24 @@ struct Export: AsyncParsableCommand {
         let chosen = format ?? ArchiveFormat(fileName: output) ?? .zip
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let started = ContinuousClock.now
-        let report = try Exporter(container: container).export(to: destination, options: ExportOptions(format: chosen, level: level, threads: threads)) { bytes in
-            progress.update("export", fraction: 0, detail: formatBytes(bytes))
+        var finished: ExportReport?
+        let options = ExportOptions(format: chosen, level: level, threads: threads, includeDatabase: includeDatabase)
+        for try await event in Exporter(container: container).events(to: destination, options: options) {
+            switch event {
+            case .progress(let now):
+                progress.update("export", fraction: now.fraction, detail: "\(now.entriesDone) entries, \(formatBytes(now.bytesDone))")
+            case .finished(let report):
+                finished = report
+            }
         }
+        guard let report = finished else { throw CancellationError() }
         progress.finish()
         let elapsed = ContinuousClock.now - started
         if json {
             try Output.json(report)
         } else {
             Output.out("Exported \(report.entries) entries (\(formatBytes(report.bytes)) of documents) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+                + (report.databases.isEmpty ? "" : ", with snapshots of \(report.databases.count) store(s)")
                 + (report.skippedLinks.isEmpty ? "" : "; left out links leaving Documents: \(report.skippedLinks.joined(separator: ", "))"))
         }
     }

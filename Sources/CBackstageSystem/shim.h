@@ -24,6 +24,17 @@ static inline long backstage_copy_file_range(int in_fd, int out_fd, unsigned lon
 #endif
 }
 
+/// syncfs(2): flush every dirty page of the file system holding fd. Falls back to sync(2).
+static inline int backstage_syncfs(int fd) {
+#if defined(__linux__) && defined(SYS_syncfs)
+    return (int)syscall(SYS_syncfs, fd);
+#else
+    (void)fd;
+    sync();
+    return 0;
+#endif
+}
+
 /// ioctl(FICLONE): a copy-on-write clone of a whole file (btrfs, xfs).
 static inline int backstage_ficlone(int dest_fd, int src_fd) {
 #if defined(__linux__)

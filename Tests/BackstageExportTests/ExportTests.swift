@@ -68,11 +68,11 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
     static let formats: [ArchiveFormat] = [.zip, .tar, .tarGz, .tarBz2, .tarXz, .tarZst, .sevenZip]
 
     @Test(arguments: formats)
-    func anIndependentReaderFindsExactlyTheUsersDocuments(format: ArchiveFormat) throws {
+    func anIndependentReaderFindsExactlyTheUsersDocuments(format: ArchiveFormat) async throws {
         let (app, files, _) = try documentsFixture()
         let archive = app.root.appending(path: "export.\(format.rawValue)")
 
-        let report = try Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format))
+        let report = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format))
 
         let contents = try readBack(archive, format: format)
         #expect(contents.files == files, "Unicode names intact, bytes identical, nothing internal, nothing from outside")
@@ -82,21 +82,21 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
     }
 
     @Test(arguments: formats)
-    func theSameDocumentsGiveAByteIdenticalArchive(format: ArchiveFormat) throws {
+    func theSameDocumentsGiveAByteIdenticalArchive(format: ArchiveFormat) async throws {
         let (app, _, _) = try documentsFixture()
         let first = app.root.appending(path: "first.\(format.rawValue)")
         let second = app.root.appending(path: "second.\(format.rawValue)")
-        _ = try Exporter(container: app.container).export(to: first, options: ExportOptions(format: format))
+        _ = try await Exporter(container: app.container).export(to: first, options: ExportOptions(format: format))
         // Read every file (atime), change permissions: neither may change the archive.
         try shell("cat '\(app.documents.path)'/Letter.txt > /dev/null; touch -a '\(app.documents.path)/Letter.txt'; chmod 600 '\(app.documents.path)/Letter.txt'")
-        _ = try Exporter(container: app.container).export(to: second, options: ExportOptions(format: format))
+        _ = try await Exporter(container: app.container).export(to: second, options: ExportOptions(format: format))
         #expect(try Data(contentsOf: first) == Data(contentsOf: second))
     }
 
-    @Test func sourceDateEpochClampsModificationTimes() throws {
+    @Test func sourceDateEpochClampsModificationTimes() async throws {
         let (app, _, _) = try documentsFixture()
         let archive = app.root.appending(path: "clamped.tar")
-        _ = try Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tar, sourceDateEpoch: 1_000_000_000))
+        _ = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tar, sourceDateEpoch: 1_000_000_000))
         let result = try PythonSQLite.run("""
             import sys, tarfile
             print(sorted(set(m.mtime for m in tarfile.open(sys.argv[1]).getmembers())))

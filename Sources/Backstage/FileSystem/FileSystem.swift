@@ -94,7 +94,7 @@ package struct FileSystem: Sendable {
     }
 
     @inline(__always)
-    private func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+    fileprivate func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
         if let faults { try faults.check(operation, path) }
     }
 
@@ -156,21 +156,22 @@ package struct FileSystem: Sendable {
         return try Syscalls.listDirectory(directory).sorted()
     }
 
-    /// Creates `path` and its missing parents.
-    package func createDirectories(_ path: String, mode: mode_t = 0o755) throws(FileSystemError) {
+    /// Creates `path` and its missing parents, each made durable in its parent unless `durable` is false
+    /// (the caller then syncs the whole file system once).
+    package func createDirectories(_ path: String, mode: mode_t = 0o755, durable: Bool = true) throws(FileSystemError) {
         if let st = try status(path) {
             guard st.kind == .directory else { throw FileSystemError(operation: .mkdir, path: path, code: EEXIST) }
             return
         }
         let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != path { try createDirectories(parent, mode: mode) }
+        if !parent.isEmpty && parent != path { try createDirectories(parent, mode: mode, durable: durable) }
         try inject(.mkdir, path)
         do {
             try Syscalls.mkdir(path, mode)
         } catch where error.code == EEXIST {
             return
         }
-        try syncDirectory(parent)
+        if durable { try syncDirectory(parent) }
     }
 
     /// `fsync` of a directory, making the names created or removed in it durable.
@@ -374,5 +375,77 @@ package struct FileSystem: Sendable {
             if n == 0 { return result }
             result.append(contentsOf: buffer[..<n])
         }
+    }
+}
+
+/// A file being written from scratch (by import): created exclusively, never through a link.
+package final class NewFile {
+    package let path: String
+    private var fd: Int32
+
+    init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    /// Writes `buffer` at `offset` (archives may leave holes: sparse entries).
+    package func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
+        try Syscalls.pwriteAll(fd, buffer, offset: offset, path: path)
+    }
+
+    /// Sets the final size (a trailing hole), the permission bits and the modification time, then closes.
+    package func finish(size: Int64, mode: mode_t, modified: Int64) throws(FileSystemError) {
+        defer { close() }
+        try Syscalls.ftruncate(fd, size, path: path)
+        try Syscalls.fchmod(fd, mode, path: path)
+        try Syscalls.futimens(fd, seconds: modified, path: path)
+    }
+
+    package func close() {
+        if fd >= 0 { Syscalls.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+}
+
+extension FileSystem {
+    /// Creates `path` (it must not exist; a link in its place is not followed) for writing.
+    package func createNewFile(_ path: String) throws(FileSystemError) -> NewFile {
+        try inject(.open, path)
+        let fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        return NewFile(path: path, fd: fd)
+    }
+
+    /// Creates a symbolic link at `path` whose text is `target`.
+    package func createSymbolicLink(_ path: String, target: String) throws(FileSystemError) {
+        try inject(.symlink, path)
+        try Syscalls.symlink(target, at: path)
+    }
+
+    /// Creates `path` as another name of the existing file `existing`.
+    package func createHardLink(_ path: String, to existing: String) throws(FileSystemError) {
+        try inject(.link, path)
+        try Syscalls.link(existing, at: path)
+    }
+
+    /// Creates one directory (its parent must exist).
+    package func createDirectory(_ path: String, mode: mode_t = 0o755) throws(FileSystemError) {
+        try inject(.mkdir, path)
+        try Syscalls.mkdir(path, mode)
+    }
+
+    /// Sets a path's modification time without following a link.
+    package func setModificationTime(_ path: String, seconds: Int64) throws(FileSystemError) {
+        try Syscalls.setModificationTime(path, seconds: seconds)
+    }
+
+    /// Makes everything written on the file system holding `path` durable with one `syncfs(2)`,
+    /// far cheaper than an fsync per file when thousands were just written.
+    package func syncFileSystem(containing path: String) throws(FileSystemError) {
+        try inject(.fsync, path)
+        let fd = try Syscalls.open(path, O_RDONLY | O_DIRECTORY)
+        defer { Syscalls.close(fd) }
+        try Syscalls.syncfs(fd, path: path)
     }
 }

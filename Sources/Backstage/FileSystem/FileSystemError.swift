@@ -15,7 +15,8 @@ import Darwin
 public struct FileSystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The system call that failed.
     public enum Operation: String, Sendable, Hashable {
-        case open, read, write, fsync, rename, copy, unlink, mkdir, rmdir, stat, statfs, lock, readlink, list
+        case open, read, write, fsync, rename, copy, unlink, mkdir, rmdir, stat, statfs, lock, readlink, list, link, symlink
+        case setAttributes = "set attributes of"
     }
 
     /// The system call that failed.

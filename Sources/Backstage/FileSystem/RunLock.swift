@@ -8,11 +8,11 @@ import Glibc
 ///
 /// It waits up to `timeout` for the lock: another run may be finishing, and a child process
 /// forked by another thread holds an inherited descriptor until its `exec` closes it.
-final class RunLock {
+package final class RunLock {
     private var fd: Int32 = -1
     let path: String
 
-    init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(RelocationError) {
+    package init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(RelocationError) {
         path = container.backstageDirectory.appending(path: "lock").path
         do {
             try fileSystem.createDirectories(container.backstageDirectory.path)
@@ -36,7 +36,7 @@ final class RunLock {
         }
     }
 
-    func release() {
+    package func release() {
         if fd >= 0 { Syscalls.close(fd) }
         fd = -1
     }

@@ -122,6 +122,49 @@ enum Syscalls {
         guard retrying({ Glibc.rename(from, to) }) == 0 else { throw FileSystemError(operation: .rename, path: from, code: errno) }
     }
 
+    static func pwriteAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) {
+        var done = 0
+        while done < buffer.count {
+            let n = retrying { Glibc.pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
+            guard n > 0 else { throw FileSystemError(operation: .write, path: path, code: n == 0 ? EIO : errno) }
+            done += n
+        }
+    }
+
+    static func ftruncate(_ fd: Int32, _ size: Int64, path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.ftruncate(fd, off_t(size)) }) == 0 else { throw FileSystemError(operation: .write, path: path, code: errno) }
+    }
+
+    static func fchmod(_ fd: Int32, _ mode: mode_t, path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.fchmod(fd, mode) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+    }
+
+    /// Sets the modification time (and the access time to the same value) of `path`, not following a link.
+    static func setModificationTime(_ path: String, seconds: Int64) throws(FileSystemError) {
+        var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
+        guard retrying({ utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW) }) == 0 else {
+            throw FileSystemError(operation: .setAttributes, path: path, code: errno)
+        }
+    }
+
+    static func futimens(_ fd: Int32, seconds: Int64, path: String) throws(FileSystemError) {
+        var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
+        guard retrying({ Glibc.futimens(fd, &times) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+    }
+
+    static func symlink(_ target: String, at path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.symlink(target, path) }) == 0 else { throw FileSystemError(operation: .symlink, path: path, code: errno) }
+    }
+
+    static func link(_ existing: String, at path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.link(existing, path) }) == 0 else { throw FileSystemError(operation: .link, path: path, code: errno) }
+    }
+
+    /// `syncfs(2)`: makes every file of the file system holding `fd` durable, in one call.
+    static func syncfs(_ fd: Int32, path: String) throws(FileSystemError) {
+        guard retrying({ backstage_syncfs(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+    }
+
     static func unlink(_ path: String) throws(FileSystemError) {
         guard retrying({ Glibc.unlink(path) }) == 0 else { throw FileSystemError(operation: .unlink, path: path, code: errno) }
     }

@@ -2,12 +2,12 @@ import Foundation
 
 /// Takes files out of Documents without deleting them: orphan sidecars, conflicting stores and
 /// unknown internal files go to `applicationSupport/.backstage/quarantine/<timestamp>/<root>/<path>`.
-struct Quarantine {
+package struct Quarantine {
     let container: AppContainer
     let fileSystem: FileSystem
     let stamp: String
 
-    init(container: AppContainer, fileSystem: FileSystem, date: Date = Date()) {
+    package init(container: AppContainer, fileSystem: FileSystem, date: Date = Date()) {
         self.container = container
         self.fileSystem = fileSystem
         let formatter = DateFormatter()
@@ -42,7 +42,7 @@ struct Quarantine {
 
     /// Moves a file or folder into quarantine: a rename on one file system, otherwise a copy to
     /// a temporary name, fsync, rename, and only then removal of the original.
-    func move(_ url: URL, reason: String) throws -> RelocationReport.QuarantinedFile {
+    package func move(_ url: URL, reason: String) throws -> RelocationReport.QuarantinedFile {
         let target = location(for: url).url(in: container)
         let parent = target.deletingLastPathComponent().path
         try fileSystem.createDirectories(parent)

@@ -145,7 +145,7 @@ final class CancellationFlag: @unchecked Sendable {
 extension AsyncThrowingStream where Failure == Error {
     /// Runs blocking file and SQLite work on a dispatch thread (never on the cooperative pool),
     /// delivering its events; when the consumer stops iterating, `isCancelled` turns true.
-    static func runningOffTheCooperativePool(_ work: @escaping @Sendable (_ yield: @escaping (Element) -> Void, _ isCancelled: @escaping () -> Bool) throws -> Void) -> AsyncThrowingStream<Element, Error> where Element: Sendable {
+    package static func runningOffTheCooperativePool(_ work: @escaping @Sendable (_ yield: @escaping (Element) -> Void, _ isCancelled: @escaping () -> Bool) throws -> Void) -> AsyncThrowingStream<Element, Error> where Element: Sendable {
         let (stream, continuation) = AsyncThrowingStream<Element, Error>.makeStream()
         let cancelled = CancellationFlag()
         continuation.onTermination = { _ in cancelled.set() }

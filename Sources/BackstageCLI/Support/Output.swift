@@ -45,7 +45,7 @@ enum Output {
             return ExitStatus.success
         }
         switch error {
-        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError, is FixtureError, is ArchiveError:
+        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError, is FixtureError, is ArchiveError, is ImportError:
             err("error: \(error)")
             return ExitStatus.failure
         default:

@@ -1,0 +1,76 @@
+import ArgumentParser
+import Backstage
+import BackstageExport
+import Foundation
+
+extension ConflictPolicy: ExpressibleByArgument {}
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Restore an archive into a container's Documents folder, all or nothing.",
+        discussion: """
+            Every entry is checked before it is written, and written only into a staging folder; the \\
+            staged tree is moved into Documents when the whole archive passed. An unsafe archive is \\
+            refused with the entry named and nothing written: absolute paths, "..", backslashes and \\
+            control characters in names, links that resolve outside Documents, devices and FIFOs, \\
+            duplicate names and names equal under case folding or Unicode normalization, internal \\
+            files (databases, sidecars, support folders), and bombs (--max-size, --max-entries, \\
+            --max-ratio, checked while streaming). setuid/setgid bits are stripped. Files Documents \\
+            already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both).
+
+            Example:
+              backstage import notes.zip ~/Containers/MyApp --on-conflict keep-both
+            """
+    )
+
+    @Argument(help: "The archive to restore (zip, tar, tar.gz, tar.bz2, tar.xz, tar.zst, 7z...).", completion: .file())
+    var archive: String
+
+    @OptionGroup var options: ContainerOptions
+
+    @Option(help: "What to do with a file Documents already has: skip, replace or keep-both.")
+    var onConflict: ConflictPolicy = .skip
+
+    @Option(help: "Refuse an archive that expands to more than this many bytes (default 64 GiB).")
+    var maxSize: Int64 = ImportLimits().maxTotalBytes
+
+    @Option(help: "Refuse an archive with more entries than this (default 1000000).")
+    var maxEntries: Int = ImportLimits().maxEntries
+
+    @Option(help: "Refuse an entry over 1 MiB that expands more than this many times its compressed size (default 100).")
+    var maxRatio: Double = ImportLimits().maxCompressionRatio
+
+    @Flag(help: "Print the report as one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let container = try options.resolve()
+        let source = URL(filePath: archive, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let limits = ImportLimits(maxTotalBytes: maxSize, maxEntries: maxEntries, maxCompressionRatio: maxRatio)
+        let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
+        let started = ContinuousClock.now
+        var finished: ImportReport?
+        for try await event in Importer(container: container).events(from: source, options: ImportOptions(onConflict: onConflict, limits: limits)) {
+            switch event {
+            case .progress(let now):
+                progress.update("import", fraction: now.fraction, detail: "\(now.entriesDone) entries")
+            case .finished(let report):
+                finished = report
+            }
+        }
+        progress.finish()
+        guard let report = finished else { throw CancellationError() }
+        let elapsed = ContinuousClock.now - started
+        if json {
+            try Output.json(report)
+            return
+        }
+        var line = "Imported \(report.entries) entries (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+        if !report.skipped.isEmpty { line += "; kept \(report.skipped.count) existing: \(report.skipped.joined(separator: ", "))" }
+        if !report.replaced.isEmpty { line += "; replaced: \(report.replaced.joined(separator: ", "))" }
+        if !report.renamed.isEmpty { line += "; imported beside existing: \(report.renamed.map { "\($0.from) → \($0.to)" }.joined(separator: ", "))" }
+        if !report.strippedModes.isEmpty { line += "; setuid/setgid stripped: \(report.strippedModes.joined(separator: ", "))" }
+        if !report.skippedDatabases.isEmpty { line += "; store snapshots not restored: \(report.skippedDatabases.count)" }
+        Output.out(line)
+    }
+}

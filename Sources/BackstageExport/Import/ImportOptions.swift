@@ -1,0 +1,76 @@
+/// What an import does with a file Documents already has at the same path.
+public enum ConflictPolicy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Keep the file in Documents; the archive's is not imported.
+    case skip
+    /// The archive's file replaces the one in Documents (files and links only: a folder is never
+    /// replaced by a file or the other way round).
+    case replace
+    /// Import the archive's file under a free name: `Report 2.pdf`, `Report 3.pdf`...
+    case keepBoth = "keep-both"
+}
+
+/// Limits that stop an archive bomb while it streams, before the bytes are written.
+public struct ImportLimits: Sendable, Hashable, Codable {
+    /// Bytes all entries may expand to. Default 64 GiB.
+    public var maxTotalBytes: Int64
+    /// Entries an archive may hold. Default 1,000,000.
+    public var maxEntries: Int
+    /// How many times its compressed size an entry may expand to. Default 100 (deflate reaches 1,032).
+    public var maxCompressionRatio: Double
+    /// Entries smaller than this are never refused by ratio (a page of zeros is not a bomb). Default 1 MiB.
+    public var ratioGraceBytes: Int64
+
+    public init(maxTotalBytes: Int64 = 64 << 30, maxEntries: Int = 1_000_000, maxCompressionRatio: Double = 100, ratioGraceBytes: Int64 = 1 << 20) {
+        self.maxTotalBytes = maxTotalBytes
+        self.maxEntries = maxEntries
+        self.maxCompressionRatio = maxCompressionRatio
+        self.ratioGraceBytes = ratioGraceBytes
+    }
+}
+
+/// How to import.
+public struct ImportOptions: Sendable, Hashable, Codable {
+    public var onConflict: ConflictPolicy
+    public var limits: ImportLimits
+
+    public init(onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits()) {
+        self.onConflict = onConflict
+        self.limits = limits
+    }
+}
+
+/// What an import wrote.
+public struct ImportReport: Sendable, Hashable, Codable {
+    /// A file imported under another name (``ConflictPolicy/keepBoth``).
+    public struct Renamed: Sendable, Hashable, Codable {
+        public var from: String
+        public var to: String
+
+        public init(from: String, to: String) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    public var archive: String
+    /// Files, folders and links read from the archive.
+    public var entries: Int
+    /// Bytes of file content written.
+    public var bytes: Int64
+    /// Paths (relative to Documents) kept as they were because Documents already had them.
+    public var skipped: [String] = []
+    /// Paths whose file in Documents was replaced by the archive's.
+    public var replaced: [String] = []
+    /// Paths imported under another name.
+    public var renamed: [Renamed] = []
+    /// Store snapshots (under ``Exporter/databaseFolder``) read past: import restores documents only.
+    public var skippedDatabases: [String] = []
+    /// Paths whose setuid, setgid or sticky bit was dropped.
+    public var strippedModes: [String] = []
+}
+
+/// What an import reports while it runs.
+public enum ImportEvent: Sendable {
+    case progress(ArchiveProgress)
+    case finished(ImportReport)
+}

@@ -1,0 +1,131 @@
+import Backstage
+import Foundation
+
+/// One rename that brings a staged file, link or whole folder into Documents.
+struct StagedMove {
+    var from: String
+    var to: String
+    /// True when `to` exists and is replaced (``ConflictPolicy/replace``).
+    var replaces: Bool
+}
+
+/// A move-in that failed; `undone` says whether Documents was put back as it was.
+struct MoveInFailure: Error {
+    var error: Error
+    var undone: Bool
+}
+
+extension Importer {
+    static let replacedFolder = ".replaced"
+
+    /// Decides, before anything moves, where each staged entry goes: a folder Documents lacks moves
+    /// whole; a folder it has is merged; a file it has follows the conflict policy. Names equal to an
+    /// existing one but for case or normalization are refused.
+    func planMoveIn(staging: String, policy: ConflictPolicy, archivePath: String, report: inout ImportReport) throws -> [StagedMove] {
+        var moves: [StagedMove] = []
+        try plan(staged: staging, documents: container.documents.path, relative: "", policy: policy, archivePath: archivePath, moves: &moves, report: &report)
+        return moves
+    }
+
+    private func plan(staged folder: String, documents: String, relative: String, policy: ConflictPolicy, archivePath: String,
+                      moves: inout [StagedMove], report: inout ImportReport) throws {
+        let existingNames = try fileSystem.contents(of: documents)
+        var byKey: [String: String] = [:]
+        for name in existingNames { byKey[EntryPaths.key(name)] = name }
+        let stagedNames = try fileSystem.contents(of: folder)
+        var taken = Set(existingNames.map { Array($0.utf8) })
+        for name in stagedNames { taken.insert(Array(name.utf8)) }
+
+        for name in stagedNames {
+            let staged = folder + "/" + name
+            let destination = documents + "/" + name
+            let path = relative.isEmpty ? name : relative + "/" + name
+            if let other = byKey[EntryPaths.key(name)], Array(other.utf8) != Array(name.utf8) {
+                let otherPath = relative.isEmpty ? other : relative + "/" + other
+                throw ImportError(archivePath: archivePath, entryPath: path,
+                                  reason: other == name ? .normalizationCollision(with: otherPath) : .caseCollision(with: otherPath))
+            }
+            guard let stagedStatus = try fileSystem.status(staged) else { continue }
+            guard let existing = try fileSystem.status(destination) else {
+                moves.append(StagedMove(from: staged, to: destination, replaces: false))
+                continue
+            }
+            if stagedStatus.kind == .directory && existing.kind == .directory {
+                try plan(staged: staged, documents: destination, relative: path, policy: policy, archivePath: archivePath, moves: &moves, report: &report)
+                continue
+            }
+            switch policy {
+            case .skip:
+                report.skipped.append(path)
+            case .replace:
+                guard stagedStatus.kind != .directory && existing.kind != .directory else {
+                    throw ImportError(archivePath: archivePath, entryPath: path, reason: .conflict(existing: path))
+                }
+                moves.append(StagedMove(from: staged, to: destination, replaces: true))
+                report.replaced.append(path)
+            case .keepBoth:
+                let free = Self.freeName(for: name, isFolder: stagedStatus.kind == .directory, taken: taken)
+                taken.insert(Array(free.utf8))
+                moves.append(StagedMove(from: staged, to: documents + "/" + free, replaces: false))
+                report.renamed.append(.init(from: path, to: relative.isEmpty ? free : relative + "/" + free))
+            }
+        }
+    }
+
+    /// `Report.pdf` → `Report 2.pdf`, `Report 3.pdf`...; a folder or a name without extension gets the number at the end.
+    static func freeName(for name: String, isFolder: Bool, taken: Set<[UInt8]>) -> String {
+        var base = name
+        var suffix = ""
+        if !isFolder, let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            base = String(name[..<dot])
+            suffix = String(name[dot...])
+        }
+        var n = 2
+        while true {
+            let candidate = "\(base) \(n)\(suffix)"
+            if !taken.contains(Array(candidate.utf8)) { return candidate }
+            n += 1
+        }
+    }
+
+    /// Renames every staged entry into place. A replaced file is first linked into the staging
+    /// folder, so a failure halfway can put every original back; the renames are undone in reverse.
+    func moveIn(_ moves: [StagedMove], staging: String) throws {
+        let replaced = staging + "/" + Self.replacedFolder
+        var done: [(move: StagedMove, backup: String?)] = []
+        do {
+            for (index, move) in moves.enumerated() {
+                var backup: String?
+                if move.replaces {
+                    try fileSystem.createDirectories(replaced)
+                    backup = replaced + "/\(index)"
+                    try fileSystem.createHardLink(backup!, to: move.to)
+                }
+                do {
+                    try fileSystem.rename(move.from, to: move.to, replacing: move.replaces)
+                } catch {
+                    if let backup { try? fileSystem.removeFile(backup) }
+                    throw error
+                }
+                done.append((move, backup))
+            }
+            var folders = Set(moves.map { ($0.to as NSString).deletingLastPathComponent })
+            folders.insert(container.documents.path)
+            for folder in folders.sorted() { try fileSystem.syncDirectory(folder) }
+        } catch {
+            var undone = true
+            for (move, backup) in done.reversed() {
+                do {
+                    if let backup {
+                        try fileSystem.rename(backup, to: move.to, replacing: true)
+                    } else {
+                        try fileSystem.rename(move.to, to: move.from)
+                    }
+                } catch {
+                    undone = false
+                }
+            }
+            throw MoveInFailure(error: error, undone: undone)
+        }
+    }
+}

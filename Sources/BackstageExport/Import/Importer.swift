@@ -1,0 +1,145 @@
+import Backstage
+import Foundation
+import Logging
+
+/// Restores an archive into the container's Documents folder, all or nothing.
+///
+/// Every entry is checked before its bytes are written, and written only into a staging folder
+/// (the container's temporary folder when it shares Documents' file system, else a hidden
+/// `.backstage-tmp-import-*` folder in Documents). Only when the whole archive passed is the staged
+/// tree made durable (one `syncfs`) and renamed into Documents. Anything unsafe stops the import
+/// with an ``ImportError`` naming the entry, and Documents is left as it was:
+///
+/// - absolute paths, `..` components, backslashes and control characters in names;
+/// - symbolic links that resolve outside the imported tree (links of the archive are followed
+///   when resolving, so a chain cannot climb out), hard links to anything but an earlier file
+///   of the archive, entries behind a link;
+/// - devices, FIFOs and sockets (setuid, setgid and sticky bits are stripped, not refused);
+/// - a path given twice, or two paths equal under case folding or Unicode normalization
+///   (also against what Documents already holds);
+/// - anything the ``FileClassifier`` calls internal: a database by its header whatever its name,
+///   sidecars, Core Data support folders;
+/// - bombs: more than ``ImportLimits/maxEntries`` entries, more than ``ImportLimits/maxTotalBytes``
+///   bytes, or an entry expanding more than ``ImportLimits/maxCompressionRatio`` times, checked as the
+///   data streams in.
+///
+/// For example:
+///
+/// ```swift
+/// let importer = Importer(container: container)
+/// let report = try await importer.importArchive(URL(filePath: "backup.zip"), options: ImportOptions(onConflict: .keepBoth))
+/// print(report.entries, report.renamed)
+/// ```
+public struct Importer: Sendable {
+    public let container: AppContainer
+    let logger: Logger
+    package var fileSystem = FileSystem()
+
+    public init(container: AppContainer, logger: Logger = Logger(label: "backstage.import")) {
+        self.container = container
+        self.logger = logger
+    }
+
+    /// Imports `archive`, streaming progress; the last event is `.finished(report)`. Stopping the
+    /// iteration cancels the import, leaving Documents as it was.
+    public func events(from archive: URL, options: ImportOptions = ImportOptions()) -> AsyncThrowingStream<ImportEvent, Error> {
+        let importer = self
+        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+            let report = try importer.importAndWait(archive, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
+            yield(.finished(report))
+        }
+    }
+
+    /// Imports `archive` and returns what was written.
+    ///
+    /// - throws: ``ImportError`` for an unsafe entry, ``ArchiveError`` for a damaged archive,
+    ///   `FileSystemError` when the disk is full or read-only, `CancellationError`. Documents is
+    ///   unchanged whenever it throws.
+    @discardableResult
+    public func importArchive(_ archive: URL, options: ImportOptions = ImportOptions()) async throws -> ImportReport {
+        for try await event in events(from: archive, options: options) {
+            if case .finished(let report) = event { return report }
+        }
+        throw CancellationError()
+    }
+
+    /// The synchronous engine.
+    package func importAndWait(_ archive: URL, options: ImportOptions = ImportOptions(),
+                               progress: @escaping (ArchiveProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> ImportReport {
+        let archivePath = archive.standardizedFileURL.path
+        guard let archiveStatus = try fileSystem.status(archivePath), archiveStatus.kind == .regular else {
+            throw FileSystemError(operation: .open, path: archivePath, code: ENOENT)
+        }
+        let runLock = try RunLock(container: container, fileSystem: fileSystem)
+        defer { runLock.release() }
+        let documents = container.documents.path
+        try fileSystem.createDirectories(documents)
+        try removeStaleStaging()
+        let staging = try makeStaging()
+        var keepStaging = false
+        defer {
+            if keepStaging {
+                _ = try? Quarantine(container: container, fileSystem: fileSystem).move(URL(filePath: staging), reason: "interrupted-import")
+            } else {
+                try? fileSystem.removeTree(staging)
+            }
+        }
+        var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
+        var stager = Stager(archivePath: archivePath, archiveSize: archiveStatus.size, staging: staging, limits: options.limits,
+                            fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+        try stager.stage(into: &report)
+        try refuseInternalFiles(in: staging, archivePath: archivePath)
+        let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
+        try fileSystem.syncFileSystem(containing: staging)
+        do {
+            try moveIn(moves, staging: staging)
+        } catch let failure as MoveInFailure {
+            keepStaging = !failure.undone
+            throw failure.error
+        }
+        logger.debug("imported \(report.entries) entries, \(report.bytes) bytes from \(archivePath)")
+        return report
+    }
+
+    // MARK: Staging
+
+    static let stagingPrefix = ".backstage-tmp-import-"
+
+    private func makeStaging() throws -> String {
+        let documents = container.documents.path
+        let temporary = container.temporary.path
+        let name = Self.stagingPrefix + UUID().uuidString.prefix(8).lowercased()
+        var parent = documents
+        if (try? fileSystem.createDirectories(temporary)) != nil,
+           let a = try fileSystem.status(temporary), let b = try fileSystem.status(documents), a.device == b.device {
+            parent = temporary
+        }
+        let staging = parent + "/" + name
+        try fileSystem.createDirectory(staging, mode: 0o700)
+        return staging
+    }
+
+    /// A staging folder left by a killed import: its copies go, but originals it had set aside
+    /// for a replacement are quarantined, never deleted.
+    private func removeStaleStaging() throws {
+        for parent in [container.temporary.path, container.documents.path] {
+            guard (try fileSystem.status(parent))?.kind == .directory else { continue }
+            for name in try fileSystem.contents(of: parent) where name.hasPrefix(Self.stagingPrefix) {
+                let stale = parent + "/" + name
+                let replaced = stale + "/" + Self.replacedFolder
+                if try fileSystem.status(replaced) != nil, try !fileSystem.contents(of: replaced).isEmpty {
+                    _ = try Quarantine(container: container, fileSystem: fileSystem).move(URL(filePath: replaced), reason: "interrupted-import")
+                }
+                try fileSystem.removeTree(stale)
+            }
+        }
+    }
+
+    /// The one classifier decides: whatever it calls internal must not be recreated in Documents.
+    private func refuseInternalFiles(in staging: String, archivePath: String) throws {
+        let entries = try FileClassifier(fileSystem: fileSystem).scan(URL(filePath: staging, directoryHint: .isDirectory))
+        if let found = entries.first(where: { $0.kind.isInternal }) {
+            throw ImportError(archivePath: archivePath, entryPath: found.path, reason: .internalFile(found.kind))
+        }
+    }
+}

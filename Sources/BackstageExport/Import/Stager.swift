@@ -1,0 +1,140 @@
+import Backstage
+import Foundation
+
+/// Reads an archive entry by entry into the staging folder, checking each name before anything
+/// is created and each block of data before it is written.
+struct Stager {
+    let archivePath: String
+    let archiveSize: Int64
+    let staging: String
+    let limits: ImportLimits
+    let fileSystem: FileSystem
+    let progress: (ArchiveProgress) -> Void
+    let isCancelled: () -> Bool
+
+    private var paths = EntryPaths()
+    private var throttle = ProgressThrottle()
+    private var totalBytes: Int64 = 0
+
+    init(archivePath: String, archiveSize: Int64, staging: String, limits: ImportLimits, fileSystem: FileSystem,
+         progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool) {
+        self.archivePath = archivePath
+        self.archiveSize = archiveSize
+        self.staging = staging
+        self.limits = limits
+        self.fileSystem = fileSystem
+        self.progress = progress
+        self.isCancelled = isCancelled
+    }
+
+    mutating func stage(into report: inout ImportReport) throws {
+        try withUTF8Locale {
+            let reader = try ArchiveReader(path: archivePath)
+            defer { reader.close() }
+            var folders: [(path: String, modified: Int64)] = []
+            var links: [(path: String, target: String, modified: Int64)] = []
+            while let header = try reader.next() {
+                if isCancelled() { throw CancellationError() }
+                report.entries += 1
+                func refuse(_ reason: ImportError.Reason) -> ImportError {
+                    ImportError(archivePath: archivePath, entryPath: header.displayPath, reason: reason)
+                }
+                if report.entries > limits.maxEntries { throw refuse(.tooManyEntries(limit: limits.maxEntries)) }
+                let path: String
+                switch EntryPaths.normalize(header) {
+                case .root: continue
+                case .path(let normalized): path = normalized
+                case .refused(let reason): throw refuse(reason)
+                }
+                // Store snapshots of an export made with includeDatabase: restoring a store is not an
+                // import into Documents, so that folder is read past, never written.
+                if path == ".backstage" || path.hasPrefix(".backstage/") {
+                    if header.kind == .file { report.skippedDatabases.append(path) }
+                    continue
+                }
+                let destination = staging + "/" + path
+                if header.mode & 0o7000 != 0 { report.strippedModes.append(path) }
+                let mode = header.mode & 0o777
+
+                switch header.kind {
+                case .special(let kind):
+                    throw refuse(.specialFile(kind))
+                case .directory:
+                    if let reason = paths.add(path, kind: .directory) { throw refuse(reason) }
+                    try makeFolders(path, including: true)
+                    folders.append((path, header.modified))
+                case .symlink:
+                    let target = header.linkTarget ?? ""
+                    if let reason = paths.addLink(path, target: target) { throw refuse(reason) }
+                    try makeFolders(path, including: false)
+                    links.append((path, target, header.modified))
+                case .hardLink:
+                    let text = header.linkTarget ?? ""
+                    var targetHeader = header
+                    targetHeader.path = text
+                    targetHeader.kind = .file
+                    guard case .path(let target) = EntryPaths.normalize(targetHeader), paths.isFile(target) else {
+                        throw refuse(.hardLinkTarget(text))
+                    }
+                    if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
+                    try makeFolders(path, including: false)
+                    try fileSystem.createHardLink(destination, to: staging + "/" + target)
+                case .file:
+                    if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
+                    if let size = header.size, size > limits.maxTotalBytes - totalBytes { throw refuse(.tooLarge(limit: limits.maxTotalBytes)) }
+                    try makeFolders(path, including: false)
+                    try writeFile(header, to: destination, mode: mode, reader: reader, report: &report)
+                }
+                let now = ArchiveProgress(entriesDone: report.entries, entriesTotal: nil, bytesDone: reader.bytesConsumed, bytesTotal: archiveSize)
+                if throttle.shouldReport(now) { progress(now) }
+            }
+            // Links last: no entry can be written through one, and each is resolved against them all.
+            for link in links {
+                guard paths.linkStaysInside(link.path, target: link.target) else {
+                    throw ImportError(archivePath: archivePath, entryPath: link.path, reason: .linkOutside(target: link.target))
+                }
+                try fileSystem.createSymbolicLink(staging + "/" + link.path, target: link.target)
+                try fileSystem.setModificationTime(staging + "/" + link.path, seconds: link.modified)
+            }
+            // Folders deepest first, after their contents, so their times stay the archive's.
+            for folder in folders.reversed() {
+                try fileSystem.setModificationTime(staging + "/" + folder.path, seconds: folder.modified)
+            }
+            progress(ArchiveProgress(entriesDone: report.entries, entriesTotal: report.entries, bytesDone: archiveSize, bytesTotal: archiveSize))
+        }
+    }
+
+    private mutating func writeFile(_ header: ArchiveEntryHeader, to destination: String, mode: UInt32, reader: ArchiveReader,
+                           report: inout ImportReport) throws {
+        let archivePath = archivePath
+        func refuse(_ reason: ImportError.Reason) -> ImportError {
+            ImportError(archivePath: archivePath, entryPath: header.displayPath, reason: reason)
+        }
+        let file = try fileSystem.createNewFile(destination)
+        let compressedStart = reader.bytesConsumed
+        var end: Int64 = 0
+        while let block = try reader.nextBlock(entry: header.displayPath) {
+            if block.offset == 0, SQLiteHeader.hasMagic(block.bytes.prefix(16)) { throw refuse(.internalFile(.database)) }
+            let count = Int64(block.bytes.count)
+            totalBytes += count
+            if totalBytes > limits.maxTotalBytes { throw refuse(.tooLarge(limit: limits.maxTotalBytes)) }
+            end = max(end, block.offset + count)
+            if end > limits.ratioGraceBytes {
+                let compressed = max(reader.bytesConsumed - compressedStart, 1)
+                if Double(end) > Double(compressed) * limits.maxCompressionRatio { throw refuse(.compressionRatio(limit: limits.maxCompressionRatio)) }
+            }
+            try file.write(block.bytes, at: block.offset)
+            report.bytes += count
+            if isCancelled() { throw CancellationError() }
+        }
+        try file.finish(size: max(end, header.size ?? 0), mode: mode_t(mode), modified: header.modified)
+    }
+
+    /// Creates the folders leading to `path` (and `path` itself when asked) inside staging.
+    private func makeFolders(_ path: String, including: Bool) throws {
+        var components = path.split(separator: "/").map(String.init)
+        if !including { components.removeLast() }
+        guard !components.isEmpty else { return }
+        try fileSystem.createDirectories(staging + "/" + components.joined(separator: "/"), durable: false)
+    }
+}

@@ -1,0 +1,119 @@
+import CArchive
+
+/// One header read from an archive, before any of its data.
+struct ArchiveEntryHeader {
+    enum Kind: Equatable {
+        case file, directory, symlink, hardLink
+        /// A device, FIFO or socket: never extracted.
+        case special(String)
+    }
+
+    /// The name as UTF-8, or nil when libarchive could not decode it.
+    var path: String?
+    /// The name as stored, for error messages when it is not UTF-8.
+    var rawPath: String
+    var kind: Kind
+    /// The declared size, when the archive declares one.
+    var size: Int64?
+    var mode: UInt32
+    var modified: Int64
+    /// The text of a symbolic link, or the archive path a hard link names.
+    var linkTarget: String?
+
+    /// The name for messages: the decoded one, else the raw bytes.
+    var displayPath: String { path ?? rawPath }
+}
+
+/// Owns one libarchive read handle. Reads any format and filter libarchive knows, header by
+/// header, the data of each entry in blocks without copying them.
+///
+/// Call it from one thread, inside ``withUTF8Locale(_:)`` so names decode whatever the process locale.
+final class ArchiveReader {
+    private var handle: OpaquePointer?
+    let path: String
+
+    init(path: String) throws(ArchiveError) {
+        self.path = path
+        guard let handle = archive_read_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a reader", archivePath: path) }
+        self.handle = handle
+        try check(archive_read_support_filter_all(handle))
+        try check(archive_read_support_format_all(handle))
+        try check(archive_read_open_filename(handle, path, 1 << 20))
+    }
+
+    /// The next header, or nil after the last entry. A damaged archive throws; it never looks like its end.
+    func next() throws(ArchiveError) -> ArchiveEntryHeader? {
+        guard let handle else { return nil }
+        var entryPointer: OpaquePointer?
+        let status = archive_read_next_header(handle, &entryPointer)
+        if status == ARCHIVE_EOF { return nil }
+        try check(status)
+        guard let entry = entryPointer else { throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path) }
+        let raw = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
+        let decoded = archive_entry_pathname_utf8(entry).map { String(cString: $0) }
+        let hardLink = archive_entry_hardlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_hardlink(entry).map { String(cString: $0) }
+        let type = archive_entry_filetype(entry)
+        var kind: ArchiveEntryHeader.Kind
+        var linkTarget: String?
+        if let hardLink {
+            kind = .hardLink
+            linkTarget = hardLink
+        } else if type == backstage_ae_ifreg() {
+            kind = .file
+        } else if type == backstage_ae_ifdir() {
+            kind = .directory
+        } else if type == backstage_ae_iflnk() {
+            kind = .symlink
+            linkTarget = archive_entry_symlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_symlink(entry).map { String(cString: $0) } ?? ""
+        } else {
+            kind = .special(Self.describe(type))
+        }
+        return ArchiveEntryHeader(
+            path: decoded, rawPath: raw, kind: kind,
+            size: archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : nil,
+            mode: UInt32(archive_entry_perm(entry)) | (UInt32(archive_entry_mode(entry)) & 0o7000),
+            modified: Int64(archive_entry_mtime(entry)), linkTarget: linkTarget)
+    }
+
+    /// The next block of the current entry's data and its offset in the file (blocks can skip
+    /// holes), or nil at the end of the entry. The buffer is valid until the next call.
+    func nextBlock(entry: String) throws(ArchiveError) -> (bytes: UnsafeRawBufferPointer, offset: Int64)? {
+        guard let handle else { return nil }
+        var buffer: UnsafeRawPointer?
+        var size = 0
+        var offset: la_int64_t = 0
+        let status = archive_read_data_block(handle, &buffer, &size, &offset)
+        if status == ARCHIVE_EOF { return nil }
+        try check(status, entry: entry)
+        return (UnsafeRawBufferPointer(start: buffer, count: size), Int64(offset))
+    }
+
+    /// Bytes of the archive file consumed so far (compressed bytes).
+    var bytesConsumed: Int64 {
+        handle.map { Int64(archive_filter_bytes($0, -1)) } ?? 0
+    }
+
+    func close() {
+        if let handle { archive_read_free(handle) }
+        handle = nil
+    }
+
+    deinit { close() }
+
+    private static func describe(_ type: UInt32) -> String {
+        switch type & 0o170000 {
+        case 0o020000: "character device"
+        case 0o060000: "block device"
+        case 0o010000: "FIFO"
+        case 0o140000: "socket"
+        default: "file of unknown type"
+        }
+    }
+
+    private func check(_ status: Int32, entry: String? = nil) throws(ArchiveError) {
+        guard status != ARCHIVE_OK && status != ARCHIVE_WARN else { return }
+        let message = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "libarchive error \(status)"
+        let code = handle.map { archive_errno($0) } ?? 0
+        throw ArchiveError(code: code != 0 ? code : status, message: message, archivePath: path, entryPath: entry)
+    }
+}

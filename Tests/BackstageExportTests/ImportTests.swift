@@ -1,0 +1,234 @@
+import Backstage
+import BackstageExport
+import BackstageTestSupport
+import Foundation
+import Testing
+
+@Suite struct ImportTests {
+    @Test(arguments: ExportTests.formats)
+    func anExportedArchiveIsRestoredExactly(format: ArchiveFormat) async throws {
+        let (source, files, _) = try documentsFixture()
+        let archive = source.root.appending(path: "export.\(format.rawValue)")
+        try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: format))
+        let target = try TestContainer()
+
+        let report = try await Importer(container: target.container).importArchive(archive)
+
+        #expect(snapshot(target.documents) == files, "every document back, bytes identical, Unicode names intact")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: target.documents.appending(path: "Shortcut.txt").path) == "Letter.txt")
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: target.documents.appending(path: "Empty Folder").path, isDirectory: &isFolder) && isFolder.boolValue)
+        let sourceTime = try FileManager.default.attributesOfItem(atPath: source.documents.appending(path: "Trips/Été/Café.txt").path)[.modificationDate] as? Date
+        let targetTime = try FileManager.default.attributesOfItem(atPath: target.documents.appending(path: "Trips/Été/Café.txt").path)[.modificationDate] as? Date
+        #expect(sourceTime.map { Int($0.timeIntervalSince1970) } == targetTime.map { Int($0.timeIntervalSince1970) }, "modification time kept")
+        #expect(report.bytes == Int64(files.values.reduce(0) { $0 + $1.count }))
+        #expect(paths(under: target.root, containing: ".backstage-tmp").isEmpty, "no staging folder left")
+    }
+
+    @Test(arguments: HostileArchive.allCases)
+    func anUnsafeArchiveIsRefusedWithNothingWritten(hostile: HostileArchive) async throws {
+        let app = try TestContainer()
+        try app.writeDocument("Existing/kept.txt", Data("mine".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = try hostile.write(in: archives.url)
+        // The parent of the container: an escaping entry would land here or above.
+        let surroundings = app.root.deletingLastPathComponent()
+        let before = tree(app.root, excluding: ["Library/Application Support/.backstage"])
+        let outsideBefore = try FileManager.default.contentsOfDirectory(atPath: surroundings.path).filter { !$0.hasPrefix("backstage-test") }
+
+        await #expect {
+            try await Importer(container: app.container).importArchive(archive, options: ImportOptions(limits: hostile.limits))
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            return error.reason == hostile.expected && error.archivePath == archive.path && !error.entryPath.isEmpty
+        }
+        #expect(tree(app.root, excluding: ["Library/Application Support/.backstage"]) == before, "Documents and the rest of the container unchanged")
+        let outsideAfter = try FileManager.default.contentsOfDirectory(atPath: surroundings.path).filter { !$0.hasPrefix("backstage-test") }
+        #expect(Set(outsideAfter) == Set(outsideBefore), "nothing written next to the container")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/backstage-evil.txt"))
+    }
+
+    @Test func theErrorNamesTheArchiveTheEntryAndTheRule() async throws {
+        let app = try TestContainer()
+        let archives = try TemporaryDirectory()
+        let archive = try HostileArchive.parentComponent.write(in: archives.url)
+        do {
+            try await Importer(container: app.container).importArchive(archive)
+            Issue.record("a zip-slip archive was imported")
+        } catch let error as ImportError {
+            #expect(error.entryPath == "../evil.txt")
+            #expect(error.description == "\(archive.path): entry ../evil.txt: its path climbs out of the folder with \"..\", refused")
+        }
+    }
+
+    @Test func setuidAndSetgidBitsAreStripped() async throws {
+        let app = try TestContainer()
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "tool.tar")
+        let result = try PythonSQLite.run("""
+            import sys, tarfile, io
+            with tarfile.open(sys.argv[1], "w") as t:
+                i = tarfile.TarInfo("bin/tool"); i.mode = 0o6755; data = b"#!/bin/sh\\n"; i.size = len(data)
+                t.addfile(i, io.BytesIO(data))
+            """, [archive.path])
+        #expect(result.status == 0)
+
+        let report = try await Importer(container: app.container).importArchive(archive)
+
+        let mode = try FileManager.default.attributesOfItem(atPath: app.documents.appending(path: "bin/tool").path)[.posixPermissions] as? Int
+        #expect(mode == 0o755)
+        #expect(report.strippedModes == ["bin/tool"])
+    }
+
+    @Test func aNameDifferingOnlyByCaseFromAnExistingDocumentIsRefused() async throws {
+        let app = try TestContainer()
+        try app.writeDocument("readme.txt", Data("mine".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = try zipArchive(in: archives.url, ["README.txt": "theirs"])
+        let before = snapshot(app.documents)
+        await #expect(throws: ImportError(archivePath: archive.path, entryPath: "README.txt", reason: .caseCollision(with: "readme.txt"))) {
+            try await Importer(container: app.container).importArchive(archive)
+        }
+        #expect(snapshot(app.documents) == before)
+    }
+
+    @Test func skipKeepsWhatDocumentsHas() async throws {
+        let (app, archive, archives) = try conflictFixture()
+        defer { _ = archives }
+        let report = try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .skip))
+        #expect(snapshot(app.documents) == ["Notes/a.txt": Data("mine".utf8), "Notes/b.txt": Data("new".utf8), "Other.txt": Data("mine too".utf8)])
+        #expect(report.skipped == ["Notes/a.txt"])
+    }
+
+    @Test func replaceWritesTheArchivesFile() async throws {
+        let (app, archive, archives) = try conflictFixture()
+        defer { _ = archives }
+        let report = try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .replace))
+        #expect(snapshot(app.documents) == ["Notes/a.txt": Data("theirs".utf8), "Notes/b.txt": Data("new".utf8), "Other.txt": Data("mine too".utf8)])
+        #expect(report.replaced == ["Notes/a.txt"])
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
+    @Test func keepBothImportsBesideUnderAFreeName() async throws {
+        let (app, archive, archives) = try conflictFixture()
+        try app.writeDocument("Notes/a 2.txt", Data("older copy".utf8))
+        let report = try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .keepBoth))
+        #expect(snapshot(app.documents) == [
+            "Notes/a.txt": Data("mine".utf8), "Notes/a 2.txt": Data("older copy".utf8), "Notes/a 3.txt": Data("theirs".utf8),
+            "Notes/b.txt": Data("new".utf8), "Other.txt": Data("mine too".utf8),
+        ])
+        #expect(report.renamed == [ImportReport.Renamed(from: "Notes/a.txt", to: "Notes/a 3.txt")])
+        withExtendedLifetime(archives) {}
+    }
+
+    @Test func replaceNeverTurnsAFolderIntoAFile() async throws {
+        let app = try TestContainer()
+        try app.writeDocument("Photos/kept.jpg", Data("jpg".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = try zipArchive(in: archives.url, ["Photos": "a file named like the folder", "new.txt": "new"])
+        let before = snapshot(app.documents)
+        await #expect(throws: ImportError(archivePath: archive.path, entryPath: "Photos", reason: .conflict(existing: "Photos"))) {
+            try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .replace))
+        }
+        #expect(snapshot(app.documents) == before, "not even new.txt was moved in")
+    }
+
+    @Test func cancellingAnImportLeavesDocumentsAsItWas() async throws {
+        let app = try TestContainer()
+        try app.writeDocument("kept.txt", Data("mine".utf8))
+        let archives = try TemporaryDirectory()
+        var entries: [String: String] = [:]
+        for n in 0..<2_000 { entries["many/f\(n).txt"] = String(repeating: "\(n)", count: 100) }
+        let archive = try zipArchive(in: archives.url, entries)
+        let before = tree(app.root, excluding: ["Library/Application Support/.backstage"])
+
+        // The engine checks for cancellation before each entry and each block; stop it at the 1000th check (about 500 entries in).
+        let checks = Counter()
+        var progressEvents = 0
+        #expect(throws: CancellationError.self) {
+            try Importer(container: app.container).importAndWait(archive, progress: { _ in progressEvents += 1 }, isCancelled: { checks.increment() > 1_000 })
+        }
+
+        #expect(progressEvents >= 1, "progress was reported before the cancellation")
+        #expect(tree(app.root, excluding: ["Library/Application Support/.backstage"]) == before)
+    }
+
+    @Test func aNameDifferingOnlyByNormalizationFromAnExistingDocumentIsRefused() async throws {
+        let app = try TestContainer()
+        let nfd = "Cafe\u{301}.txt"
+        try app.writeDocument(nfd, Data("mine".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).map { Array($0.utf8) } == [Array(nfd.utf8)])
+        let archives = try TemporaryDirectory()
+        let archive = try zipArchive(in: archives.url, ["Caf\u{E9}.txt": "theirs"])
+        let before = tree(app.documents)
+        await #expect {
+            try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .replace))
+        } throws: { error in
+            guard case .normalizationCollision? = (error as? ImportError)?.reason else { return false }
+            return true
+        }
+        #expect(tree(app.documents) == before)
+    }
+
+    @Test func aDamagedArchiveIsAnArchiveErrorNotAnEmptyImport() async throws {
+        let (source, _, _) = try documentsFixture()
+        let archive = source.root.appending(path: "export.tar.gz")
+        try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .tarGz))
+        var bytes = try Data(contentsOf: archive)
+        bytes = bytes.prefix(bytes.count / 2)
+        try bytes.write(to: archive)
+        let target = try TestContainer()
+        await #expect(throws: ArchiveError.self) {
+            try await Importer(container: target.container).importArchive(archive)
+        }
+        #expect(snapshot(target.documents).isEmpty)
+    }
+
+    @Test func storeSnapshotsOfAnExportAreReadPast() async throws {
+        let (source, files, _) = try documentsFixture()
+        try PythonSQLite.writeThenKill(source.supportStore().main, committed: 3, walOnly: 2)
+        let archive = source.root.appending(path: "with-db.zip")
+        let exported = try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
+        let snapshots = [".backstage/databases/documents/Notes.sqlite", ".backstage/databases/applicationSupport/Notes.sqlite"]
+        #expect(exported.databases == snapshots)
+        let target = try TestContainer()
+
+        let report = try await Importer(container: target.container).importArchive(archive)
+
+        #expect(snapshot(target.documents) == files)
+        #expect(report.skippedDatabases == snapshots)
+    }
+}
+
+/// Documents with `Notes/a.txt` and `Other.txt`; an archive with `Notes/a.txt` (different bytes) and `Notes/b.txt`.
+func conflictFixture() throws -> (TestContainer, URL, TemporaryDirectory) {
+    let app = try TestContainer()
+    try app.writeDocument("Notes/a.txt", Data("mine".utf8))
+    try app.writeDocument("Other.txt", Data("mine too".utf8))
+    let archives = try TemporaryDirectory()
+    let archive = try zipArchive(in: archives.url, ["Notes/a.txt": "theirs", "Notes/b.txt": "new"])
+    return (app, archive, archives)
+}
+
+/// A zip written by Python's zipfile.
+func zipArchive(in folder: URL, _ entries: [String: String]) throws -> URL {
+    let url = folder.appending(path: "archive-\(UUID().uuidString.prefix(6)).zip")
+    let list = folder.appending(path: "entries-\(UUID().uuidString.prefix(6)).json")
+    try JSONEncoder().encode(entries).write(to: list)
+    defer { try? FileManager.default.removeItem(at: list) }
+    let result = try PythonSQLite.run("""
+        import sys, zipfile, json
+        with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+            for name, text in sorted(json.load(open(sys.argv[2])).items()): z.writestr(name, text)
+        """, [url.path, list.path])
+    guard result.status == 0 else { throw Failure(result.stderr) }
+    return url
+}
+
+/// A counter a synchronous callback can bump.
+final class Counter: @unchecked Sendable {
+    private var value = 0
+    private let lock = NSLock()
+
+    func increment() -> Int { lock.withLock { value += 1; return value } }
+}
