@@ -44,7 +44,7 @@ struct Import: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let container = try options.resolve()
+        let container = try options.resolve(creating: true)
         let source = URL(filePath: archive, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let limits = ImportLimits(maxTotalBytes: maxSize, maxEntries: maxEntries, maxCompressionRatio: maxRatio)
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)

@@ -103,4 +103,41 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
             """, [archive.path])
         #expect(result.stdout == "[1000000000]\n")
     }
+
+    @Test func includeDatabaseAddsAConsistentSnapshotAndLeavesTheLiveStoreAlone() async throws {
+        let (app, files, _) = try documentsFixture()
+        let store = app.supportStore()
+        try PythonSQLite.writeThenKill(store.main, committed: 5, walOnly: 3)
+        // -shm is SQLite's shared-memory index, rebuilt by any reader after a crash: not content.
+        let live = snapshot(store).filter { !$0.key.hasSuffix("-shm") }
+        let archive = app.root.appending(path: "with-db.zip")
+
+        let report = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
+
+        #expect(snapshot(store).filter { !$0.key.hasSuffix("-shm") } == live, "the live store and its -wal are byte-identical")
+        let contents = try readBack(archive, format: .zip)
+        #expect(contents.files.filter { !$0.key.hasPrefix(".backstage/") } == files)
+        #expect(!contents.files.keys.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }, "never a sidecar")
+        let scratch = try TemporaryDirectory()
+        let copy = scratch.url.appending(path: "snapshot.sqlite")
+        try contents.files[".backstage/databases/applicationSupport/Notes.sqlite"]?.write(to: copy)
+        let rows = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(c.execute("select count(*) from note").fetchone()[0], c.execute("pragma journal_mode").fetchone()[0])
+            """, [copy.path])
+        #expect(rows.stdout == "8 delete\n", "the rows only in the -wal are in the snapshot, which is one self-contained file")
+        #expect(report.databases.contains(".backstage/databases/applicationSupport/Notes.sqlite"))
+    }
+
+    @Test func cancellingAnExportLeavesNoArchive() throws {
+        let (app, _, _) = try documentsFixture()
+        let archive = app.root.appending(path: "cancelled.tar.gz")
+        let checks = Counter()
+        #expect(throws: CancellationError.self) {
+            try Exporter(container: app.container).exportAndWait(to: archive, options: ExportOptions(format: .tarGz), isCancelled: { checks.increment() > 3 })
+        }
+        #expect(!FileManager.default.fileExists(atPath: archive.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
 }

@@ -14,12 +14,17 @@ public enum StoreSnapshot {
     /// - throws: ``StoreError/sqlite(path:code:message:)`` naming the store when it cannot be read
     ///   (corrupt, not a database, locked past `busyTimeout`).
     public static func write(of store: URL, to destination: URL, busyTimeout: Double = 5) throws {
-        // Not `readonly`: a read-only connection to a WAL store creates `-wal` and `-shm` it cannot
-        // remove, while a read-write one (kept from writing by query_only) checkpoints and removes
-        // them on close when it is the last, leaving the container as it found it.
+        // With a `-wal` present (the app is running, or was killed), a read-only connection reads
+        // it without touching the live files. Without one, a read-only connection to a WAL store
+        // would create `-wal` and `-shm` it cannot remove; a read-write one kept from writing by
+        // query_only removes them on close, leaving the container as it found it.
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA query_only = 1") }
+        if FileManager.default.fileExists(atPath: store.path + "-wal") {
+            configuration.readonly = true
+        } else {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA query_only = 1") }
+        }
         do {
             let source = try DatabaseQueue(path: store.path, configuration: configuration)
             defer { try? source.close() }

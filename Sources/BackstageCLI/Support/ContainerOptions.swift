@@ -30,11 +30,16 @@ struct ContainerOptions: ParsableArguments {
     }
 
     /// The container, with its root made absolute.
-    func resolve() throws -> AppContainer {
+    ///
+    /// - parameter creating: When true, a missing iOS-style root is created (import into a new container).
+    func resolve(creating: Bool = false) throws -> AppContainer {
         switch layout {
         case .ios:
             let root = URL(filePath: container ?? ".", relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
             var isDirectory: ObjCBool = false
+            if creating && !FileManager.default.fileExists(atPath: root.path) {
+                try FileSystem().createDirectories(root.path)
+            }
             guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw CLIError(description: "\(root.path) is not a folder")
             }
