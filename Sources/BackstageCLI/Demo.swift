@@ -1,5 +1,6 @@
 import ArgumentParser
 import Backstage
+import BackstageExport
 import BackstageFixtures
 import BackstageHarness
 import Foundation
@@ -12,7 +13,8 @@ struct Demo: AsyncParsableCommand {
             folder: Notes.sqlite in Documents, whose last committed notes live only in Notes.sqlite-wal because \
             its writer process was killed, a Core Data .Notes_SUPPORT folder and user documents. Then audits it, \
             runs the catalog's plans v1 → v4 with progress (relocate, split, migrate, per-account store), audits \
-            again and counts the notes on both sides.
+            again, counts the notes on both sides, then exports Documents to a zip and checks it by reading it \
+            back (import into a scratch container, every document compared byte for byte).
 
             Example:
               backstage demo --directory /tmp/backstage-demo
@@ -39,6 +41,10 @@ struct Demo: AsyncParsableCommand {
         var filesMoved: Int
         var seconds: [String: Double]
         var store: String
+        var archive: String
+        var archiveEntries: Int
+        var documentsReadBack: Int
+        var documentsDiffering: [String]
     }
 
     func validate() throws {
@@ -97,6 +103,13 @@ struct Demo: AsyncParsableCommand {
         let after = try Auditor(container: container).audit()
         say(indent(Audit.render(after, documents: container.documents)))
 
+        say("5. Exporting Documents to a zip and reading it back")
+        let archive = root.appending(path: "Documents.zip")
+        let exported = try await timed("export") { try await Exporter(container: container).export(to: archive, options: ExportOptions(format: .zip)) }
+        let (readBack, differing) = try await timed("read back") { try await Self.readBack(archive, against: container, scratch: root.appending(path: "read-back")) }
+        say("   \(exported.entries) entries (\(formatBytes(exported.bytes))) in \(archive.path); read back: \(readBack) documents"
+            + (differing.isEmpty ? ", every one byte-identical" : ", \(differing.count) DIFFERING: \(differing.joined(separator: ", "))"))
+
         let v4 = StoreFileSet(main: container.applicationSupport.appending(path: "Accounts/1001/UserData.sqlite"))
         let rowsAfter = try StoreInspector.rowCounts(of: v4)["ZNOTE"] ?? 0
         let summary = Summary(
@@ -104,7 +117,8 @@ struct Demo: AsyncParsableCommand {
             leaksBefore: audit.findings.count, leaksAfter: after.findings.count,
             stepsRun: reports.flatMap(\.steps).filter { $0.outcome != "skipped" }.count,
             filesMoved: reports.reduce(0) { $0 + $1.relocation.moved.reduce(0) { $0 + $1.files } },
-            seconds: seconds, store: v4.main.path)
+            seconds: seconds, store: v4.main.path, archive: archive.path, archiveEntries: exported.entries,
+            documentsReadBack: readBack, documentsDiffering: differing)
         if json {
             try Output.json(summary)
         } else {
@@ -115,12 +129,33 @@ struct Demo: AsyncParsableCommand {
                   notes after       \(rowsAfter)\(rowsAfter == before ? "  ✓ every committed note kept" : "  ✗ NOTES LOST")
                   internal files    \(audit.findings.count) in Documents before, \(after.findings.count) after
                   upgrade           \(summary.stepsRun) steps in \(reports.count) plans
-                  timings           build \(fmt(seconds["build"])) s · audit \(fmt(seconds["audit"])) s · upgrade \(fmt(seconds["upgrade"])) s
+                  export            \(exported.entries) entries, \(readBack) documents read back\(differing.isEmpty ? "  ✓ byte-identical" : "  ✗ \(differing.count) DIFFER")
+                  timings           build \(fmt(seconds["build"])) s · audit \(fmt(seconds["audit"])) s · upgrade \(fmt(seconds["upgrade"])) s · export \(fmt(seconds["export"])) s · read back \(fmt(seconds["read back"])) s
                   notes now at      \(v4.main.path)
                   documents at      \(container.documents.path)
+                  archive at        \(archive.path)
                 """)
         }
-        guard rowsAfter == before, after.isClean else { throw ExitCode(ExitStatus.checkFailed) }
+        guard rowsAfter == before, after.isClean, differing.isEmpty, readBack > 0 else { throw ExitCode(ExitStatus.checkFailed) }
+    }
+
+    /// Imports the archive into a scratch container and compares every document of `container` with
+    /// its restored copy; returns how many were read back and the paths that differ or are missing.
+    static func readBack(_ archive: URL, against container: AppContainer, scratch: URL) async throws -> (Int, [String]) {
+        let check = AppContainer.iOSSandbox(root: scratch)
+        let fileSystem = FileSystem()
+        defer { try? fileSystem.removeTree(scratch.path) }
+        try await Importer(container: check).importArchive(archive)
+        var compared = 0
+        var differing: [String] = []
+        for entry in try FileClassifier().scan(container.documents) where entry.kind == .document && !entry.isDirectory {
+            let original = container.documents.appending(path: entry.path).path
+            guard try fileSystem.status(original)?.kind == .regular else { continue }
+            compared += 1
+            let copy = check.documents.appending(path: entry.path).path
+            if try !fileSystem.exists(copy) || !fileSystem.contentsEqual(original, copy) { differing.append(entry.path) }
+        }
+        return (compared, differing)
     }
 
     private func fmt(_ value: Double?) -> String { String(format: "%.3f", value ?? 0) }

@@ -70,8 +70,8 @@ struct Export: AsyncParsableCommand {
         if json {
             try Output.json(report)
         } else {
-            Output.out("Exported \(report.entries) entries (\(formatBytes(report.bytes)) of documents) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
-                + (report.databases.isEmpty ? "" : ", with snapshots of \(report.databases.count) store(s)")
+            Output.out("Exported \(report.entries) entries (\(formatBytes(report.bytes))) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+                + (report.databases.isEmpty ? "" : ", including snapshots of \(report.databases.count) store(s)")
                 + (report.skippedLinks.isEmpty ? "" : "; left out links leaving Documents: \(report.skippedLinks.joined(separator: ", "))"))
         }
     }
