@@ -27,14 +27,15 @@ import Testing
 
     @Test(arguments: HostileArchive.allCases)
     func anUnsafeArchiveIsRefusedWithNothingWritten(hostile: HostileArchive) async throws {
-        let app = try TestContainer()
+        // The container sits alone in a folder of its own: an escaping entry would land in that
+        // folder or above it, and nothing else writes there while the test runs.
+        let surroundings = try TemporaryDirectory()
+        let app = try TestContainer(base: surroundings.url)
         try app.writeDocument("Existing/kept.txt", Data("mine".utf8))
         let archives = try TemporaryDirectory()
         let archive = try hostile.write(in: archives.url)
-        // The parent of the container: an escaping entry would land here or above.
-        let surroundings = app.root.deletingLastPathComponent()
-        let before = tree(app.root, excluding: ["Library/Application Support/.backstage"])
-        let outsideBefore = try FileManager.default.contentsOfDirectory(atPath: surroundings.path).filter { !$0.hasPrefix("backstage-test") }
+        let excluded: Set<String> = [app.root.lastPathComponent + "/Library/Application Support/.backstage"]
+        let before = tree(surroundings.url, excluding: excluded)
 
         await #expect {
             try await Importer(container: app.container).importArchive(archive, options: ImportOptions(limits: hostile.limits))
@@ -42,9 +43,7 @@ import Testing
             guard let error = error as? ImportError else { return false }
             return error.reason == hostile.expected && error.archivePath == archive.path && !error.entryPath.isEmpty
         }
-        #expect(tree(app.root, excluding: ["Library/Application Support/.backstage"]) == before, "Documents and the rest of the container unchanged")
-        let outsideAfter = try FileManager.default.contentsOfDirectory(atPath: surroundings.path).filter { !$0.hasPrefix("backstage-test") }
-        #expect(Set(outsideAfter) == Set(outsideBefore), "nothing written next to the container")
+        #expect(tree(surroundings.url, excluding: excluded) == before, "Documents, the rest of the container and its surroundings unchanged")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/backstage-evil.txt"))
     }
 
