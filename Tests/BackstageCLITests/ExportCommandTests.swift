@@ -117,9 +117,12 @@ import Testing
 /// Runs a command and returns its exit status and peak resident memory (`ru_maxrss` of the child).
 func peakMemory(_ executable: String, _ arguments: [String]) throws -> (status: Int32, peakBytes: Int) {
     let result = try runProcess("/usr/bin/python3", ["-c", """
-        import resource, subprocess, sys
-        status = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
-        print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+        import os, sys
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        # posix_spawn: a fork of this interpreter would count in the child's peak RSS.
+        pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
+        _, status, usage = os.wait4(pid, 0)
+        print(os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024)
         """, executable] + arguments)
     let fields = result.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     guard fields.count == 2 else { throw Failure("peakMemory: \(result.stderr)") }
