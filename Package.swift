@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Backstage", targets: ["Backstage"]),
         .library(name: "BackstageExport", targets: ["BackstageExport"]),
+        .library(name: "BackstageHarness", targets: ["BackstageHarness", "BackstageFixtures"]),
         .executable(name: "backstage", targets: ["BackstageCLI"]),
     ],
     dependencies: [

@@ -33,4 +33,38 @@ enum ChildProcess {
         return Outcome(status: killed ? -1 : process.terminationStatus, signal: killed ? process.terminationStatus : nil,
                        stderr: String(decoding: data, as: UTF8.self))
     }
+
+    struct Measurement {
+        var status: Int32
+        var seconds: Double
+        /// Peak resident memory of the command (GNU time's %M), 0 when /usr/bin/time is missing.
+        var peakBytes: Int64
+        var stderr: String
+    }
+
+    /// Runs a command to the end under GNU `time`, which forks it from its own small process:
+    /// a child's peak RSS counts its parent's memory at exec, so spawning it from here directly
+    /// would report this process's size.
+    static func measure(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> Measurement {
+        let time = "/usr/bin/time"
+        let hasTime = FileManager.default.isExecutableFile(atPath: time)
+        let report = FileManager.default.temporaryDirectory.appending(path: "backstage-time-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: report) }
+        let process = Process()
+        process.executableURL = hasTime ? URL(filePath: time) : executable
+        process.arguments = hasTime ? ["-f", "%M", "-o", report.path, executable.path] + arguments : arguments
+        if let environment { process.environment = environment }
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        let start = ContinuousClock.now
+        try process.run()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - start
+        let kilobytes = (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        return Measurement(status: process.terminationStatus,
+                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                           peakBytes: kilobytes * 1024, stderr: String(decoding: data, as: UTF8.self))
+    }
 }

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Backstage
+import BackstageFixtures
+import BackstageHarness
+import Foundation
+
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure migration and export speed against the baselines, on the same data, in one run.",
+        discussion: """
+            For each size: builds a v1 store of the sample app and a Documents tree of that size, then times, \\
+            interleaved run by run, each case as a child process (wall clock and peak RSS): relocation by rename \\
+            and by copy to /dev/shm, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row \\
+            copy (the whole store read into memory and written anew, as migratePersistentStore does), a split \\
+            against `VACUUM INTO`, export against bsdtar and GNU `tar -I 'zstd -T0'`, import against `bsdtar -xf`, \\
+            and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \\
+            time at 1 GB and 10 GB against the launch budget.
+
+            Example:
+              backstage bench --sizes 10MB,600MB --svg perf.svg --markdown
+            """
+    )
+
+    @Option(help: "Comma-separated data sizes, such as 10MB,100MB,1GB.")
+    var sizes = "10MB,100MB"
+
+    @Option(help: "Runs per case; the median is reported.")
+    var runs = 3
+
+    @Option(help: "Where to generate the data (default: a new temporary folder, removed afterwards).")
+    var workspace: String?
+
+    @Option(help: "Write the full report as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Write the chart (time against size, log-log) as SVG to this file.")
+    var svg: String?
+
+    @Flag(help: "Print the ratio table as Markdown.")
+    var markdown = false
+
+    var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
+
+    func validate() throws {
+        guard !parsedSizes.isEmpty, parsedSizes.count == sizes.split(separator: ",").count else {
+            throw ValidationError("--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
+        }
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
+    }
+
+    func run() async throws {
+        let own = workspace == nil
+        let folder = URL(filePath: workspace ?? FileManager.default.temporaryDirectory.appending(path: "backstage-bench-\(UUID().uuidString.prefix(8))").path)
+        defer { if own { try? FileManager.default.removeItem(at: folder) } }
+        var runner = BenchRunner(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath(), sizes: parsedSizes, runs: runs, workspace: folder)
+        let progress = ProgressLine(enabled: Output.stderrIsTerminal)
+        runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
+        let report = try runner.run()
+        progress.finish()
+        if let json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            try encoder.encode(report).write(to: URL(filePath: json))
+        }
+        if let svg {
+            try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg))
+        }
+        Output.out(markdown ? report.markdown : report.table)
+    }
+}

@@ -1,0 +1,78 @@
+import BackstageHarness
+import BackstageTestSupport
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+
+@Suite struct BenchTests {
+    static func report() -> BenchReport {
+        let mb: Int64 = 1_000_000
+        return BenchReport(
+            date: Date(timeIntervalSince1970: 1_790_000_000), machine: "2 cores", runsPerCase: 3, sizes: [10 * mb, 100 * mb],
+            results: [
+                BenchResult(name: "relocate · rename", kind: .backstage, bytes: 10 * mb, runs: [0.05, 0.04, 0.06], peakBytes: 30 << 20, baselines: ["cp + fsync", "absent"]),
+                BenchResult(name: "relocate · rename", kind: .backstage, bytes: 100 * mb, runs: [0.05], peakBytes: 31 << 20, baselines: ["cp + fsync"]),
+                BenchResult(name: "split", kind: .backstage, bytes: 100 * mb, runs: [0.9, 1.1, 1.0], peakBytes: 40 << 20, baselines: ["VACUUM INTO"]),
+                BenchResult(name: "cp + fsync", kind: .baseline, bytes: 10 * mb, runs: [0.02], peakBytes: 2 << 20),
+                BenchResult(name: "cp + fsync", kind: .baseline, bytes: 100 * mb, runs: [0.2], peakBytes: 2 << 20),
+                BenchResult(name: "VACUUM INTO", kind: .baseline, bytes: 100 * mb, runs: [0.5], peakBytes: 5 << 20),
+            ],
+            needsUpgradeMicroseconds: 12.5, budget: 2, skipped: [])
+    }
+
+    @Test func ratiosPairEachCaseWithItsBaselinesAtTheSameSize() {
+        let ratios = Self.report().ratios
+        #expect(ratios.map(\.name) == ["relocate · rename", "relocate · rename", "split"], "a baseline that was not measured gives no row")
+        #expect(ratios[0].seconds == 0.05 && ratios[0].baselineSeconds == 0.02 && abs(ratios[0].ratio - 2.5) < 1e-9, "the median of the runs")
+        #expect(abs(ratios[1].ratio - 0.25) < 1e-9)
+        #expect(abs(ratios[2].ratio - 2.0) < 1e-9)
+    }
+
+    @Test func projectionsScaleCopiesButNotRenames() {
+        let projections = Self.report().projections
+        let rename = projections.first { $0.name == "relocate · rename" }
+        let split = projections.first { $0.name == "split" }
+        #expect(rename?.secondsAt10GB == 0.05 && rename?.fitsBudgetAt1GB == true)
+        #expect(split.map { abs($0.secondsAt1GB - 10) < 1e-9 && abs($0.secondsAt10GB - 100) < 1e-9 } == true)
+        #expect(split?.fitsBudgetAt1GB == false)
+        #expect(Self.report().markdown.contains("| 100 MB | split | 1.00 s | 40 MB | VACUUM INTO | 500.0 ms | 2.00× |"))
+    }
+
+    @Test func theChartHasALinePerCaseLabelledAxesAndALegend() {
+        let svg = BenchChart.svg(Self.report())
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 4, "relocate, split, cp + fsync, VACUUM INTO")
+        #expect(svg.components(separatedBy: "stroke-dasharray").count - 1 == 4, "baselines dashed, in the plot and the legend")
+        #expect(svg.contains(">data size (log scale)</text>") && svg.contains(">wall-clock time, median (log scale)</text>"))
+        #expect(svg.contains(">10 MB</text>") && svg.contains(">100 MB</text>") && svg.contains(">1.00 s</text>"))
+        for name in ["relocate · rename", "split", "cp + fsync", "VACUUM INTO"] { #expect(svg.contains(">\(name)</text>")) }
+        // Well-formed XML, as a browser needs it.
+        #expect((try? XMLDocument(xmlString: svg)) != nil)
+    }
+
+    /// The real thing at a small size: every case runs, every Backstage case finds its baselines.
+    @Test func benchMeasuresEveryCaseAgainstItsBaselines() throws {
+        let scratch = try TemporaryDirectory()
+        let json = scratch.path + "/bench.json"
+        let result = try runProcess(backstageExecutable, ["bench", "--sizes", "1MB", "--runs", "1", "--json", json, "--svg", scratch.path + "/bench.svg", "--workspace", scratch.path + "/work"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try JSONDecoder.iso8601.decode(BenchReport.self, from: Data(contentsOf: URL(filePath: json)))
+        let cases = Set(report.ratios.map(\.name))
+        #expect(cases == ["relocate · rename", "relocate · copy → /dev/shm", "split", "export zip (deflate 6)", "import tar.gz", "export tar.zst (2 threads)"])
+        #expect(report.ratios.count == 9)
+        #expect(report.results.allSatisfy { $0.seconds > 0 && $0.peakBytes > 0 })
+        #expect(report.needsUpgradeMicroseconds > 0)
+        #expect(result.stdout.contains("relocate · rename") && result.stdout.contains("VACUUM INTO"))
+        #expect(FileManager.default.fileExists(atPath: scratch.path + "/bench.svg"))
+    }
+}
+
+extension JSONDecoder {
+    static var iso8601: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
