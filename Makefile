@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build demo test soak clean
+.PHONY: deps build demo test soak bench bench-check bench-thresholds perf clean
 
 deps:
 	@./scripts/install-deps
@@ -22,6 +22,24 @@ test: deps
 soak: deps
 	$(SWIFT) build --build-tests
 	BACKSTAGE_SOAK=1 $(SWIFT) test --skip-build
+
+# The benchmark suites (Benchmarks/, a package of its own): time, throughput, memory, mallocs, disk.
+# The first run builds package-benchmark in release mode (a few minutes).
+bench: deps
+	cd Benchmarks && $(SWIFT) package benchmark
+
+# Fails when a suite regresses past the tolerances of its code against the committed Thresholds/.
+bench-check: deps
+	cd Benchmarks && $(SWIFT) package benchmark thresholds check
+
+# Records this machine's figures as the new thresholds (commit Benchmarks/Thresholds/ afterwards).
+bench-thresholds: deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update
+
+# The ratio table and chart of README "Performance": Backstage against its baselines, release build.
+perf: deps
+	$(SWIFT) build -c release --product backstage
+	$$($(SWIFT) build -c release --show-bin-path)/backstage bench --sizes 10MB,100MB,600MB --svg perf.svg --json perf.json --markdown
 
 clean:
 	rm -rf .build

@@ -4,6 +4,8 @@
 // the thresholds committed in Thresholds/.
 import PackageDescription
 
+// Benchmark names carry no spaces or slashes: package-benchmark 1.38.1 writes threshold files
+// with those replaced but looks them up by the raw name.
 let suites = ["Relocation", "Split", "SchemaMigration", "NeedsUpgrade", "Export", "Import", "FixtureGeneration"]
 
 let package = Package(

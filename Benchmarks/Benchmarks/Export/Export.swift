@@ -10,11 +10,11 @@ let benchmarks: @Sendable () -> Void = {
     let root = scratch.url.appending(path: "c")
 
     for (format, level) in [(ArchiveFormat.zip, 6), (.tarGz, 6), (.tarZst, 3)] {
-        Benchmark("Export 8 MB of documents as \(format.rawValue)", configuration: configuration(), setup: {
+        Benchmark("Export8MBAs\(format == .zip ? "Zip" : format == .tarGz ? "TarGz" : "TarZst")", configuration: configuration(setup: {
             try makeDocuments(at: root.appending(path: "Documents"), files: 200, bytesEach: 40_000)
         }, teardown: {
             scratch.remove()
-        }) { benchmark in
+        })) { benchmark in
             let exporter = Exporter(container: .iOSSandbox(root: root))
             let archive = scratch.url.appending(path: "out.\(format.rawValue)")
             for _ in benchmark.scaledIterations {

@@ -10,12 +10,12 @@ let benchmarks: @Sendable () -> Void = {
     let scratch = Scratch("needs-upgrade")
     let root = scratch.url.appending(path: "v4")
 
-    Benchmark("needsUpgrade, nothing pending (v1 → v4 chain)",
-              configuration: configuration(iterations: 100_000, timeTolerance: 100, scaling: .kilo), setup: {
+    Benchmark("NeedsUpgradeNothingPendingV1toV4",
+              configuration: configuration(iterations: 100_000, scaling: .kilo, setup: {
         _ = try makeFixture(layout: "v4", bytes: 1_000_000, at: root)
     }, teardown: {
         scratch.remove()
-    }) { benchmark in
+    })) { benchmark in
         let container = AppContainer.iOSSandbox(root: root)
         let plans = try FixtureCatalog.chain(from: "v1", to: "v4")
         for _ in benchmark.scaledIterations {

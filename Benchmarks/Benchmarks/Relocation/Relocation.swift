@@ -10,34 +10,30 @@ let benchmarks: @Sendable () -> Void = {
     let master = scratch.url.appending(path: "master")
     let size: Int64 = 8_000_000
 
-    Benchmark("Relocate 8 MB, same filesystem (rename)", configuration: configuration(), setup: {
+    Benchmark("RelocateRename8MB", configuration: configuration(setup: {
         _ = try makeFixture(layout: "v1", bytes: size, at: master)
-    }) { benchmark in
-        for _ in benchmark.scaledIterations {
-            benchmark.stopMeasurement()
-            let root = try scratch.copy(master, as: "run")
-            benchmark.startMeasurement()
-            let report = try await Relocator(container: .iOSSandbox(root: root)).relocate(RelocationOptions(strategy: .rename))
-            blackHole(report)
-        }
+    })) { benchmark in
+        let root = try scratch.copy(master, as: "run")
+        benchmark.startMeasurement()
+        let report = try await Relocator(container: .iOSSandbox(root: root)).relocate(RelocationOptions(strategy: .rename))
+        blackHole(report)
+        benchmark.stopMeasurement()
     }
 
-    Benchmark("Relocate 8 MB, across filesystems (copy to /dev/shm)", configuration: configuration(), setup: {
+    Benchmark("RelocateCopyToDevShm8MB", configuration: configuration(setup: {
         _ = try makeFixture(layout: "v1", bytes: size, at: master)
     }, teardown: {
         scratch.remove()
-    }) { benchmark in
+    })) { benchmark in
         let shm = Scratch("relocation", base: "/dev/shm")
         defer { shm.remove() }
-        for _ in benchmark.scaledIterations {
-            benchmark.stopMeasurement()
-            let root = try scratch.copy(master, as: "run")
-            try? FileManager.default.removeItem(at: shm.url.appending(path: "support"))
-            let container = AppContainer(documents: root.appending(path: "Documents"), applicationSupport: shm.url.appending(path: "support"),
-                                         caches: root.appending(path: "Library/Caches"), temporary: root.appending(path: "tmp"))
-            benchmark.startMeasurement()
-            let report = try await Relocator(container: container).relocate(RelocationOptions(strategy: .copy))
-            blackHole(report)
-        }
+        let root = try scratch.copy(master, as: "run")
+        try? FileManager.default.removeItem(at: shm.url.appending(path: "support"))
+        let container = AppContainer(documents: root.appending(path: "Documents"), applicationSupport: shm.url.appending(path: "support"),
+                                     caches: root.appending(path: "Library/Caches"), temporary: root.appending(path: "tmp"))
+        benchmark.startMeasurement()
+        let report = try await Relocator(container: container).relocate(RelocationOptions(strategy: .copy))
+        blackHole(report)
+        benchmark.stopMeasurement()
     }
 }
