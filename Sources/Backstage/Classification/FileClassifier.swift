@@ -49,14 +49,17 @@ public struct FileClassifier: Sendable {
     ///
     /// - throws: ``FileSystemError`` when a folder cannot be listed or a file cannot be read.
     /// - parameter recursive: When false, only the direct entries of `root` are classified.
-    public func scan(_ root: URL, recursive: Bool = true) throws -> [ClassifiedFile] {
+    /// - parameter measuringFolders: When false, a folder reported as one entry (a support folder,
+    ///   a Backstage temporary) has `bytes` 0 instead of the total of its files, which costs a
+    ///   `stat` of each: relocation and upgrades, which move such folders whole, skip it.
+    public func scan(_ root: URL, recursive: Bool = true, measuringFolders: Bool = true) throws -> [ClassifiedFile] {
         var result: [ClassifiedFile] = []
         guard try fileSystem.status(root.path)?.kind == .directory else { return [] }
-        try walk(root.path, relative: "", visible: true, recursive: recursive, into: &result)
+        try walk(root.path, relative: "", visible: true, recursive: recursive, measuring: measuringFolders, into: &result)
         return result
     }
 
-    private func walk(_ directory: String, relative: String, visible: Bool, recursive: Bool, into result: inout [ClassifiedFile]) throws {
+    private func walk(_ directory: String, relative: String, visible: Bool, recursive: Bool, measuring: Bool, into result: inout [ClassifiedFile]) throws {
         let names = try fileSystem.contents(of: directory)
         let nameSet = Set(names)
         var statuses: [String: FileStatus] = [:]
@@ -86,16 +89,16 @@ public struct FileClassifier: Sendable {
             switch status.kind {
             case .directory:
                 if Self.isCoreDataSupportFolder(name) {
-                    result.append(ClassifiedFile(path: path, kind: .coreDataSupport, isDirectory: true, bytes: try fileSystem.treeSize(full), isVisible: entryVisible))
+                    result.append(ClassifiedFile(path: path, kind: .coreDataSupport, isDirectory: true, bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
                     continue
                 }
                 kind = name.contains(".backstage-tmp") ? .backstageTemporary : (entryVisible ? .document : .hidden)
                 if kind == .backstageTemporary {
-                    result.append(ClassifiedFile(path: path, kind: kind, isDirectory: true, bytes: try fileSystem.treeSize(full), isVisible: entryVisible))
+                    result.append(ClassifiedFile(path: path, kind: kind, isDirectory: true, bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
                     continue
                 }
                 result.append(ClassifiedFile(path: path, kind: kind, isDirectory: true, bytes: 0, isVisible: entryVisible))
-                if recursive { try walk(full, relative: path, visible: entryVisible, recursive: true, into: &result) }
+                if recursive { try walk(full, relative: path, visible: entryVisible, recursive: true, measuring: measuring, into: &result) }
                 continue
             case .symlink:
                 kind = try symlinkKind(name: name, full: full)

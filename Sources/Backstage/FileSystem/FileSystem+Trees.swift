@@ -14,6 +14,18 @@ extension FileSystem {
         return total
     }
 
+    /// Gives `to` the content of `from` without writing it again when it can: a hard link on one
+    /// file system (for write-once files, such as Core Data's external data), else a durable copy.
+    /// The caller fsyncs the folder of `to` to make the new name durable.
+    package func linkOrCopy(_ from: String, to: String) throws {
+        do {
+            try createHardLink(to, to: from)
+        } catch {
+            guard error.code == EXDEV || error.code == EPERM || error.code == EMLINK else { throw error }
+            try copyFile(from, to: to)
+        }
+    }
+
     /// The number of regular files under `path`.
     package func countFiles(_ path: String) throws(FileSystemError) -> Int {
         guard let status = try status(path) else { return 0 }

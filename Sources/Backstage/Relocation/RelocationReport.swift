@@ -79,9 +79,10 @@ public struct RelocationReport: Sendable, Hashable, Codable {
         public var to: String
         /// The strategy used: `rename` or `copy`.
         public var strategy: RelocationStrategy
-        /// The files that moved (database, sidecars, support files).
+        /// The files that moved: database and support files for a copy; for a rename, the database
+        /// and the support folder as one entry (counting its files would cost a walk of all of them).
         public var files: Int
-        /// Bytes at the destination.
+        /// Bytes moved: everything copied for a copy; the database for a rename.
         public var bytes: Int64
         /// Wall time of the move.
         public var seconds: Double

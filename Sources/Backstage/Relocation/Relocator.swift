@@ -85,7 +85,7 @@ public struct Relocator: Sendable {
         do {
             if let recovered = try context.recoverJournal() { report.recovered.append(recovered) }
             try context.quarantine.removeTemporaries()
-            let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents)
+            let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents, measuringFolders: false)
             let stores = try selectStores(entries, options.stores)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {

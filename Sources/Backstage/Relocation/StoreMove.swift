@@ -39,10 +39,8 @@ struct StoreMove {
                     if sidecar == .wal { bytes += st.size }
                 }
             }
-            if let st = try fs.status(src.supportFolder.path) {
-                if st.kind == .symlink { throw RelocationError.symlinkedStore(path: src.supportFolder.path) }
-                bytes += try fileSystem.treeSize(src.supportFolder.path)
-            }
+            let support = try fs.status(src.supportFolder.path)
+            if support?.kind == .symlink { throw RelocationError.symlinkedStore(path: src.supportFolder.path) }
             if main.size > 0 {
                 let prefix = try fs.readPrefix(src.main.path, count: 100)
                 guard SQLiteHeader.hasMagic(prefix) else { throw RelocationError.notADatabase(path: src.main.path) }
@@ -74,8 +72,13 @@ struct StoreMove {
                 strategy = .rename
             case .copy: strategy = .copy
             }
-            if strategy == .copy && space.available < bytes {
-                throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: space.available)
+            // Only a copy needs the support folder's size; a rename moves it whole, in time
+            // independent of the thousands of files it may hold.
+            if strategy == .copy {
+                if support != nil { bytes += try fileSystem.treeSize(src.supportFolder.path) }
+                if space.available < bytes {
+                    throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: space.available)
+                }
             }
             return (strategy, bytes)
         } catch let error as RelocationError {
@@ -154,7 +157,7 @@ struct StoreMove {
                 try journal.write(record.with(phase: .committed))
                 observer.phase(.committed)
                 if try fileSystem.status(src.supportFolder.path) != nil {
-                    files += try fileSystem.countFiles(src.supportFolder.path)
+                    files += 1
                     try fileSystem.rename(src.supportFolder.path, to: dst.supportFolder.path)
                     try fileSystem.syncDirectory(dst.directory.path)
                 }
@@ -166,7 +169,8 @@ struct StoreMove {
             observer.phase(.sourceRemoved)
             try journal.clear()
             observer.phase(.done)
-            let size = (try fileSystem.status(dst.main.path)?.size ?? 0) + ((try? fileSystem.treeSize(dst.supportFolder.path)) ?? 0)
+            var size = try fileSystem.status(dst.main.path)?.size ?? 0
+            if strategy == .copy { size += (try? fileSystem.treeSize(dst.supportFolder.path)) ?? 0 }
             return .init(store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: files, bytes: size, seconds: Date().timeIntervalSince(started))
         } catch {
             let failure: RelocationError = switch error {

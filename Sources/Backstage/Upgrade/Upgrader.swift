@@ -62,7 +62,7 @@ public struct Upgrader: Sendable {
         case .migrateSchema(let migrate):
             return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
         case .quarantine(let quarantine):
-            let entries = (try? FileClassifier(fileSystem: fileSystem).scan(quarantine.folder.url(in: container), recursive: false)) ?? []
+            let entries = (try? FileClassifier(fileSystem: fileSystem).scan(quarantine.folder.url(in: container), recursive: false, measuringFolders: false)) ?? []
             return !StepContext.strays(in: entries).isEmpty
         }
     }
@@ -185,7 +185,7 @@ public struct Upgrader: Sendable {
                 if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = "up to date" }
             case .quarantine(let quarantine):
                 let root = quarantine.folder.url(in: container)
-                let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false)
+                let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false, measuringFolders: false)
                 try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
             }
             report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))

@@ -78,7 +78,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
     }
 
     /// The projected time of each Backstage case at 1 GB and 10 GB, from its throughput at the
-    /// largest size measured (a rename is size-independent: its largest time is kept as is).
+    /// largest size it was measured at (a rename is size-independent: that time is kept as is).
     public struct Projection: Sendable, Hashable, Codable {
         public var name: String
         public var secondsAt1GB: Double
@@ -87,8 +87,13 @@ public struct BenchReport: Sendable, Hashable, Codable {
     }
 
     public var projections: [Projection] {
-        guard let largest = sizes.max() else { return [] }
-        return results.filter { $0.kind == .backstage && $0.bytes == largest }.map { result in
+        var largest: [String: BenchResult] = [:]
+        var order: [String] = []
+        for result in results where result.kind == .backstage {
+            if largest[result.name] == nil { order.append(result.name) }
+            if result.bytes >= largest[result.name]?.bytes ?? 0 { largest[result.name] = result }
+        }
+        return order.compactMap { largest[$0] }.map { result in
             let constant = result.name.contains("rename")
             let perByte = result.seconds / Double(max(result.bytes, 1))
             let at1 = constant ? result.seconds : perByte * 1e9

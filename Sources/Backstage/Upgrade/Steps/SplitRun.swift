@@ -227,7 +227,8 @@ struct SplitRun {
 
     // MARK: - Core Data external data
 
-    /// Copies into each target's temporary support folder the files its rows reference.
+    /// Gives each target's temporary support folder the files its rows reference: hard links on one
+    /// file system (the files are write-once and the source's names go only after the commit), copies across.
     /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage marker).
     private func copyExternalData(lock: StoreLock, plan: Plan) throws -> Set<String> {
         let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
@@ -238,7 +239,7 @@ struct SplitRun {
             let folder = target.temporarySupportFolder.appending(path: "_EXTERNAL_DATA")
             for name in names.sorted() where fileSystem.exists(external.appending(path: name).path) {
                 try fileSystem.createDirectories(folder.path)
-                try fileSystem.copyFile(external.appending(path: name).path, to: folder.appending(path: name).path)
+                try fileSystem.linkOrCopy(external.appending(path: name).path, to: folder.appending(path: name).path)
                 all.insert(name)
             }
             if fileSystem.exists(folder.path) { try fileSystem.syncDirectory(folder.path) }
