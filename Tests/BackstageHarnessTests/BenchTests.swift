@@ -63,7 +63,7 @@ import Testing
         let report = try JSONDecoder.iso8601.decode(BenchReport.self, from: Data(contentsOf: URL(filePath: json)))
         let cases = Set(report.ratios.map(\.name))
         #expect(cases == ["relocate · rename", "relocate · copy → /dev/shm", "split", "export zip (deflate 6)", "import tar.gz", "export tar.zst (2 threads)"])
-        #expect(report.ratios.count == 9)
+        #expect(report.ratios.count == 10)
         #expect(report.results.allSatisfy { $0.seconds > 0 && $0.peakBytes > 0 })
         #expect(report.needsUpgradeMicroseconds > 0)
         #expect(result.stdout.contains("relocate · rename") && result.stdout.contains("VACUUM INTO"))

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// For each size it builds a v1 container of the sample app (the store in Documents) and a
 /// Documents tree of that size, then times: `backstage relocate` by rename and by copy to
-/// `/dev/shm`, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row copy
+/// `/dev/shm`, `cp` + fsync, `mv` across file systems, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row copy
 /// (every row read into memory and written to a new store, as `migratePersistentStore` does), a
 /// split against `VACUUM INTO`, export against `bsdtar` and GNU `tar -I 'zstd -T0'`, import against
 /// `bsdtar -xf`, and `needsUpgrade` in process.
@@ -171,7 +171,7 @@ public struct BenchRunner {
         let spaceOnShm = ((try? FileSystem().space(at: crossDevice.path).available) ?? 0) > data.storeBytes * 2
         if spaceOnShm {
             cases.append(Case(name: "relocate · copy → /dev/shm", kind: .backstage, bytes: bytes,
-                              baselines: ["cp + fsync → /dev/shm", "sqlite3 .backup", "naive row copy"],
+                              baselines: ["cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy"],
                               prepare: { run in try Self.copy(data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes")) }) { run in
                 (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--strategy", "copy"],
                  ["HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path, "XDG_DATA_HOME": shm + "/data",
@@ -179,6 +179,11 @@ public struct BenchRunner {
             })
             cases.append(Case(name: "cp + fsync → /dev/shm", kind: .baseline, bytes: bytes) { _ in
                 ("/bin/sh", ["-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", store, support, shm + "/copy"], nil)
+            })
+            // A move across file systems also deletes the source: mv copies, then unlinks every file.
+            cases.append(Case(name: "mv → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
+                ("/bin/sh", ["-c", "mkdir -p \"$3\" && mv \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", sqliteRun(run),
+                             run.appending(path: "c/Documents/.Notes_SUPPORT").path, shm + "/moved"], nil)
             })
         } else {
             skipped.append("copy to /dev/shm at \(BenchReport.size(data.size)): not enough room there")
