@@ -30,7 +30,7 @@ bench: deps
 
 # Fails when a suite regresses past the tolerances of its code against the committed Thresholds/.
 bench-check: deps
-	cd Benchmarks && $(SWIFT) package benchmark thresholds check
+	SWIFT=$(SWIFT) ./scripts/bench-check
 
 # Records this machine's figures as the new thresholds (commit Benchmarks/Thresholds/ afterwards).
 bench-thresholds: deps
