@@ -62,3 +62,15 @@ public func makeFixture(layout: String, bytes: Int64, at root: URL) throws -> Ap
     return .iOSSandbox(root: root)
 }
 
+/// `files` compressible text files spread over 10 folders.
+public func makeDocuments(at folder: URL, files: Int, bytesEach: Int) throws {
+    let words = ["note", "meeting", "lisbon", "café", "draft", "budget", "photo", "trip", "idea", "résumé"]
+    var random = SystemRandomNumberGenerator()
+    for n in 0..<files {
+        let directory = folder.appending(path: "Folder \(n % 10)", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var text = ""
+        while text.utf8.count < bytesEach { text += words[Int(random.next() % UInt64(words.count))] + " " }
+        try Data(text.utf8.prefix(bytesEach)).write(to: directory.appending(path: "note \(n).txt"))
+    }
+}

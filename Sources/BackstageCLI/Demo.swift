@@ -57,7 +57,7 @@ struct Demo: AsyncParsableCommand {
             let start = ContinuousClock.now
             let value = try await body()
             let elapsed = ContinuousClock.now - start
-            seconds[label] = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            seconds[label] = elapsed.seconds
             return value
         }
         let say: (String) -> Void = { if !json { Output.out($0) } }

@@ -119,7 +119,7 @@ struct Upgrade: AsyncParsableCommand {
             let start = clock.now
             _ = Upgrader.needsUpgrade(container, plan)
             let elapsed = clock.now - start
-            samples.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+            samples.append(elapsed.seconds * 1e6)
         }
         return samples.sorted()[samples.count / 2]
     }

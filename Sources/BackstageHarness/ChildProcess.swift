@@ -64,7 +64,7 @@ enum ChildProcess {
         let elapsed = ContinuousClock.now - start
         let kilobytes = (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         return Measurement(status: process.terminationStatus,
-                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                           seconds: elapsed.seconds,
                            peakBytes: kilobytes * 1024, stderr: String(decoding: data, as: UTF8.self))
     }
 }

@@ -12,14 +12,7 @@ let benchmarks: @Sendable () -> Void = {
     let archive = scratch.url.appending(path: "notes.tar.gz")
 
     Benchmark("Import8MBTarGz", configuration: configuration(setup: {
-        let documents = source.appending(path: "Documents")
-        let words = ["note", "meeting", "lisbon", "café", "draft", "budget", "photo", "trip", "idea", "résumé"]
-        for n in 0..<200 {
-            let directory = documents.appending(path: "Folder \(n % 10)", directoryHint: .isDirectory)
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let text = (0..<8_000).map { words[($0 * 7 + n) % words.count] }.joined(separator: " ")
-            try Data(text.utf8.prefix(40_000)).write(to: directory.appending(path: "note \(n).txt"))
-        }
+        try makeDocuments(at: source.appending(path: "Documents"), files: 200, bytesEach: 40_000)
         try await Exporter(container: .iOSSandbox(root: source)).export(to: archive, options: ExportOptions(format: .tarGz))
     }, teardown: {
         scratch.remove()

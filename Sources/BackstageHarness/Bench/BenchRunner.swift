@@ -281,7 +281,7 @@ public struct BenchRunner {
             let start = ContinuousClock.now
             for _ in 0..<1_000 { _ = Upgrader.needsUpgrade(container, plan) }
             let elapsed = ContinuousClock.now - start
-            batches.append((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1e6 / 1_000)
+            batches.append(elapsed.seconds * 1e6 / 1_000)
         }
         return batches.sorted()[batches.count / 2]
     }
