@@ -74,3 +74,20 @@ public func makeDocuments(at folder: URL, files: Int, bytesEach: Int) throws {
         try Data(text.utf8.prefix(bytesEach)).write(to: directory.appending(path: "note \(n).txt"))
     }
 }
+
+/// A benchmark of one upgrade plan on a fresh copy of an 8 MB clean fixture of `layout` per
+/// iteration; only the upgrade is measured.
+public func upgradeBenchmark(_ name: String, layout: String, plan: UpgradePlan) {
+    let scratch = Scratch(name)
+    let master = scratch.url.appending(path: "master")
+    Benchmark(name, configuration: configuration(setup: {
+        _ = try makeFixture(layout: layout, bytes: 8_000_000, at: master)
+    }, teardown: {
+        scratch.remove()
+    })) { benchmark in
+        let root = try scratch.copy(master, as: "run")
+        benchmark.startMeasurement()
+        blackHole(try await Upgrader(container: .iOSSandbox(root: root)).upgrade(plan))
+        benchmark.stopMeasurement()
+    }
+}

@@ -58,10 +58,7 @@ struct Bench: AsyncParsableCommand {
         let report = try runner.run()
         progress.finish()
         if let json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            try encoder.encode(report).write(to: URL(filePath: json))
+            try Output.jsonData(report).write(to: URL(filePath: json))
         }
         if let svg {
             try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg))

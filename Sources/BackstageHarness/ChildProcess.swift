@@ -14,10 +14,11 @@ enum ChildProcess {
     }
 
     /// Runs `arguments` to the end; with `killAfter`, sends SIGKILL after that many seconds.
-    static func run(_ executable: URL, _ arguments: [String], killAfter delay: Double? = nil) throws -> Outcome {
+    static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, killAfter delay: Double? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors
@@ -50,21 +51,11 @@ enum ChildProcess {
         let hasTime = FileManager.default.isExecutableFile(atPath: time)
         let report = FileManager.default.temporaryDirectory.appending(path: "backstage-time-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: report) }
-        let process = Process()
-        process.executableURL = hasTime ? URL(filePath: time) : executable
-        process.arguments = hasTime ? ["-f", "%M", "-o", report.path, executable.path] + arguments : arguments
-        if let environment { process.environment = environment }
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
         let start = ContinuousClock.now
-        try process.run()
-        let data = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let outcome = try run(hasTime ? URL(filePath: time) : executable,
+                              hasTime ? ["-f", "%M", "-o", report.path, executable.path] + arguments : arguments, environment: environment)
         let elapsed = ContinuousClock.now - start
         let kilobytes = (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-        return Measurement(status: process.terminationStatus,
-                           seconds: elapsed.seconds,
-                           peakBytes: kilobytes * 1024, stderr: String(decoding: data, as: UTF8.self))
+        return Measurement(status: outcome.status, seconds: elapsed.seconds, peakBytes: kilobytes * 1024, stderr: outcome.stderr)
     }
 }

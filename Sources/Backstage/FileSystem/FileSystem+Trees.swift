@@ -26,17 +26,6 @@ extension FileSystem {
         }
     }
 
-    /// The number of regular files under `path`.
-    package func countFiles(_ path: String) throws(FileSystemError) -> Int {
-        guard let status = try status(path) else { return 0 }
-        guard status.kind == .directory else { return 1 }
-        var total = 0
-        for name in try contents(of: path) {
-            total += try countFiles(path + "/" + name)
-        }
-        return total
-    }
-
     /// Copies a tree of folders and regular files, fsyncing every file and folder. A symbolic
     /// link or a special file in the tree fails the copy (`ELOOP` / `EINVAL`): stores never hold one.
     ///

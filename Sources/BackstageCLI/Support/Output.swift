@@ -22,13 +22,17 @@ enum Output {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// Prints one JSON object on stdout.
-    static func json(_ value: some Encodable) throws {
+    /// The CLI's JSON: sorted keys, indented, ISO 8601 dates.
+    static func jsonData(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(value)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        return try encoder.encode(value)
+    }
+
+    /// Prints one JSON object on stdout.
+    static func json(_ value: some Encodable) throws {
+        FileHandle.standardOutput.write(try jsonData(value) + Data("\n".utf8))
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }

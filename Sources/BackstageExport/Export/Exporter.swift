@@ -170,22 +170,15 @@ public struct Exporter: Sendable {
                 try writer.close()
             }
             if options.format == .zip { try ZipTimestamps.normalizeToUTC(temporary, modified: modifiedTimes) }
-            try FileManager.default.fsyncAndRename(temporary, to: destination)
+            // Durable before it gets its name: fsync, rename over any older archive, fsync the folder.
+            try fileSystem.syncFile(temporary.path)
+            try fileSystem.rename(temporary.path, to: destination.path, replacing: true)
+            try fileSystem.syncDirectory(destination.deletingLastPathComponent().path)
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            try? fileSystem.removeFile(temporary.path)
             throw error
         }
         progress(ArchiveProgress(entriesDone: report.entries, entriesTotal: report.entries, bytesDone: report.bytes, bytesTotal: report.bytes))
         return report
-    }
-}
-
-extension FileManager {
-    /// Makes `temporary` durable and moves it over `destination`.
-    func fsyncAndRename(_ temporary: URL, to destination: URL) throws {
-        let handle = try FileHandle(forUpdating: temporary)
-        try handle.synchronize()
-        try handle.close()
-        try FileSystem().rename(temporary.path, to: destination.path, replacing: true)
     }
 }

@@ -188,44 +188,44 @@ public struct BenchRunner {
         } else {
             skipped.append("copy to /dev/shm at \(BenchReport.size(data.size)): not enough room there")
         }
-        if which("sqlite3") != nil {
+        if let sqlite3 = which("sqlite3") {
             cases.append(Case(name: "sqlite3 .backup", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/usr/bin/sqlite3", [sqliteRun(run), ".backup '\(run.appending(path: "backup.sqlite").path)'"], nil)
+                (sqlite3, [sqliteRun(run), ".backup '\(run.appending(path: "backup.sqlite").path)'"], nil)
             })
             cases.append(Case(name: "VACUUM INTO", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/usr/bin/sqlite3", [sqliteRun(run), "VACUUM INTO '\(run.appending(path: "vacuum.sqlite").path)'"], nil)
+                (sqlite3, [sqliteRun(run), "VACUUM INTO '\(run.appending(path: "vacuum.sqlite").path)'"], nil)
             })
             cases.append(Case(name: "split", kind: .backstage, bytes: bytes, baselines: ["VACUUM INTO"], prepare: { run in
                 try copyContainer(run)
                 try Data(Self.splitPlan.utf8).write(to: run.appending(path: "split.json"))
             }) { run in (backstage, ["upgrade", run.appending(path: "c").path, "--plan", run.appending(path: "split.json").path], nil) })
         }
-        if which("python3") != nil {
+        if let python3 = which("python3") {
             cases.append(Case(name: "naive row copy", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/usr/bin/python3", ["-c", Self.naiveCopy, sqliteRun(run), run.appending(path: "naive.sqlite").path, support, run.appending(path: "naive_SUPPORT").path], nil)
+                (python3, ["-c", Self.naiveCopy, sqliteRun(run), run.appending(path: "naive.sqlite").path, support, run.appending(path: "naive_SUPPORT").path], nil)
             })
         }
         let tree = data.documents.appending(path: "Documents").path
-        if which("bsdtar") != nil {
+        if let bsdtar = which("bsdtar") {
             cases.append(Case(name: "export zip (deflate 6)", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar zip (deflate 6)"]) { run in
                 (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.zip").path, "--level", "6"], nil)
             })
             cases.append(Case(name: "bsdtar zip (deflate 6)", kind: .baseline, bytes: data.documentsBytes) { run in
-                ("/usr/bin/bsdtar", ["--format", "zip", "--options", "zip:compression-level=6", "-cf", run.appending(path: "out.zip").path, "-C", tree, "."], nil)
+                (bsdtar, ["--format", "zip", "--options", "zip:compression-level=6", "-cf", run.appending(path: "out.zip").path, "-C", tree, "."], nil)
             })
             cases.append(Case(name: "import tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar -xf"]) { run in
                 (backstage, ["import", data.archive.path, run.appending(path: "imported").path], nil)
             })
             cases.append(Case(name: "bsdtar -xf", kind: .baseline, bytes: data.documentsBytes, prepare: { run in
                 try FileManager.default.createDirectory(at: run.appending(path: "x"), withIntermediateDirectories: true)
-            }) { run in ("/usr/bin/bsdtar", ["-xf", data.archive.path, "-C", run.appending(path: "x").path], nil) })
+            }) { run in (bsdtar, ["-xf", data.archive.path, "-C", run.appending(path: "x").path], nil) })
         }
-        if which("zstd") != nil && which("tar") != nil {
+        if which("zstd") != nil, let tar = which("tar") {
             cases.append(Case(name: "export tar.zst (2 threads)", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I 'zstd -T0'"]) { run in
                 (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.zst").path, "--threads", "2"], nil)
             })
             cases.append(Case(name: "tar -I 'zstd -T0'", kind: .baseline, bytes: data.documentsBytes) { run in
-                ("/usr/bin/tar", ["-I", "zstd -T0", "-cf", run.appending(path: "out.tar.zst").path, "-C", tree, "."], nil)
+                (tar, ["-I", "zstd -T0", "-cf", run.appending(path: "out.tar.zst").path, "-C", tree, "."], nil)
             })
         }
         return cases
