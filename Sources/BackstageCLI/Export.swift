@@ -72,7 +72,8 @@ struct Export: AsyncParsableCommand {
         } else {
             Output.out("Exported \(report.entries) entries (\(formatBytes(report.bytes))) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
                 + (report.databases.isEmpty ? "" : ", including snapshots of \(report.databases.count) store(s)")
-                + (report.skippedLinks.isEmpty ? "" : "; left out links leaving Documents: \(report.skippedLinks.joined(separator: ", "))"))
+                + (report.leftOut.isEmpty ? "" : "; left out \(report.leftOut.count) (not documents):"))
+            for entry in report.leftOut { Output.out("  \(entry.path): \(entry.reason)") }
         }
     }
 }

@@ -6,6 +6,17 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <locale.h>
+#include <zlib.h>
+
+/// archive_set_error is variadic: a fixed message for read callbacks.
+static inline void backstage_archive_set_error(struct archive *a, int code, const char *message) {
+    archive_set_error(a, code, "%s", message);
+}
+
+/// inflateInit2 is a macro: a gzip-only inflater (RFC 1952, header and trailer checked).
+static inline int backstage_inflate_init_gzip(z_stream *stream) {
+    return inflateInit2(stream, 15 + 16);
+}
 
 static inline unsigned int backstage_ae_ifreg(void) { return AE_IFREG; }
 static inline unsigned int backstage_ae_ifdir(void) { return AE_IFDIR; }

@@ -69,16 +69,36 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
 
     @Test(arguments: formats)
     func anIndependentReaderFindsExactlyTheUsersDocuments(format: ArchiveFormat) async throws {
-        let (app, files, _) = try documentsFixture()
+        let (app, files, outside) = try documentsFixture()
         let archive = app.root.appending(path: "export.\(format.rawValue)")
 
         let report = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format))
 
+        #expect(FileManager.default.fileExists(atPath: outside.url.appending(path: "secret.txt").path), "the link leaving Documents led somewhere during the export")
         let contents = try readBack(archive, format: format)
         #expect(contents.files == files, "Unicode names intact, bytes identical, nothing internal, nothing from outside")
         #expect(contents.links == ["Shortcut.txt": "Letter.txt"], "a link inside Documents is kept as a link; the one leaving it is not archived")
-        #expect(report.skippedLinks == ["Leak"])
+        #expect(report.leftOut == [
+            LeftOut(path: ".DS_Store", reason: .hidden),
+            LeftOut(path: ".Notes_SUPPORT", reason: .internalFile(.coreDataSupport)),
+            LeftOut(path: "Leak", reason: .linkOutside),
+            LeftOut(path: "Notes.sqlite", reason: .internalFile(.database)),
+            LeftOut(path: "Notes.sqlite-shm", reason: .internalFile(.shm)),
+            LeftOut(path: "Notes.sqlite-wal", reason: .internalFile(.wal)),
+        ], "every entry left out is reported with its reason")
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
+    @Test func everyLookalikeOfAnInternalFileIsExported() async throws {
+        let app = try TestContainer()
+        try Lookalikes.write(into: app.documents)
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 2, walOnly: 1)
+        let archive = app.root.appending(path: "export.zip")
+
+        let report = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .zip))
+
+        #expect(try readBack(archive, format: .zip).files == Lookalikes.visible, "Cargo.lock, empty notes.db, Trip-journal... all archived")
+        #expect(report.leftOut.map(\.path) == ["Code/.git.lck", "Notes.sqlite", "Notes.sqlite-shm", "Notes.sqlite-wal"])
     }
 
     @Test(arguments: formats)

@@ -25,6 +25,18 @@ import Testing
         #expect(paths(under: target.root, containing: ".backstage-tmp").isEmpty, "no staging folder left")
     }
 
+    @Test func userFilesNamedLikeInternalOnesAreImported() async throws {
+        let source = try TestContainer()
+        try Lookalikes.write(into: source.documents)
+        let archive = source.root.appending(path: "lookalikes.tar.gz")
+        try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .tarGz))
+        let target = try TestContainer()
+
+        try await Importer(container: target.container).importArchive(archive)
+
+        #expect(snapshot(target.documents) == Lookalikes.visible, "Cargo.lock, an empty notes.db, Trip-journal... restored")
+    }
+
     @Test(arguments: HostileArchive.allCases)
     func anUnsafeArchiveIsRefusedWithNothingWritten(hostile: HostileArchive) async throws {
         // The container sits alone in a folder of its own: an escaping entry would land in that

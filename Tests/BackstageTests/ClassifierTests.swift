@@ -48,7 +48,7 @@ import Testing
         #expect(support.kind == .coreDataSupport && support.bytes == 1000 && !support.isVisible)
         #expect(!entries.contains { $0.path.hasPrefix(".Notes_SUPPORT/") }, "a support folder is one entry")
         let kinds = try kinds(app)
-        #expect(kinds["app.lock"] == .lockFile)
+        #expect(kinds["app.lock"] == .document, "a lock file of the user's (Cargo.lock) is a document")
         #expect(kinds[".Notes.sqlite.backstage-tmp"] == .backstageTemporary)
         #expect(kinds[".DS_Store"] == .hidden)
         #expect(kinds["Folder"] == .document)

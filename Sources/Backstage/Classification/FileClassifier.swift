@@ -17,11 +17,17 @@ public struct ClassifiedFile: Sendable, Hashable, Codable {
 
 /// The one classifier of internal versus hidden versus user-visible files.
 ///
-/// Audit, relocation and export all ask it, so they can never disagree about what a user
-/// document is. A file is a database when it starts with `"SQLite format 3\0"`, whatever
-/// its name; a `-wal`, `-shm` or `-journal` is a sidecar of the file it is named after, or an
-/// orphan when that file is gone (recognised by its magic number, so a user's `Trip-journal`
-/// stays a document); `.Name_SUPPORT` folders are Core Data's external data.
+/// Audit, relocation, export and import all ask it, so they can never disagree about what a user
+/// document is. A file is internal only on positive evidence, never by its name alone:
+/// - a database starts with `"SQLite format 3\0"`, whatever its name (an empty file is a database
+///   only when a `-wal` or `-journal` with a valid header lies beside it);
+/// - a `-wal`, `-shm` or `-journal` is a sidecar when its database is beside it, an orphan when
+///   its own header is valid (WAL magic, journal magic, WAL-index version);
+/// - `.Name_SUPPORT` folders are Core Data's external data; names holding `.backstage-tmp` are
+///   Backstage's temporaries;
+/// - a link is a store behind a link when its target is a database or a sidecar by its header.
+///
+/// Everything else is the user's: `Cargo.lock`, an empty `notes.db`, a `Trip-journal`.
 ///
 /// For example:
 ///
@@ -30,9 +36,6 @@ public struct ClassifiedFile: Sendable, Hashable, Codable {
 /// let leaks = entries.filter { $0.kind.isInternal }
 /// ```
 public struct FileClassifier: Sendable {
-    /// File extensions that name a store even when the file is empty.
-    public static let storeExtensions: Set<String> = ["sqlite", "sqlite3", "db", "db3", "store", "sqlitedb"]
-
     let fileSystem: FileSystem
 
     /// Creates a classifier.
@@ -45,7 +48,9 @@ public struct FileClassifier: Sendable {
     }
 
     /// Classifies every entry under `root`, depth first in sorted order, never following symbolic
-    /// links. A Core Data support folder is one entry; other folders are listed and descended.
+    /// links inside it. `root` itself may be a link (a Documents folder moved elsewhere and linked
+    /// back): it is followed, and the paths stay relative to it. A Core Data support folder is one
+    /// entry; other folders are listed and descended.
     ///
     /// - throws: ``FileSystemError`` when a folder cannot be listed or a file cannot be read.
     /// - parameter recursive: When false, only the direct entries of `root` are classified.
@@ -54,31 +59,23 @@ public struct FileClassifier: Sendable {
     ///   `stat` of each: relocation and upgrades, which move such folders whole, skip it.
     public func scan(_ root: URL, recursive: Bool = true, measuringFolders: Bool = true) throws -> [ClassifiedFile] {
         var result: [ClassifiedFile] = []
-        guard try fileSystem.status(root.path)?.kind == .directory else { return [] }
-        try walk(root.path, relative: "", visible: true, recursive: recursive, measuring: measuringFolders, into: &result)
+        var path = root.path
+        if try fileSystem.status(path)?.kind == .symlink {
+            guard let target = fileSystem.resolvedPath(path) else { return [] }
+            path = target
+        }
+        guard try fileSystem.status(path)?.kind == .directory else { return [] }
+        try walk(path, relative: "", visible: true, recursive: recursive, measuring: measuringFolders, into: &result)
         return result
     }
 
     private func walk(_ directory: String, relative: String, visible: Bool, recursive: Bool, measuring: Bool, into result: inout [ClassifiedFile]) throws {
         let names = try fileSystem.contents(of: directory)
-        let nameSet = Set(names)
         var statuses: [String: FileStatus] = [:]
         for name in names {
             statuses[name] = try fileSystem.status(directory + "/" + name)
         }
-        var headers: [String: [UInt8]] = [:]
-        func header(_ name: String) throws -> [UInt8] {
-            if let cached = headers[name] { return cached }
-            guard statuses[name]?.kind == .regular else { return [] }
-            let bytes = try fileSystem.readPrefix(directory + "/" + name, count: 100)
-            headers[name] = bytes
-            return bytes
-        }
-        func isDatabase(_ name: String) throws -> Bool {
-            guard let status = statuses[name], status.kind == .regular else { return false }
-            if status.size == 0 { return Self.hasStoreExtension(name) }
-            return SQLiteHeader.hasMagic(try header(name))
-        }
+        let evidence = Evidence(directory: directory, statuses: statuses, fileSystem: fileSystem)
 
         for name in names {
             guard let status = statuses[name] else { continue }
@@ -88,54 +85,25 @@ public struct FileClassifier: Sendable {
             var kind: FileKind
             switch status.kind {
             case .directory:
-                if Self.isCoreDataSupportFolder(name) {
-                    result.append(ClassifiedFile(path: path, kind: .coreDataSupport, isDirectory: true, bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
+                let folderKind: FileKind? = Self.isCoreDataSupportFolder(name) ? .coreDataSupport
+                    : TemporaryName.isTemporary(name) ? .backstageTemporary : nil
+                if let folderKind {
+                    result.append(ClassifiedFile(path: path, kind: folderKind, isDirectory: true, bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
                     continue
                 }
-                kind = name.contains(".backstage-tmp") ? .backstageTemporary : (entryVisible ? .document : .hidden)
-                if kind == .backstageTemporary {
-                    result.append(ClassifiedFile(path: path, kind: kind, isDirectory: true, bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
-                    continue
-                }
-                result.append(ClassifiedFile(path: path, kind: kind, isDirectory: true, bytes: 0, isVisible: entryVisible))
+                result.append(ClassifiedFile(path: path, kind: entryVisible ? .document : .hidden, isDirectory: true, bytes: 0, isVisible: entryVisible))
                 if recursive { try walk(full, relative: path, visible: entryVisible, recursive: true, measuring: measuring, into: &result) }
                 continue
             case .symlink:
-                kind = try symlinkKind(name: name, full: full)
+                kind = try evidence.isStoreBehindLink(name) ? .symlinkedStore : .document
             case .regular:
-                kind = try fileKind(name: name, nameSet: nameSet, isDatabase: isDatabase, header: header)
+                kind = try evidence.kind(of: name)
             case .other:
-                kind = entryVisible ? .document : .hidden
+                kind = .document
             }
             if !kind.isInternal && !entryVisible { kind = .hidden }
             result.append(ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible))
         }
-    }
-
-    private func fileKind(name: String, nameSet: Set<String>, isDatabase: (String) throws -> Bool, header: (String) throws -> [UInt8]) throws -> FileKind {
-        if name.contains(".backstage-tmp") { return .backstageTemporary }
-        if let (base, sidecar) = Self.splitSidecar(name) {
-            if nameSet.contains(base), try isDatabase(base) { return sidecar.kind }
-            let bytes = try header(name)
-            let looksLikeSidecar: Bool = switch sidecar {
-            case .wal: bytes.isEmpty || SidecarMagic.isWAL(bytes)
-            case .journal: bytes.isEmpty || SidecarMagic.isJournal(bytes)
-            case .shm: Self.hasStoreExtension(base)
-            }
-            if looksLikeSidecar { return .orphanSidecar }
-        }
-        if try isDatabase(name) { return .database }
-        if name.hasSuffix(".lock") || name.hasSuffix(".lck") { return .lockFile }
-        return name.hasPrefix(".") ? .hidden : .document
-    }
-
-    private func symlinkKind(name: String, full: String) throws -> FileKind {
-        if Self.splitSidecar(name) != nil || Self.hasStoreExtension(name) { return .symlinkedStore }
-        // A link whose target is a database is a store behind a link, whatever its name.
-        if let target = fileSystem.resolvedPath(full), let bytes = try? fileSystem.readPrefix(target, count: 16), SQLiteHeader.hasMagic(bytes) {
-            return .symlinkedStore
-        }
-        return name.hasPrefix(".") ? .hidden : .document
     }
 
     /// True for `.Name_SUPPORT`, Core Data's folder of external binary data for store `Name`.
@@ -150,9 +118,49 @@ public struct FileClassifier: Sendable {
         }
         return nil
     }
+}
 
-    static func hasStoreExtension(_ name: String) -> Bool {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-        return storeExtensions.contains(name[name.index(after: dot)...].lowercased())
+/// What the bytes of one folder's files prove. A file is internal only on positive evidence:
+/// a SQLite header, a valid WAL, journal or WAL-index header, or a sidecar's database beside it.
+/// A name alone proves nothing: an empty `notes.db`, a `Trip-journal`, a `Cargo.lock` or a file
+/// of zeros named `Diary-wal` are the user's.
+private struct Evidence {
+    let directory: String
+    let statuses: [String: FileStatus]
+    let fileSystem: FileSystem
+
+    /// Reads the first 100 bytes of a regular file of the folder.
+    func header(_ name: String) throws -> [UInt8] {
+        guard statuses[name]?.kind == .regular, statuses[name]?.size ?? 0 > 0 else { return [] }
+        return try fileSystem.readPrefix(directory + "/" + name, count: 100)
+    }
+
+    func kind(of name: String) throws -> FileKind {
+        if TemporaryName.isTemporary(name) { return .backstageTemporary }
+        if let (base, sidecar) = FileClassifier.splitSidecar(name) {
+            if try isDatabase(base) { return sidecar.kind }
+            if try SidecarMagic.matches(sidecar, try header(name)) { return .orphanSidecar }
+        }
+        return try isDatabase(name) ? .database : (name.hasPrefix(".") ? .hidden : .document)
+    }
+
+    /// A SQLite header; or, for an empty file, a `-wal` or `-journal` beside it with a valid
+    /// header (SQLite can leave the main file empty while its first transaction is in a journal).
+    func isDatabase(_ name: String) throws -> Bool {
+        guard let status = statuses[name], status.kind == .regular else { return false }
+        if status.size > 0 { return SQLiteHeader.hasMagic(try header(name)) }
+        for sidecar in [Sidecar.wal, .journal] where try SidecarMagic.matches(sidecar, try header(name + sidecar.rawValue)) {
+            return true
+        }
+        return false
+    }
+
+    /// A link whose target is a database or a sidecar by its header, whatever the link's name.
+    func isStoreBehindLink(_ name: String) throws -> Bool {
+        guard let target = fileSystem.resolvedPath(directory + "/" + name),
+              let status = try fileSystem.status(target), status.kind == .regular, status.size > 0
+        else { return false }
+        let bytes = try fileSystem.readPrefix(target, count: 100)
+        return SQLiteHeader.hasMagic(bytes) || Sidecar.allCases.contains { SidecarMagic.matches($0, bytes) }
     }
 }

@@ -12,8 +12,6 @@ public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     case orphanSidecar = "orphan-sidecar"
     /// Core Data's `.Name_SUPPORT` folder (external binary data of a store).
     case coreDataSupport = "core-data-support"
-    /// A lock file (`*.lock`, `*.lck`).
-    case lockFile = "lock-file"
     /// A temporary file Backstage left behind.
     case backstageTemporary = "backstage-temporary"
     /// A symbolic link where a store or sidecar should be.

@@ -324,7 +324,7 @@ package struct FileSystem: Sendable {
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.
     package func writeAtomically(_ data: [UInt8], to path: String) throws(FileSystemError) {
-        let temp = path + ".backstage-tmp"
+        let temp = (path as NSString).deletingLastPathComponent + "/" + TemporaryName.beside((path as NSString).lastPathComponent)
         try? Syscalls.unlink(temp)
         try inject(.open, temp)
         let fd = try Syscalls.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o644)
@@ -409,7 +409,36 @@ package final class NewFile {
     deinit { close() }
 }
 
+/// A regular file opened for reading from start to end (by import's decompressor).
+package final class ReadableFile {
+    package let path: String
+    private var fd: Int32
+
+    init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    /// Reads into `buffer`; 0 at the end of the file.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+        try Syscalls.read(fd, buffer, path: path)
+    }
+
+    package func close() {
+        if fd >= 0 { Syscalls.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+}
+
 extension FileSystem {
+    /// Opens a regular file for reading; a link at `path` is followed.
+    package func openForReading(_ path: String) throws(FileSystemError) -> ReadableFile {
+        try inject(.open, path)
+        return ReadableFile(path: path, fd: try Syscalls.open(path, O_RDONLY))
+    }
+
     /// Creates `path` (it must not exist; a link in its place is not followed) for writing.
     package func createNewFile(_ path: String) throws(FileSystemError) -> NewFile {
         try inject(.open, path)

@@ -50,7 +50,7 @@ package struct Quarantine {
             try fileSystem.rename(url.path, to: target.path)
         } catch {
             guard error.isCrossDevice else { throw error }
-            let temporary = target.path + ".backstage-tmp"
+            let temporary = parent + "/" + TemporaryName.beside(target.lastPathComponent)
             try fileSystem.removeTree(temporary)
             _ = try fileSystem.copyTree(url.path, to: temporary)
             try fileSystem.rename(temporary, to: target.path)
@@ -92,7 +92,7 @@ package struct Quarantine {
         guard let st = try fileSystem.status(path), st.kind == .directory else { return }
         for name in try fileSystem.contents(of: path) {
             let child = path + "/" + name
-            if name.hasSuffix(".backstage-tmp") {
+            if TemporaryName.isTemporary(name) {
                 try fileSystem.removeTree(child)
             } else {
                 try sweep(child)

@@ -45,7 +45,7 @@ public struct StoreFileSet: Sendable, Hashable, Codable, CustomStringConvertible
     public var description: String { main.path }
 
     /// The temporary name Backstage copies the database to before committing it.
-    var temporaryMain: URL { directory.appending(path: ".\(fileName).backstage-tmp") }
+    var temporaryMain: URL { directory.appending(path: TemporaryName.beside(fileName)) }
     /// The temporary name of the support folder during a copy.
-    var temporarySupportFolder: URL { directory.appending(path: ".\(baseName)_SUPPORT.backstage-tmp", directoryHint: .isDirectory) }
+    var temporarySupportFolder: URL { directory.appending(path: TemporaryName.beside(".\(baseName)_SUPPORT"), directoryHint: .isDirectory) }
 }

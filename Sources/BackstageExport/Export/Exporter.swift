@@ -35,10 +35,45 @@ public struct ExportReport: Sendable, Hashable, Codable {
     public var entries: Int
     /// Bytes of file content archived.
     public var bytes: Int64
-    /// Paths left out because they are links that leave Documents.
-    public var skippedLinks: [String]
+    /// Everything under Documents the archive does not hold, each with the reason.
+    public var leftOut: [LeftOut] = []
     /// Archive paths of the store snapshots added by ``ExportOptions/includeDatabase``.
     public var databases: [String] = []
+}
+
+/// An entry of Documents that an export left out, and why. An export never drops a user's file
+/// without saying so.
+public struct LeftOut: Sendable, Hashable, Codable {
+    /// Why an entry was left out.
+    public enum Reason: Sendable, Hashable, Codable, CustomStringConvertible {
+        /// One of the app's internal files (a database by its header, a sidecar, a Core Data
+        /// support folder, a Backstage temporary): never the user's document.
+        case internalFile(FileKind)
+        /// A dotfile or dot-folder (and everything in it): hidden from the user, so not exported.
+        case hidden
+        /// A symbolic link that leaves Documents, or resolves nowhere.
+        case linkOutside
+        /// A FIFO, socket or device: it holds no content to archive.
+        case specialFile
+
+        public var description: String {
+            switch self {
+            case .internalFile(let kind): "internal file (\(kind.rawValue))"
+            case .hidden: "hidden (dotfile)"
+            case .linkOutside: "link leaving Documents"
+            case .specialFile: "not a regular file"
+            }
+        }
+    }
+
+    /// The path relative to Documents.
+    public var path: String
+    public var reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// What an export reports while it runs.
@@ -100,9 +135,10 @@ public struct Exporter: Sendable {
     package func exportAndWait(to destination: URL, options: ExportOptions,
                                progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws -> ExportReport {
         let documents = container.documents
-        let entries = try FileClassifier().scan(documents).filter { $0.kind == .document }
-        let temporary = destination.deletingLastPathComponent().appending(path: ".\(destination.lastPathComponent).backstage-tmp-\(UUID().uuidString.prefix(8))")
-        var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, skippedLinks: [])
+        let scanned = try FileClassifier().scan(documents)
+        let entries = scanned.filter { $0.kind == .document }
+        let temporary = destination.deletingLastPathComponent().appending(path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
+        var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
         let fileSystem = FileSystem()
         var snapshots: StoreSnapshots?
         defer { snapshots?.remove() }
@@ -144,7 +180,7 @@ public struct Exporter: Sendable {
                         try writer.writeHeader(path: entry.path + "/", kind: .directory, size: 0, mode: 0o755, modified: modified)
                     case .symlink:
                         guard fileSystem.resolves(url.path, inside: documents.path) else {
-                            report.skippedLinks.append(entry.path)
+                            report.leftOut.append(LeftOut(path: entry.path, reason: .linkOutside))
                             continue
                         }
                         let text = try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
@@ -152,6 +188,7 @@ public struct Exporter: Sendable {
                     case .regular:
                         try archiveFile(url.path, as: entry.path, size: status.size, mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified)
                     case .other:
+                        report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
                         continue
                     }
                     report.entries += 1
@@ -179,6 +216,25 @@ public struct Exporter: Sendable {
             throw error
         }
         progress(ArchiveProgress(entriesDone: report.entries, entriesTotal: report.entries, bytesDone: report.bytes, bytesTotal: report.bytes))
+        report.leftOut.sort { $0.path < $1.path }
         return report
+    }
+
+    /// The entries of a scan that are not documents: internal files, and hidden ones (a hidden
+    /// folder once, not each file in it).
+    static func leftOut(_ scanned: [ClassifiedFile]) -> [LeftOut] {
+        var result: [LeftOut] = []
+        var hiddenFolder: String?
+        for entry in scanned where entry.kind != .document {
+            if let folder = hiddenFolder, entry.path.hasPrefix(folder + "/") { continue }
+            hiddenFolder = nil
+            if entry.kind == .hidden {
+                result.append(LeftOut(path: entry.path, reason: .hidden))
+                if entry.isDirectory { hiddenFolder = entry.path }
+            } else {
+                result.append(LeftOut(path: entry.path, reason: .internalFile(entry.kind)))
+            }
+        }
+        return result
     }
 }

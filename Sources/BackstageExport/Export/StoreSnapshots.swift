@@ -19,7 +19,7 @@ struct StoreSnapshots {
 
     init(container: AppContainer, fileSystem: FileSystem) throws {
         self.fileSystem = fileSystem
-        scratch = container.temporary.path + "/.backstage-tmp-export-" + UUID().uuidString.prefix(8).lowercased()
+        scratch = container.temporary.path + "/" + TemporaryName.unique("export")
         try fileSystem.createDirectories(scratch)
         do {
             for root in [ContainerRoot.documents, .applicationSupport, .caches] {

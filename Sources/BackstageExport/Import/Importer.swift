@@ -103,7 +103,7 @@ public struct Importer: Sendable {
 
     // MARK: Staging
 
-    static let stagingPrefix = ".backstage-tmp-import-"
+    static let stagingPrefix = TemporaryName.marker + "-import-"
 
     private func makeStaging() throws -> String {
         let documents = container.documents.path

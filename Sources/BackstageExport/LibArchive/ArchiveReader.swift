@@ -1,4 +1,6 @@
+import Backstage
 import CArchive
+import Foundation
 
 /// One header read from an archive, before any of its data.
 struct ArchiveEntryHeader {
@@ -28,17 +30,46 @@ struct ArchiveEntryHeader {
 /// header, the data of each entry in blocks without copying them.
 ///
 /// Call it from one thread, inside ``withUTF8Locale(_:)`` so names decode whatever the process locale.
+///
+/// Damage is an error, never a warning: libarchive reports a zip entry whose CRC does not match as
+/// `ARCHIVE_WARN`, which this reader refuses, and a gzip stream is inflated by ``GzipSource``,
+/// which checks the trailer's CRC and length that libarchive ignores.
 final class ArchiveReader {
     private var handle: OpaquePointer?
+    private var gzip: GzipSource?
     let path: String
 
-    init(path: String) throws(ArchiveError) {
+    init(path: String, fileSystem: FileSystem = FileSystem()) throws(ArchiveError) {
         self.path = path
         guard let handle = archive_read_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a reader", archivePath: path) }
         self.handle = handle
         try check(archive_read_support_filter_all(handle))
         try check(archive_read_support_format_all(handle))
-        try check(archive_read_open_filename(handle, path, 1 << 20))
+        do {
+            if GzipSource.isGzip(try fileSystem.readPrefix(path, count: 2)) {
+                gzip = try GzipSource(file: try fileSystem.openForReading(path))
+            }
+        } catch let error as FileSystemError {
+            throw ArchiveError(code: error.code, message: error.reason, archivePath: path)
+        } catch let error as ArchiveError {
+            throw error
+        } catch {
+            throw ArchiveError(code: -30, message: "\(error)", archivePath: path)
+        }
+        if let gzip {
+            let context = Unmanaged.passUnretained(gzip).toOpaque()
+            try check(archive_read_open(handle, context, nil, { archive, context, block in
+                let source = Unmanaged<GzipSource>.fromOpaque(context!).takeUnretainedValue()
+                guard let bytes = source.read() else {
+                    backstage_archive_set_error(archive, EILSEQ, source.failure ?? "the gzip stream is damaged")
+                    return -1
+                }
+                block?.pointee = bytes.baseAddress
+                return bytes.count
+            }, nil))
+        } else {
+            try check(archive_read_open_filename(handle, path, 1 << 20))
+        }
     }
 
     /// The next header, or nil after the last entry. A damaged archive throws; it never looks like its end.
@@ -84,18 +115,21 @@ final class ArchiveReader {
         var offset: la_int64_t = 0
         let status = archive_read_data_block(handle, &buffer, &size, &offset)
         if status == ARCHIVE_EOF { return nil }
-        try check(status, entry: entry)
+        // A warning while reading data is damage (a zip entry's CRC mismatch): refuse it.
+        try check(status, entry: entry, warningIsError: true)
         return (UnsafeRawBufferPointer(start: buffer, count: size), Int64(offset))
     }
 
     /// Bytes of the archive file consumed so far (compressed bytes).
     var bytesConsumed: Int64 {
-        handle.map { Int64(archive_filter_bytes($0, -1)) } ?? 0
+        if let gzip { return gzip.compressedBytesConsumed }
+        return handle.map { Int64(archive_filter_bytes($0, -1)) } ?? 0
     }
 
     func close() {
         if let handle { archive_read_free(handle) }
         handle = nil
+        gzip = nil
     }
 
     deinit { close() }
@@ -110,10 +144,10 @@ final class ArchiveReader {
         }
     }
 
-    private func check(_ status: Int32, entry: String? = nil) throws(ArchiveError) {
-        guard status != ARCHIVE_OK && status != ARCHIVE_WARN else { return }
-        let message = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "libarchive error \(status)"
+    private func check(_ status: Int32, entry: String? = nil, warningIsError: Bool = false) throws(ArchiveError) {
+        guard status != ARCHIVE_OK && (warningIsError || status != ARCHIVE_WARN) else { return }
+        let raw = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) }
         let code = handle.map { archive_errno($0) } ?? 0
-        throw ArchiveError(code: code != 0 ? code : status, message: message, archivePath: path, entryPath: entry)
+        throw ArchiveError(code: code != 0 ? code : status, message: ArchiveError.sentence(for: raw, status: status), archivePath: path, entryPath: entry)
     }
 }

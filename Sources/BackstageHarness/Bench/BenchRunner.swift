@@ -302,7 +302,7 @@ public struct BenchRunner {
         let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
             .first { $0.hasPrefix("model name") }.map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown CPU"
         let memory = ProcessInfo.processInfo.physicalMemory >> 30
-        return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu ?? "")), \(memory) GiB, Linux"
+        return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu)), \(memory) GiB, Linux"
     }
 }
 

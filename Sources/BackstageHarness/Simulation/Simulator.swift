@@ -219,7 +219,7 @@ public struct Simulator: Sendable {
         if !audit.isClean { failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))") }
         let after = try FixtureManifest.read(container: container, spec: manifest.spec, notes: manifest.notes)
         if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders { failures.append("user documents changed") }
-        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter { $0.contains(".backstage-tmp") || $0.hasSuffix(".backstage/journal.json") }
+        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter { TemporaryName.isTemporary($0) || $0.hasSuffix(".backstage/journal.json") }
         if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
         return failures
     }
