@@ -31,13 +31,13 @@ struct Import: AsyncParsableCommand {
     @Option(help: "What to do with a file Documents already has: skip, replace or keep-both.")
     var onConflict: ConflictPolicy = .skip
 
-    @Option(help: "Refuse an archive that expands to more than this many bytes (default 64 GiB).")
-    var maxSize: Int64 = ImportLimits().maxTotalBytes
+    @Option(help: "Refuse an archive that expands to more than this many bytes (default: the free space).")
+    var maxSize: Int64?
 
     @Option(help: "Refuse an archive with more entries than this (default 1000000).")
     var maxEntries: Int = ImportLimits().maxEntries
 
-    @Option(help: "Refuse an entry over 1 MiB that expands more than this many times its compressed size (default 100).")
+    @Option(help: "Refuse an entry, or an archive, over 1 MiB that expands more than this many times its compressed size (default 100).")
     var maxRatio: Double = ImportLimits().maxCompressionRatio
 
     @Flag(help: "Print the report as one JSON object.")

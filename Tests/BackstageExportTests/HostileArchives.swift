@@ -27,6 +27,12 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
     case ratioTarGz = "ratio.tar.gz"
     case tooManyEntries = "many.zip"
     case tooLarge = "large.tar"
+    case manySmallZeros = "zeros-many.tar.gz"
+    case sparseHuge = "sparse-huge.tar"
+    case sparseRatio = "sparse-ratio.tar"
+    case linkThroughDocuments = "link-through-documents.tar"
+    case foldedCase = "sigma.zip"
+    case sharpS = "strasse.zip"
 
     var description: String { rawValue }
 
@@ -53,9 +59,17 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
         case .databaseByHeader: .internalFile(.database)
         case .orphanWAL: .internalFile(.orphanSidecar)
         case .supportFolder: .internalFile(.coreDataSupport)
+        // One entry of zeros: the entry's ratio or the archive's, whichever is seen first.
         case .ratioZip, .ratioTarGz: .compressionRatio(limit: 100)
         case .tooManyEntries: .tooManyEntries(limit: 20)
         case .tooLarge: .tooLarge(limit: 1 << 20)
+        case .manySmallZeros: .archiveCompressionRatio(limit: 100)
+        // 1 TiB in a 10 KB tar: more than any disk here has free, refused before a byte is written.
+        case .sparseHuge: .exceedsFreeSpace(available: 0)
+        case .sparseRatio: .compressionRatio(limit: 100)
+        case .linkThroughDocuments: .linkOutside(target: "ext/secret.txt")
+        case .foldedCase: .caseCollision(with: "σοφία.txt")
+        case .sharpS: .caseCollision(with: "Straße.txt")
         }
     }
 
@@ -64,7 +78,19 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
         switch self {
         case .tooManyEntries: ImportLimits(maxEntries: 20)
         case .tooLarge: ImportLimits(maxTotalBytes: 1 << 20)
+        case .sparseRatio: ImportLimits(maxTotalBytes: 1 << 50)
         default: ImportLimits()
+        }
+    }
+
+    /// Sets up Documents (and beside it) for the cases that depend on what is already there.
+    func prepare(_ app: TestContainer) throws {
+        if self == .linkThroughDocuments {
+            // A link the user made, leading out of Documents: an archive's link may not go through it.
+            let outside = app.root.appending(path: "outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            try Data("private".utf8).write(to: outside.appending(path: "secret.txt"))
+            try FileManager.default.createSymbolicLink(atPath: app.documents.appending(path: "ext").path, withDestinationPath: outside.path)
         }
     }
 
@@ -117,7 +143,71 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
             elif kind == "ratio.tar.gz": tar([f("ok.txt"), f("zeros.bin", zeros)], "w:gz")
             elif kind == "many.zip": zip_([("f%03d.txt" % n, b"x") for n in range(50)])
             elif kind == "large.tar": tar([f("ok.txt"), f("big.bin", bytes(range(256)) * 12288)])
+            elif kind == "zeros-many.tar.gz": tar([f("zeros-%04d.bin" % n, bytes(1 << 20)) for n in range(300)], "w:gz")
+            elif kind in ("sparse-huge.tar", "sparse-ratio.tar"):
+                import subprocess, os, tempfile
+                work = tempfile.mkdtemp()
+                with open(os.path.join(work, "disk.img"), "wb") as img:
+                    img.write(b"boot"); img.truncate((1 << 40) if kind == "sparse-huge.tar" else (4 << 30))
+                subprocess.run(["tar", "--sparse", "-cf", out, "-C", work, "disk.img"], check=True)
+            elif kind == "link-through-documents.tar": tar([f("ok.txt"), l("peek", "ext/secret.txt")])
+            elif kind == "sigma.zip": zip_([("σοφία.txt", b"1"), ("ςοφία.txt", b"2")])
+            elif kind == "strasse.zip": zip_([("Straße.txt", b"1"), ("STRASSE.txt", b"2")])
             else: raise SystemExit("unknown kind " + kind)
+            """#
+        let result = try PythonSQLite.run(script, [rawValue, url.path])
+        guard result.status == 0 else { throw Failure("building \(rawValue): \(result.stderr)") }
+        return url
+    }
+}
+
+/// Archives whose bytes were damaged after they were written: libarchive alone reads each
+/// without an error (a zip CRC mismatch is only a warning; a gzip trailer is never checked).
+enum DamagedArchive: String, CaseIterable, CustomStringConvertible {
+    case zipCRC = "crc.zip"
+    case gzipCRC = "crc.tar.gz"
+    case gzipLength = "length.tar.gz"
+    case gzipTruncated = "cut.tar.gz"
+    case secondGzipMember = "members.tar.gz"
+
+    var description: String { rawValue }
+
+    var messagePrefix: String {
+        switch self {
+        case .zipCRC: "the archive is corrupt"
+        case .gzipCRC, .gzipLength, .secondGzipMember: "the archive is corrupt: its gzip checksum"
+        case .gzipTruncated: "the archive is truncated"
+        }
+    }
+
+    func write(in folder: URL) throws -> URL {
+        let url = folder.appending(path: rawValue)
+        let script = #"""
+            import sys, tarfile, zipfile, io, gzip, struct
+            kind, out = sys.argv[1], sys.argv[2]
+            text = b"the user's words, every byte of them\n" * 200
+            def targz(members):
+                raw = io.BytesIO()
+                with tarfile.open(fileobj=raw, mode="w") as t:
+                    for name, data in members:
+                        i = tarfile.TarInfo(name); i.size = len(data); i.mtime = 1700000000
+                        t.addfile(i, io.BytesIO(data))
+                return raw.getvalue()
+            if kind == "crc.zip":
+                with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z: z.writestr("notes.txt", text)
+                data = bytearray(open(out, "rb").read()); i = data.index(b"the user's"); data[i] ^= 0x20
+                open(out, "wb").write(data)
+            else:
+                tar = targz([("notes.txt", text)])
+                blob = bytearray(gzip.compress(tar, mtime=0))
+                if kind == "crc.tar.gz": blob[-8] ^= 0x01
+                elif kind == "length.tar.gz": blob[-4] ^= 0x01
+                elif kind == "cut.tar.gz": blob = blob[:-6]
+                elif kind == "members.tar.gz":
+                    # A first member intact, a second whose CRC is wrong: every member is checked.
+                    second = bytearray(gzip.compress(bytes(1024), mtime=0)); second[-8] ^= 0x01
+                    blob = bytearray(gzip.compress(tar[:-1024], mtime=0)) + second
+                open(out, "wb").write(blob)
             """#
         let result = try PythonSQLite.run(script, [rawValue, url.path])
         guard result.status == 0 else { throw Failure("building \(rawValue): \(result.stderr)") }

@@ -44,6 +44,7 @@ import Testing
         let surroundings = try TemporaryDirectory()
         let app = try TestContainer(base: surroundings.url)
         try app.writeDocument("Existing/kept.txt", Data("mine".utf8))
+        try hostile.prepare(app)
         let archives = try TemporaryDirectory()
         let archive = try hostile.write(in: archives.url)
         let excluded: Set<String> = [app.root.lastPathComponent + "/Library/Application Support/.backstage"]
@@ -53,6 +54,10 @@ import Testing
             try await Importer(container: app.container).importArchive(archive, options: ImportOptions(limits: hostile.limits))
         } throws: { error in
             guard let error = error as? ImportError else { return false }
+            switch (hostile.expected, error.reason) {
+            case (.exceedsFreeSpace, .exceedsFreeSpace), (.compressionRatio, .archiveCompressionRatio): return error.archivePath == archive.path
+            default: break
+            }
             return error.reason == hostile.expected && error.archivePath == archive.path && !error.entryPath.isEmpty
         }
         #expect(tree(surroundings.url, excluding: excluded) == before, "Documents, the rest of the container and its surroundings unchanged")
@@ -164,21 +169,83 @@ import Testing
         #expect(tree(app.root, excluding: ["Library/Application Support/.backstage"]) == before)
     }
 
-    @Test func aNameDifferingOnlyByNormalizationFromAnExistingDocumentIsRefused() async throws {
+    @Test(arguments: ConflictPolicy.allCases)
+    func aNameDifferingOnlyByNormalizationIsTheSameDocument(policy: ConflictPolicy) async throws {
         let app = try TestContainer()
         let nfd = "Cafe\u{301}.txt"
         try app.writeDocument(nfd, Data("mine".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).map { Array($0.utf8) } == [Array(nfd.utf8)])
         let archives = try TemporaryDirectory()
         let archive = try zipArchive(in: archives.url, ["Caf\u{E9}.txt": "theirs"])
-        let before = tree(app.documents)
-        await #expect {
-            try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .replace))
-        } throws: { error in
-            guard case .normalizationCollision? = (error as? ImportError)?.reason else { return false }
-            return true
+
+        let report = try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: policy))
+
+        let names = try FileManager.default.contentsOfDirectory(atPath: app.documents.path).sorted()
+        switch policy {
+        case .skip:
+            #expect(names.map { Array($0.utf8) } == [Array(nfd.utf8)])
+            #expect(try Data(contentsOf: app.documents.appending(path: nfd)) == Data("mine".utf8))
+            #expect(report.skipped == [nfd])
+        case .replace:
+            #expect(names.map { Array($0.utf8) } == [Array(nfd.utf8)], "replaced under the name the user already had, never a second Café")
+            #expect(try Data(contentsOf: app.documents.appending(path: nfd)) == Data("theirs".utf8))
+        case .keepBoth:
+            #expect(names == ["Cafe\u{301} 2.txt", nfd].sorted())
         }
-        #expect(tree(app.documents) == before)
+    }
+
+    @Test func aBackupRestoresIntoItsOwnContainer() async throws {
+        let app = try TestContainer()
+        let files: [String: Data] = ["Cafe\u{301}/Cre\u{300}me.txt": Data("nfd".utf8), "σοφία.txt": Data("greek".utf8), "Straße.txt": Data("street".utf8)]
+        for (path, data) in files { try app.writeDocument(path, data) }
+        for format in [ArchiveFormat.zip, .tarGz] {
+            let archive = app.root.appending(path: "backup.\(format.rawValue)")
+            try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format))
+            let skipped = try await Importer(container: app.container).importArchive(archive)
+            #expect(skipped.skipped.count == files.count, "every document is already there: \(format)")
+            try await Importer(container: app.container).importArchive(archive, options: ImportOptions(onConflict: .replace))
+            #expect(snapshot(app.documents) == files)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.appending(path: "Cafe\u{301}").path).count == 1, "no second spelling of a name")
+        }
+    }
+
+    @Test func aNameDifferingByFullCaseFoldingFromAnExistingDocumentIsRefused() async throws {
+        let app = try TestContainer()
+        try app.writeDocument("Straße.txt", Data("mine".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = try zipArchive(in: archives.url, ["STRASSE.txt": "theirs"])
+        await #expect(throws: ImportError(archivePath: archive.path, entryPath: "STRASSE.txt", reason: .caseCollision(with: "Straße.txt"))) {
+            try await Importer(container: app.container).importArchive(archive)
+        }
+    }
+
+    @Test func anArchiveReachedThroughALinkIsImported() async throws {
+        let app = try TestContainer()
+        let archives = try TemporaryDirectory()
+        let archive = try zipArchive(in: archives.url, ["a.txt": "through a link"])
+        let link = archives.url.appending(path: "latest.zip")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: archive.lastPathComponent)
+
+        let report = try await Importer(container: app.container).importArchive(link)
+
+        #expect(snapshot(app.documents) == ["a.txt": Data("through a link".utf8)])
+        #expect(report.archive == link.path)
+    }
+
+    @Test(arguments: DamagedArchive.allCases)
+    func aDamagedArchiveIsRefusedWithNothingWritten(damage: DamagedArchive) async throws {
+        let app = try TestContainer()
+        let archives = try TemporaryDirectory()
+        let archive = try damage.write(in: archives.url)
+
+        await #expect {
+            try await Importer(container: app.container).importArchive(archive)
+        } throws: { error in
+            guard let error = error as? ArchiveError else { return false }
+            return error.archivePath == archive.path && error.message.hasPrefix(damage.messagePrefix)
+        }
+        #expect(snapshot(app.documents).isEmpty, "no damaged byte reaches Documents")
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 
     @Test func aDamagedArchiveIsAnArchiveErrorNotAnEmptyImport() async throws {

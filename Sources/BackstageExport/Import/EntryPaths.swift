@@ -35,8 +35,10 @@ struct EntryPaths {
         return .path(components.joined(separator: "/"))
     }
 
-    /// Collision key: canonical equivalence (Swift strings compare canonically) and case folding.
-    static func key(_ path: String) -> String { path.lowercased() }
+    /// Collision key: canonical equivalence (Swift strings compare and hash canonically) and full
+    /// case folding: upper then lower case maps `ς` and `σ` together, and `ß` with `ss`, which a
+    /// plain `lowercased()` does not.
+    static func key(_ path: String) -> String { path.uppercased().lowercased() }
 
     /// Records `path` (and its parents, as folders), refusing duplicates, collisions, a parent
     /// that is a file and a path behind a link of the archive.
@@ -85,8 +87,15 @@ struct EntryPaths {
     }
 
     /// True when the link at `path` with text `target` resolves inside the import root, following
-    /// the archive's other links as the file system would (a chain of links cannot climb out).
-    func linkStaysInside(_ path: String, target: String) -> Bool {
+    /// the archive's other links as the file system would (a chain of links cannot climb out), and
+    /// the links already in the folder imported into (`linkOnDisk` gives the text of the link at a
+    /// relative path, if one is there): it must stay inside whichever of the two a path ends up as.
+    func linkStaysInside(_ path: String, target: String, linkOnDisk: (String) -> String? = { _ in nil }) -> Bool {
+        resolvesInside(path, target: target) { links[$0] ?? linkOnDisk($0) }
+            && resolvesInside(path, target: target) { linkOnDisk($0) ?? links[$0] }
+    }
+
+    private func resolvesInside(_ path: String, target: String, link: (String) -> String?) -> Bool {
         if target.isEmpty || target.hasPrefix("/") { return false }
         var resolved = path.split(separator: "/").dropLast().map(String.init)
         var pending = target.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -100,7 +109,7 @@ struct EntryPaths {
                 continue
             }
             resolved.append(component)
-            if let next = links[resolved.joined(separator: "/")] {
+            if let next = link(resolved.joined(separator: "/")) {
                 hops += 1
                 if hops > 40 || next.isEmpty || next.hasPrefix("/") { return false }
                 resolved.removeLast()

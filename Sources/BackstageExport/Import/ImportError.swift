@@ -49,8 +49,13 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooManyEntries(limit: Int)
         /// More bytes than ``ImportLimits/maxTotalBytes``.
         case tooLarge(limit: Int64)
+        /// More bytes than the space free where the import is staged (``ImportLimits/maxTotalBytes`` not set).
+        case exceedsFreeSpace(available: Int64)
         /// The entry expands more than ``ImportLimits/maxCompressionRatio`` times its compressed size.
         case compressionRatio(limit: Double)
+        /// The archive so far expands more than ``ImportLimits/maxCompressionRatio`` times the bytes
+        /// read from it (many small entries of zeros, each under the per-entry grace).
+        case archiveCompressionRatio(limit: Double)
         /// Documents already holds something of another kind there (a folder where the archive has a
         /// file, or a link where it has a folder), which `replace` does not overwrite.
         case conflict(existing: String)
@@ -91,7 +96,9 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .internalFile(let kind): "it would recreate an internal file (\(kind.rawValue)) in Documents"
         case .tooManyEntries(let limit): "the archive holds more than \(limit) entries"
         case .tooLarge(let limit): "the archive expands to more than \(limit) bytes"
+        case .exceedsFreeSpace(let available): "the archive expands to more than the \(available) bytes free on the disk"
         case .compressionRatio(let limit): "it expands more than \(Int(limit)) times its compressed size"
+        case .archiveCompressionRatio(let limit): "the archive expands more than \(Int(limit)) times its compressed size"
         case .conflict(let existing): "Documents already has \(existing) of another kind"
         }
     }

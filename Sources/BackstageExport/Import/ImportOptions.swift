@@ -10,17 +10,23 @@ public enum ConflictPolicy: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Limits that stop an archive bomb while it streams, before the bytes are written.
+///
+/// Sizes are logical: a sparse entry counts its full size, holes included, since that is what
+/// the file it makes claims on disk once it is filled.
 public struct ImportLimits: Sendable, Hashable, Codable {
-    /// Bytes all entries may expand to. Default 64 GiB.
-    public var maxTotalBytes: Int64
+    /// Bytes all entries together may expand to. Default nil: the space free where the import is
+    /// staged, so an archive that cannot fit is refused before its bytes fill the disk.
+    public var maxTotalBytes: Int64?
     /// Entries an archive may hold. Default 1,000,000.
     public var maxEntries: Int
-    /// How many times its compressed size an entry may expand to. Default 100 (deflate reaches 1,032).
+    /// How many times its compressed size an entry, and the whole archive, may expand to.
+    /// Default 100 (deflate reaches 1,032).
     public var maxCompressionRatio: Double
-    /// Entries smaller than this are never refused by ratio (a page of zeros is not a bomb). Default 1 MiB.
+    /// An entry, or an archive, smaller than this once expanded is never refused by ratio (a page
+    /// of zeros is not a bomb). Default 1 MiB.
     public var ratioGraceBytes: Int64
 
-    public init(maxTotalBytes: Int64 = 64 << 30, maxEntries: Int = 1_000_000, maxCompressionRatio: Double = 100, ratioGraceBytes: Int64 = 1 << 20) {
+    public init(maxTotalBytes: Int64? = nil, maxEntries: Int = 1_000_000, maxCompressionRatio: Double = 100, ratioGraceBytes: Int64 = 1 << 20) {
         self.maxTotalBytes = maxTotalBytes
         self.maxEntries = maxEntries
         self.maxCompressionRatio = maxCompressionRatio

@@ -19,8 +19,9 @@ extension Importer {
     static let replacedFolder = ".replaced"
 
     /// Decides, before anything moves, where each staged entry goes: a folder Documents lacks moves
-    /// whole; a folder it has is merged; a file it has follows the conflict policy. Names equal to an
-    /// existing one but for case or normalization are refused.
+    /// whole; a folder it has is merged; a file it has follows the conflict policy. A name equal to
+    /// an existing one but for Unicode normalization is that same document (what the user sees is
+    /// the same name; archivers hand names over in NFC); one equal but for case is refused.
     func planMoveIn(staging: String, policy: ConflictPolicy, archivePath: String, report: inout ImportReport) throws -> [StagedMove] {
         var moves: [StagedMove] = []
         try plan(staged: staging, documents: container.documents.path, relative: "", policy: policy, archivePath: archivePath, moves: &moves, report: &report)
@@ -36,15 +37,18 @@ extension Importer {
         var taken = Set(existingNames.map { Array($0.utf8) })
         for name in stagedNames { taken.insert(Array(name.utf8)) }
 
-        for name in stagedNames {
-            let staged = folder + "/" + name
+        for stagedName in stagedNames {
+            let staged = folder + "/" + stagedName
+            var name = stagedName
+            if let other = byKey[EntryPaths.key(stagedName)], Array(other.utf8) != Array(stagedName.utf8) {
+                guard other == stagedName else {
+                    let entry = relative.isEmpty ? stagedName : relative + "/" + stagedName
+                    throw ImportError(archivePath: archivePath, entryPath: entry, reason: .caseCollision(with: relative.isEmpty ? other : relative + "/" + other))
+                }
+                name = other
+            }
             let destination = documents + "/" + name
             let path = relative.isEmpty ? name : relative + "/" + name
-            if let other = byKey[EntryPaths.key(name)], Array(other.utf8) != Array(name.utf8) {
-                let otherPath = relative.isEmpty ? other : relative + "/" + other
-                throw ImportError(archivePath: archivePath, entryPath: path,
-                                  reason: other == name ? .normalizationCollision(with: otherPath) : .caseCollision(with: otherPath))
-            }
             guard let stagedStatus = try fileSystem.status(staged) else { continue }
             guard let existing = try fileSystem.status(destination) else {
                 moves.append(StagedMove(from: staged, to: destination, replaces: false))

@@ -67,8 +67,10 @@ public struct Importer: Sendable {
     package func importAndWait(_ archive: URL, options: ImportOptions = ImportOptions(),
                                progress: @escaping (ArchiveProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> ImportReport {
         let archivePath = archive.standardizedFileURL.path
-        guard let archiveStatus = try fileSystem.status(archivePath), archiveStatus.kind == .regular else {
-            throw FileSystemError(operation: .open, path: archivePath, code: ENOENT)
+        // The archive may be reached through a link (a Downloads folder linked elsewhere): read its target.
+        let archiveFile = fileSystem.resolvedPath(archivePath) ?? archivePath
+        guard let archiveStatus = try fileSystem.status(archiveFile), archiveStatus.kind == .regular else {
+            throw FileSystemError(operation: .open, path: archivePath, code: archiveFile == archivePath && fileSystem.exists(archivePath) ? EINVAL : ENOENT)
         }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
@@ -85,8 +87,8 @@ public struct Importer: Sendable {
             }
         }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
-        var stager = Stager(archivePath: archivePath, archiveSize: archiveStatus.size, staging: staging, limits: options.limits,
-                            fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+        var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
+                                limits: options.limits, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
         try stager.stage(into: &report)
         try refuseInternalFiles(in: staging, archivePath: archivePath)
         let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)

@@ -5,8 +5,12 @@ import Foundation
 /// is created and each block of data before it is written.
 struct Stager {
     let archivePath: String
+    /// Where the archive is read: `archivePath` with its links resolved.
+    let archiveFile: String
     let archiveSize: Int64
     let staging: String
+    /// Documents, whose links an archive's link may resolve through once moved in.
+    let documents: String
     let limits: ImportLimits
     let fileSystem: FileSystem
     let progress: (ArchiveProgress) -> Void
@@ -14,13 +18,19 @@ struct Stager {
 
     private var paths = EntryPaths()
     private var throttle = ProgressThrottle()
+    /// Logical bytes (holes included) of the entries staged so far.
     private var totalBytes: Int64 = 0
+    /// The total limit: ``ImportLimits/maxTotalBytes``, or the space free at the staging folder.
+    private let maxTotalBytes: Int64
 
-    init(archivePath: String, archiveSize: Int64, staging: String, limits: ImportLimits, fileSystem: FileSystem,
-         progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool) {
+    init(archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String, limits: ImportLimits, fileSystem: FileSystem,
+         progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool) throws {
         self.archivePath = archivePath
+        self.archiveFile = archiveFile
         self.archiveSize = archiveSize
         self.staging = staging
+        self.documents = documents
+        self.maxTotalBytes = try limits.maxTotalBytes ?? fileSystem.space(at: staging).available
         self.limits = limits
         self.fileSystem = fileSystem
         self.progress = progress
@@ -29,7 +39,7 @@ struct Stager {
 
     mutating func stage(into report: inout ImportReport) throws {
         try withUTF8Locale {
-            let reader = try ArchiveReader(path: archivePath)
+            let reader = try ArchiveReader(path: archivePath, reading: archiveFile, fileSystem: fileSystem)
             defer { reader.close() }
             var folders: [(path: String, modified: Int64)] = []
             var links: [(path: String, target: String, modified: Int64)] = []
@@ -81,7 +91,7 @@ struct Stager {
                     try fileSystem.createHardLink(destination, to: staging + "/" + target)
                 case .file:
                     if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
-                    if let size = header.size, size > limits.maxTotalBytes - totalBytes { throw refuse(.tooLarge(limit: limits.maxTotalBytes)) }
+                    if let size = header.size, size > maxTotalBytes - totalBytes { throw refuse(tooLarge) }
                     try makeFolders(path, including: false)
                     try writeFile(header, to: destination, mode: mode, reader: reader, report: &report)
                 }
@@ -89,8 +99,14 @@ struct Stager {
                 if throttle.shouldReport(now) { progress(now) }
             }
             // Links last: no entry can be written through one, and each is resolved against them all.
+            let documents = documents, fileSystem = fileSystem
+            let linkOnDisk: (String) -> String? = { relative in
+                let path = documents + "/" + relative
+                guard (try? fileSystem.status(path))??.kind == .symlink else { return nil }
+                return try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+            }
             for link in links {
-                guard paths.linkStaysInside(link.path, target: link.target) else {
+                guard paths.linkStaysInside(link.path, target: link.target, linkOnDisk: linkOnDisk) else {
                     throw ImportError(archivePath: archivePath, entryPath: link.path, reason: .linkOutside(target: link.target))
                 }
                 try fileSystem.createSymbolicLink(staging + "/" + link.path, target: link.target)
@@ -104,6 +120,11 @@ struct Stager {
         }
     }
 
+    /// The reason for an archive over the total limit.
+    private var tooLarge: ImportError.Reason {
+        limits.maxTotalBytes != nil ? .tooLarge(limit: maxTotalBytes) : .exceedsFreeSpace(available: maxTotalBytes)
+    }
+
     private mutating func writeFile(_ header: ArchiveEntryHeader, to destination: String, mode: UInt32, reader: ArchiveReader,
                            report: inout ImportReport) throws {
         let archivePath = archivePath
@@ -112,22 +133,33 @@ struct Stager {
         }
         let file = try fileSystem.createNewFile(destination)
         let compressedStart = reader.bytesConsumed
+        // The entry's logical size so far: the end of its last block, holes included.
         var end: Int64 = 0
+        func checkLimits(_ logical: Int64) throws {
+            if totalBytes + logical > maxTotalBytes { throw refuse(tooLarge) }
+            let ratio = limits.maxCompressionRatio
+            if logical > limits.ratioGraceBytes, Double(logical) > Double(max(reader.bytesConsumed - compressedStart, 1)) * ratio {
+                throw refuse(.compressionRatio(limit: ratio))
+            }
+            let archiveLogical = totalBytes + logical
+            if archiveLogical > limits.ratioGraceBytes, Double(archiveLogical) > Double(max(reader.bytesConsumed, 1)) * ratio {
+                throw refuse(.archiveCompressionRatio(limit: ratio))
+            }
+        }
         while let block = try reader.nextBlock(entry: header.displayPath) {
             if block.offset == 0, SQLiteHeader.hasMagic(block.bytes.prefix(16)) { throw refuse(.internalFile(.database)) }
             let count = Int64(block.bytes.count)
-            totalBytes += count
-            if totalBytes > limits.maxTotalBytes { throw refuse(.tooLarge(limit: limits.maxTotalBytes)) }
             end = max(end, block.offset + count)
-            if end > limits.ratioGraceBytes {
-                let compressed = max(reader.bytesConsumed - compressedStart, 1)
-                if Double(end) > Double(compressed) * limits.maxCompressionRatio { throw refuse(.compressionRatio(limit: limits.maxCompressionRatio)) }
-            }
+            try checkLimits(end)
             try file.write(block.bytes, at: block.offset)
             report.bytes += count
             if isCancelled() { throw CancellationError() }
         }
-        try file.finish(size: max(end, header.size ?? 0), mode: mode_t(mode), modified: header.modified)
+        // A trailing hole counts too: a sparse entry claims its whole size.
+        let size = max(end, header.size ?? 0)
+        try checkLimits(size)
+        try file.finish(size: size, mode: mode_t(mode), modified: header.modified)
+        totalBytes += size
     }
 
     /// Creates the folders leading to `path` (and `path` itself when asked) inside staging.

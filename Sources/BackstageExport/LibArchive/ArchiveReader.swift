@@ -37,20 +37,23 @@ struct ArchiveEntryHeader {
 final class ArchiveReader {
     private var handle: OpaquePointer?
     private var gzip: GzipSource?
+    /// The archive as the user named it, for messages.
     let path: String
 
-    init(path: String, fileSystem: FileSystem = FileSystem()) throws(ArchiveError) {
+    /// Opens the archive at `path`; `file` is where to read it when `path` is a link.
+    init(path: String, reading file: String? = nil, fileSystem: FileSystem = FileSystem()) throws(ArchiveError) {
         self.path = path
+        let file = file ?? path
         guard let handle = archive_read_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a reader", archivePath: path) }
         self.handle = handle
         try check(archive_read_support_filter_all(handle))
         try check(archive_read_support_format_all(handle))
         do {
-            if GzipSource.isGzip(try fileSystem.readPrefix(path, count: 2)) {
-                gzip = try GzipSource(file: try fileSystem.openForReading(path))
+            if GzipSource.isGzip(try fileSystem.readPrefix(file, count: 2)) {
+                gzip = try GzipSource(file: try fileSystem.openForReading(file))
             }
         } catch let error as FileSystemError {
-            throw ArchiveError(code: error.code, message: error.reason, archivePath: path)
+            throw ArchiveError(code: error.code, message: error.reason.prefix(1).lowercased() + error.reason.dropFirst(), archivePath: path)
         } catch let error as ArchiveError {
             throw error
         } catch {
@@ -68,7 +71,7 @@ final class ArchiveReader {
                 return bytes.count
             }, nil))
         } else {
-            try check(archive_read_open_filename(handle, path, 1 << 20))
+            try check(archive_read_open_filename(handle, file, 1 << 20))
         }
     }
 
@@ -77,7 +80,10 @@ final class ArchiveReader {
         guard let handle else { return nil }
         var entryPointer: OpaquePointer?
         let status = archive_read_next_header(handle, &entryPointer)
-        if status == ARCHIVE_EOF { return nil }
+        if status == ARCHIVE_EOF {
+            try verifyRestOfGzipStream()
+            return nil
+        }
         try check(status)
         guard let entry = entryPointer else { throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path) }
         let raw = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
@@ -118,6 +124,18 @@ final class ArchiveReader {
         // A warning while reading data is damage (a zip entry's CRC mismatch): refuse it.
         try check(status, entry: entry, warningIsError: true)
         return (UnsafeRawBufferPointer(start: buffer, count: size), Int64(offset))
+    }
+
+    /// libarchive stops reading at the tar end marker; the gzip trailer (and any later member)
+    /// comes after it, so it is read here and its checksum checked.
+    private func verifyRestOfGzipStream() throws(ArchiveError) {
+        guard let gzip else { return }
+        while true {
+            guard let block = gzip.read() else {
+                throw ArchiveError(code: EILSEQ, message: gzip.failure ?? "the gzip stream is damaged", archivePath: path)
+            }
+            if block.isEmpty { return }
+        }
     }
 
     /// Bytes of the archive file consumed so far (compressed bytes).
