@@ -219,6 +219,21 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: runningAsRoot, "a bind mount needs root"))
+    func anImportIntoABindMountedDocumentsFolderWorks() async throws {
+        let real = try TemporaryDirectory()
+        let bound = try TestMount(binding: real.url)
+        let keep = try TemporaryDirectory()
+        let app = try TestContainer(documents: bound.url, applicationSupport: keep.url.appending(path: "Application Support"), keeping: keep)
+        let archives = try TemporaryDirectory()
+        let archive = try zipArchive(in: archives.url, ["Notes/a.txt": "one", "b.txt": "two"])
+
+        try await Importer(container: app.container).importArchive(archive)
+
+        #expect(snapshot(real.url) == ["Notes/a.txt": Data("one".utf8), "b.txt": Data("two".utf8)])
+        #expect(paths(under: keep.url, containing: ".backstage-tmp").isEmpty)
+    }
+
     @Test func anArchiveReachedThroughALinkIsImported() async throws {
         let app = try TestContainer()
         let archives = try TemporaryDirectory()

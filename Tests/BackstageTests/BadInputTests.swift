@@ -5,23 +5,10 @@ import Testing
 
 /// Bad input gets a typed error naming the file and the cause, and the source stays byte-identical.
 @Suite struct BadInputTests {
-    /// A tmpfs of `size` mounted at a fresh folder, unmounted when released. Root only.
-    final class Mount: @unchecked Sendable {
-        let directory: TemporaryDirectory
-        init(size: String, readOnly: Bool = false) throws {
-            directory = try TemporaryDirectory(prefix: "mount")
-            try shell("mount -t tmpfs -o size=\(size) tmpfs '\(directory.path)'")
-            try FileManager.default.createDirectory(at: directory.url.appending(path: "Application Support"), withIntermediateDirectories: true)
-            if readOnly { try shell("mount -o remount,ro '\(directory.path)'") }
-        }
-        var applicationSupport: URL { directory.url.appending(path: "Application Support") }
-        deinit { try? shell("umount '\(directory.path)'") }
-    }
-
     @Test(.enabled(if: runningAsRoot, "mounting a tmpfs needs root"))
     func fullDestinationFailsClearlyAndLeavesTheSourceIdentical() async throws {
         let local = try TemporaryDirectory()
-        let mount = try Mount(size: "2m")
+        let mount = try TestMount(tmpfs: "2m", creating: ["Application Support"])
         let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: mount.applicationSupport, keeping: local)
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1500, walOnly: 200, bodyBytes: 2000)
         let before = snapshot(app.documentsStore())
@@ -39,7 +26,7 @@ import Testing
     @Test(.enabled(if: runningAsRoot, "mounting a tmpfs needs root"))
     func readOnlyDestinationFailsClearlyAndLeavesTheSourceIdentical() async throws {
         let local = try TemporaryDirectory()
-        let mount = try Mount(size: "8m", readOnly: true)
+        let mount = try TestMount(tmpfs: "8m", readOnly: true, creating: ["Application Support"])
         let app = AppContainer(documents: local.url.appending(path: "Documents"), applicationSupport: mount.applicationSupport,
                                caches: local.url.appending(path: "Caches"), temporary: local.url.appending(path: "tmp"))
         try FileManager.default.createDirectory(at: app.documents, withIntermediateDirectories: true)
@@ -131,4 +118,8 @@ import Testing
         #expect(error.description == "store in use: another process has /data/Documents/Notes.sqlite open (waited 5 s for its lock); close the app and run again")
         #expect(!error.description.contains("\n"))
     }
+}
+
+extension TestMount {
+    var applicationSupport: URL { url.appending(path: "Application Support") }
 }

@@ -196,6 +196,25 @@ package struct FileSystem: Sendable {
         try Syscalls.rename(from, to, noReplace: !replacing)
     }
 
+    /// True when a rename from folder `from` into folder `to` works, tried with an empty folder:
+    /// two mounts of one device (bind mounts) share `st_dev`, yet `rename` between them fails with
+    /// `EXDEV`, so comparing devices is not enough.
+    package func canRename(from: String, to: String) throws(FileSystemError) -> Bool {
+        let name = TemporaryName.unique("probe")
+        try createDirectory(from + "/" + name, mode: 0o700)
+        do {
+            try rename(from + "/" + name, to: to + "/" + name)
+        } catch where error.isCrossDevice {
+            try Syscalls.rmdir(from + "/" + name)
+            return false
+        } catch {
+            try? Syscalls.rmdir(from + "/" + name)
+            throw error
+        }
+        try Syscalls.rmdir(to + "/" + name)
+        return true
+    }
+
     /// Removes a file; succeeds when it is already gone.
     package func removeFile(_ path: String) throws(FileSystemError) {
         try inject(.unlink, path)

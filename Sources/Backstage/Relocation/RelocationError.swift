@@ -85,6 +85,12 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// Wraps any error of the engine: relocation errors as they are, file-system errors by case.
+    /// True when a rename failed because source and destination are on different mounts.
+    var isCrossDevice: Bool {
+        if case .fileSystem(let error) = self { return error.isCrossDevice }
+        return false
+    }
+
     init(_ error: Error, path: String) {
         switch error {
         case let error as RelocationError: self = error

@@ -62,8 +62,9 @@ struct StoreMove {
             }
             let space = try fs.space(at: dstDir)
             if space.readOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
-            let srcDevice = try fs.status(src.directory.path)?.device
-            let sameDevice = srcDevice == (try fs.status(dstDir)?.device)
+            // The folders themselves, through any link (Documents may be a link to another disk).
+            let srcDevice = try fs.status(fs.resolvedPath(src.directory.path) ?? src.directory.path)?.device
+            let sameDevice = srcDevice == (try fs.status(fs.resolvedPath(dstDir) ?? dstDir)?.device)
             let strategy: RelocationStrategy
             switch requested {
             case .auto: strategy = sameDevice ? .rename : .copy

@@ -75,14 +75,23 @@ struct StepContext {
         } else {
             report.quarantined += try quarantine.moveStaleFiles(of: target)
         }
-        let move = move(source, destination)
-        let (resolved, bytes) = try move.preflight(strategy)
-        let moved = try move.run(strategy: resolved, bytes: bytes, observer: observer(for: source.path))
+        let moved = try run(move(source, destination), strategy: strategy, subject: source.path)
         if destination != requested {
             report.quarantined.append(.init(from: moved.from, to: moved.to, reason: "conflict"))
         } else {
             report.moved.append(moved)
         }
+    }
+
+    /// Runs one move. Two mounts of one device (a bind mount, a container volume) share `st_dev`,
+    /// yet a rename between them fails with `EXDEV` before anything moved: `auto` then copies.
+    private func run(_ move: StoreMove, strategy: RelocationStrategy, subject: String) throws(RelocationError) -> RelocationReport.MovedStore {
+        let (resolved, bytes) = try move.preflight(strategy)
+        let first = Result { () throws(RelocationError) in try move.run(strategy: resolved, bytes: bytes, observer: observer(for: subject)) }
+        guard case .failure(let error) = first, error.isCrossDevice, strategy == .auto, resolved == .rename else { return try first.get() }
+        logger.notice("rename crossed a mount; copying instead", metadata: ["store": "\(subject)"])
+        let (_, copyBytes) = try move.preflight(.copy)
+        return try move.run(strategy: .copy, bytes: copyBytes, observer: observer(for: subject))
     }
 
     /// The internal files among `entries` that belong to no store: orphan sidecars, Backstage

@@ -112,8 +112,7 @@ public struct Importer: Sendable {
         let temporary = container.temporary.path
         let name = Self.stagingPrefix + UUID().uuidString.prefix(8).lowercased()
         var parent = documents
-        if (try? fileSystem.createDirectories(temporary)) != nil,
-           let a = try fileSystem.status(temporary), let b = try fileSystem.status(documents), a.device == b.device {
+        if (try? fileSystem.createDirectories(temporary)) != nil, try fileSystem.canRename(from: temporary, to: documents) {
             parent = temporary
         }
         let staging = parent + "/" + name
