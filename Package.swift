@@ -23,7 +23,9 @@ let package = Package(
                 "CBackstageSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Fault injection (FileSystem's FaultInjector) exists in debug builds, for the tests, only.
+            swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
         ),
         .systemLibrary(name: "CArchive", providers: [.apt(["libarchive-dev"])]),
         .target(

@@ -47,8 +47,8 @@ struct Simulate: AsyncParsableCommand {
     @Flag(help: "Print every run as JSON.")
     var json = false
 
-    @Option(name: .customLong("break"), help: .private)
-    var breakMode: String?
+    @Option(name: .customLong("plan"), help: ArgumentHelp("A plan file to run instead of the catalog's chain (repeat for several, in order): a candidate plan under test, checked against the --to layout.", valueName: "file"))
+    var plans: [String] = []
 
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
     var parsedStates: [FixtureState] { states == "all" ? FixtureState.allCases : states.split(separator: ",").compactMap { FixtureState(rawValue: String($0)) } }
@@ -77,11 +77,11 @@ struct Simulate: AsyncParsableCommand {
         var simulator = Simulator(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath())
         simulator.seed = seed
         simulator.budget = budget
-        simulator.breakMode = breakMode
+        if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }
         simulator.randomKills = randomKills
         let started = Date()
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        let points = try Simulator.crashPoints(from: from, to: to)
+        let points = try simulator.crashPoints(from: from, to: to)
         let perState = CrashPoints(crashPoints) == .all ? points.count : max(1, Int(crashPoints) ?? 1)
         let total = parsedSizes.count * parsedStates.count * (perState + randomKills)
         var done = 0

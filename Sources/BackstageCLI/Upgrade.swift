@@ -36,11 +36,8 @@ struct Upgrade: AsyncParsableCommand {
     @Flag(help: "Log each phase of each step, with its duration, on stderr.")
     var verbose = false
 
-    @Option(help: .private)
+    @Option(help: ArgumentHelp("Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2 (see `backstage simulate`).", valueName: "boundary"))
     var crashAt: String?
-
-    @Option(name: .customLong("break"), help: .private)
-    var breakMode: String?
 
     func validate() throws {
         guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
@@ -66,13 +63,6 @@ struct Upgrade: AsyncParsableCommand {
             upgrader.phaseHook = { subject, phase in
                 let kind = subject.split(separator: ":").first.map(String.init) ?? ""
                 if target.matches(kind: kind, phase: phase.rawValue), counter.increment() == target.occurrence { kill(getpid(), SIGKILL) }
-            }
-        }
-        if let breakMode, breakMode == "drop-wal" {
-            // A deliberately broken upgrade, for testing the simulator: the naive fix that moves a
-            // store without its -wal, losing every commit since the last checkpoint.
-            for entry in try FileClassifier().scan(container.documents) where entry.kind == .wal {
-                try FileManager.default.removeItem(at: container.documents.appending(path: entry.path))
             }
         }
         if dryRun {

@@ -90,4 +90,18 @@ import Testing
         #expect(result.status == 3)
         #expect(result.stderr.hasPrefix("error: \(plan.path) is not a valid upgrade plan"))
     }
+
+    @Test func aFailingMigrationIsAnOperationalFailureInOneSentence() throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.documentsStore().main, notes: 5)
+        let plan = app.root.appending(path: "plan.json")
+        try Data(#"{"name": "broken", "steps": [{"migrateSchema": {"store": "documents/Notes.sqlite", "migrations": [{"id": "m1", "sql": "ALTER TABLE ZNOPE ADD COLUMN X INTEGER"}]}}]}"#.utf8).write(to: plan)
+        let before = try PythonSQLite.contentHashes(app.documentsStore())
+
+        let result = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path])
+
+        #expect(result.status == 3, "not a usage error: \(result.stderr)")
+        #expect(result.stderr.hasPrefix("error: ") && result.stderr.contains("ZNOPE") && !result.stderr.contains("Usage:"), "\(result.stderr)")
+        #expect(try PythonSQLite.contentHashes(app.documentsStore()) == before, "the failed migration changed nothing")
+    }
 }

@@ -118,6 +118,18 @@ public enum PythonSQLite {
             """, [database.path])
     }
 
+    /// Opens the store and reads it, then sits idle with no transaction: a rollback-journal
+    /// connection that holds no SQLite lock at all, as an app between two writes does.
+    public static func holdOpenIdle(_ database: URL) throws -> Process {
+        try startHolder("""
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("select count(*) from note").fetchall()
+            print("ready", flush=True)
+            time.sleep(120)
+            """, [database.path])
+    }
+
     /// Runs a Python script that takes a lock, prints `ready` and keeps it; returns once it printed.
     static func startHolder(_ script: String, _ arguments: [String]) throws -> Process {
         let process = Process()

@@ -123,3 +123,99 @@ import Testing
 extension TestMount {
     var applicationSupport: URL { url.appending(path: "Application Support") }
 }
+
+/// The details of a real move: who else holds the store, who owns what, how long a name is.
+@Suite struct RelocationDetailTests {
+    @Test func anIdleRollbackJournalConnectionIsSeenAndTheStoreNotMoved() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 20, journalMode: "delete")
+        let holder = try PythonSQLite.holdOpenIdle(store.main)
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        let before = snapshot(store)
+
+        await #expect(throws: RelocationError.storeHeldOpen(path: store.main.path, processes: [holder.processIdentifier])) {
+            try await Relocator(container: app.container).relocate(RelocationOptions(busyTimeout: 0.3))
+        }
+        #expect(snapshot(store) == before)
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
+    }
+
+    @Test(.enabled(if: runningAsRoot, "a read-only mount needs root"))
+    func aReadOnlySourceIsRefusedBeforeAnythingMoves() async throws {
+        let staging = try TemporaryDirectory()
+        let store = staging.url.appending(path: "Notes.sqlite")
+        try PythonSQLite.writeHotJournal(store, committed: 30)
+        let mount = try TestMount(tmpfs: "16m", creating: [])
+        try shell("cp -a '\(staging.path)/.' '\(mount.url.path)/'")
+        try shell("mount -o remount,ro '\(mount.url.path)'")
+        let keep = try TemporaryDirectory()
+        let app = try TestContainer(documents: mount.url, applicationSupport: keep.url.appending(path: "Application Support"), keeping: keep)
+        let before = snapshot(app.documentsStore())
+
+        await #expect(throws: RelocationError.readOnlySource(path: mount.url.path)) {
+            try await Relocator(container: app.container).relocate()
+        }
+        #expect(snapshot(app.documentsStore()) == before)
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path), "never in both places")
+    }
+
+    @Test(.enabled(if: runningAsRoot && FileManager.default.isWritableFile(atPath: "/dev/shm"), "chown needs root; /dev/shm is the second file system"))
+    func aCopyAcrossFileSystemsKeepsOwnerAndModeOfEveryFileAndFolder() async throws {
+        let local = try TemporaryDirectory()
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: other.url.appending(path: "Application Support"), keeping: local)
+        let store = app.documentsStore()
+        try CoreDataStore.create(store.main, notes: 20)
+        try shell("chown -R 1234:2345 '\(app.documents.path)' && chmod 0600 '\(store.main.path)' && chmod 0700 '\(store.supportFolder.path)' '\(store.supportFolder.path)/_EXTERNAL_DATA'")
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(report.moved.map(\.strategy) == [.copy])
+        let moved = app.supportStore()
+        for url in [moved.main, moved.supportFolder, moved.supportFolder.appending(path: "_EXTERNAL_DATA")] + (try FileManager.default.contentsOfDirectory(at: moved.supportFolder.appending(path: "_EXTERNAL_DATA"), includingPropertiesForKeys: nil)) {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            #expect(attributes[.ownerAccountID] as? Int == 1234 && attributes[.groupOwnerAccountID] as? Int == 2345, "\(url.lastPathComponent) keeps its owner")
+            let mode = attributes[.posixPermissions] as? Int
+            if url == moved.main { #expect(mode == 0o600) } else if url.hasDirectoryPath || url == moved.supportFolder { #expect(mode == 0o700, "\(url.lastPathComponent)") }
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: "/dev/shm"), "/dev/shm is the second file system"))
+    func aStoreWithANameNearTheLimitMovesAcrossFileSystems() async throws {
+        let local = try TemporaryDirectory()
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: other.url.appending(path: "Application Support"), keeping: local)
+        let name = String(repeating: "é", count: 118) + ".sqlite"
+        #expect(name.utf8.count == 243)
+        try PythonSQLite.writeThenKill(app.documentsStore(name).main, committed: 10, walOnly: 5)
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(report.moved.map(\.strategy) == [.copy])
+        #expect(try PythonSQLite.inspect(app.supportStore(name)).rows == 15)
+    }
+
+    @Test func aStoreWithSeveralHardLinksMovesWithAWarning() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 5, journalMode: "delete")
+        try FileManager.default.linkItem(at: app.documentsStore().main, to: app.root.appending(path: "backup-link.sqlite"))
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(report.moved.first?.warnings == [.hardLinked(path: app.documentsStore().main.path, links: 2)])
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 5)
+    }
+
+    @Test func anEmptyFileNamedByAPlanMovesAsItIsNeverTurnedIntoADatabase() async throws {
+        let app = try TestContainer()
+        try app.writeDocument("Notes.sqlite", Data())
+        let plan = UpgradePlan(name: "p") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+        }
+
+        try await Upgrader(container: app.container).upgrade(plan)
+
+        #expect(try Data(contentsOf: app.supportStore().main).isEmpty, "still empty: not converted into a database")
+    }
+}

@@ -163,7 +163,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         try await Upgrader(container: app.container).upgrade(plan)
         #expect(!Upgrader.needsUpgrade(app.container, plan), "right after the plan completed")
 
-        try app.writeDocument("Old.sqlite-wal", Data([0x37, 0x7f, 0x06, 0x82] + [UInt8](repeating: 0, count: 28)))
+        try app.writeDocument("Old.sqlite-wal", Data([0x37, 0x7f, 0x06, 0x82, 0x00, 0x2d, 0xe2, 0x18] + [UInt8](repeating: 0, count: 24)))
         #expect(Upgrader.needsUpgrade(app.container, plan), "an orphan sidecar to quarantine")
         try await Upgrader(container: app.container).upgrade(plan)
         #expect(!Upgrader.needsUpgrade(app.container, plan))

@@ -37,7 +37,8 @@ extension FileSystem {
             guard let status = try status(from) else { return }
             switch status.kind {
             case .directory:
-                try createDirectories(to, mode: status.mode)
+                try createDirectories(to, mode: 0o700)
+                try copyOwnerAndMode(of: status, to: to)
                 for name in try contents(of: from) {
                     try copy(from + "/" + name, to + "/" + name)
                 }

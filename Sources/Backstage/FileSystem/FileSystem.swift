@@ -12,6 +12,10 @@ package struct FileStatus: Sendable, Hashable {
     package var device: UInt64
     package var inode: UInt64
     package var modificationTime: timespec
+    package var owner: uid_t
+    package var group: gid_t
+    /// Hard links to the file (names it has).
+    package var linkCount: Int
 
     init(_ st: stat) {
         switch st.st_mode & S_IFMT {
@@ -25,6 +29,9 @@ package struct FileStatus: Sendable, Hashable {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         modificationTime = st.st_mtim
+        owner = st.st_uid
+        group = st.st_gid
+        linkCount = Int(st.st_nlink)
     }
 
     package static func == (lhs: FileStatus, rhs: FileStatus) -> Bool {
@@ -37,8 +44,11 @@ package struct FileStatus: Sendable, Hashable {
     }
 }
 
+#if BACKSTAGE_FAULT_INJECTION
 /// Injects failures into ``FileSystem`` operations, so tests can produce `ENOSPC`, `EXDEV`,
-/// `EACCES` or `EIO` at a chosen call.
+/// `EACCES` or `EIO` at a chosen call. Compiled into debug builds only (the flag is set for the
+/// debug configuration in Package.swift, as swift-system does with `ENABLE_MOCKING`): a release
+/// build, the one users ship, has no way to fail or corrupt a copy on purpose.
 package final class FaultInjector: @unchecked Sendable {
     package struct Rule: Sendable {
         package var operation: FileSystemError.Operation
@@ -84,9 +94,12 @@ package final class FaultInjector: @unchecked Sendable {
     }
 }
 
+#endif
+
 /// The small file-system layer all durable work goes through: `O_NOFOLLOW` opens, kernel copies,
 /// `fsync` of files and directories, renames that never replace, and fault injection for tests.
 package struct FileSystem: Sendable {
+    #if BACKSTAGE_FAULT_INJECTION
     package var faults: FaultInjector?
 
     package init(faults: FaultInjector? = nil) {
@@ -97,6 +110,12 @@ package struct FileSystem: Sendable {
     fileprivate func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
         if let faults { try faults.check(operation, path) }
     }
+    #else
+    package init() {}
+
+    @inline(__always)
+    fileprivate func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {}
+    #endif
 
     /// `lstat`, or nil when nothing is at `path`.
     package func status(_ path: String) throws(FileSystemError) -> FileStatus? {
@@ -158,6 +177,19 @@ package struct FileSystem: Sendable {
 
     /// Creates `path` and its missing parents, each made durable in its parent unless `durable` is false
     /// (the caller then syncs the whole file system once).
+    /// Gives folder `path` the owner (as root) and mode of `like`: a copied folder keeps its 0700.
+    package func copyOwnerAndMode(of like: FileStatus, to path: String) throws(FileSystemError) {
+        try inject(.setAttributes, path)
+        try Syscalls.setOwnerAndMode(path, owner: Syscalls.isRoot ? like.owner : nil, group: like.group, mode: like.mode)
+    }
+
+    /// Other processes that have the file at `path` open (Linux, through `/proc`; a non-root
+    /// caller sees its own user's processes only).
+    package func otherProcessesHolding(_ path: String) throws(FileSystemError) -> [Int32] {
+        guard let status = try status(path) else { return [] }
+        return Syscalls.otherProcessesHolding(device: status.device, inode: status.inode)
+    }
+
     package func createDirectories(_ path: String, mode: mode_t = 0o755, durable: Bool = true) throws(FileSystemError) {
         if let st = try status(path) {
             guard st.kind == .directory else { throw FileSystemError(operation: .mkdir, path: path, code: EEXIST) }
@@ -260,12 +292,16 @@ package struct FileSystem: Sendable {
         let srcStatus = FileStatus(try Syscalls.fstat(src, path: from))
         guard srcStatus.kind == .regular else { throw FileSystemError(operation: .copy, path: from, code: EINVAL) }
         try inject(.open, to)
-        let dst = try Syscalls.open(to, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode ?? srcStatus.mode)
+        let dst = try Syscalls.open(to, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         var completed = false
         defer {
             Syscalls.close(dst)
             if !completed { try? Syscalls.unlink(to) }
         }
+        // The source's mode exactly (open's mode passes through the umask) and, as root, its owner:
+        // a store moved by a root installer must stay the app user's.
+        if Syscalls.isRoot { try Syscalls.fchown(dst, owner: srcStatus.owner, group: srcStatus.group, path: to) }
+        try Syscalls.fchmod(dst, mode ?? srcStatus.mode, path: to)
         var copied: Int64 = 0
         let chunk = 8 << 20
         // The fastest copy the kernel offers for this pair of files: copy_file_range (reflinks on
@@ -300,9 +336,11 @@ package struct FileSystem: Sendable {
             }
             if n == 0 { break }
             copied += Int64(n)
+            #if BACKSTAGE_FAULT_INJECTION
             if let faults, faults.shouldCorrupt(to) {
                 Syscalls.overwriteByte(dst, at: copied - 1)
             }
+            #endif
             try progress(copied)
         }
         try inject(.fsync, to)

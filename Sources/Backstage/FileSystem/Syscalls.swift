@@ -50,6 +50,7 @@ enum Syscalls {
         }
     }
 
+    #if BACKSTAGE_FAULT_INJECTION
     /// Flips every bit of one byte in place (fault injection only: it simulates a corrupted copy,
     /// and a flipped byte always differs from the original, whatever it was).
     static func overwriteByte(_ fd: Int32, at offset: Int64) {
@@ -58,6 +59,7 @@ enum Syscalls {
         byte ^= 0xFF
         _ = Glibc.pwrite(fd, &byte, 1, off_t(offset))
     }
+    #endif
 
     static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
         guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
@@ -137,6 +139,40 @@ enum Syscalls {
 
     static func fchmod(_ fd: Int32, _ mode: mode_t, path: String) throws(FileSystemError) {
         guard retrying({ Glibc.fchmod(fd, mode) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+    }
+
+    static func fchown(_ fd: Int32, owner: uid_t, group: gid_t, path: String) throws(FileSystemError) {
+        guard retrying({ Glibc.fchown(fd, owner, group) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+    }
+
+    /// chmod and chown of a folder (never through a link), to match the folder it copies.
+    static func setOwnerAndMode(_ path: String, owner: uid_t?, group: gid_t, mode: mode_t) throws(FileSystemError) {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        defer { close(fd) }
+        if let owner { try fchown(fd, owner: owner, group: group, path: path) }
+        try fchmod(fd, mode, path: path)
+    }
+
+    /// The effective user is root, who alone can give a file to another owner.
+    static var isRoot: Bool { geteuid() == 0 }
+
+    /// Process ids, other than this one, holding the file `(device, inode)` open, found through
+    /// `/proc/<pid>/fd`. Processes of other users are not visible to a non-root caller.
+    static func otherProcessesHolding(device: UInt64, inode: UInt64) -> [Int32] {
+        let me = getpid()
+        var holders: [Int32] = []
+        guard let processes = try? listDirectory("/proc") else { return [] }
+        for name in processes {
+            guard let pid = Int32(name), pid != me, let fds = try? listDirectory("/proc/\(name)/fd") else { continue }
+            for fd in fds {
+                var st = stat()
+                if fstatat(AT_FDCWD, "/proc/\(name)/fd/\(fd)", &st, 0) == 0, UInt64(st.st_dev) == device, UInt64(st.st_ino) == inode {
+                    holders.append(pid)
+                    break
+                }
+            }
+        }
+        return holders
     }
 
     /// Sets the modification time (and the access time to the same value) of `path`, not following a link.

@@ -6,6 +6,12 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Another process has the store open: Backstage could not take SQLite's exclusive lock
     /// within the busy timeout.
     case storeInUse(path: String, timeout: Double)
+    /// Another process has the store's file open, idle (a rollback-journal connection holds no
+    /// lock between transactions, so SQLite's lock alone cannot see it). Found through `/proc`.
+    case storeHeldOpen(path: String, processes: [Int32])
+    /// The store's folder cannot be written to: the source could not be removed after the move,
+    /// nor a hot journal rolled back. Nothing was changed.
+    case readOnlySource(path: String)
     /// The file does not start with SQLite's header.
     case notADatabase(path: String)
     /// The database is damaged or truncated.
@@ -41,7 +47,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         case .storeInUse(let path, _), .notADatabase(let path), .corruptStore(let path, _), .symlinkedStore(let path),
              .readOnlyDestination(let path), .insufficientSpace(let path, _, _), .verificationFailed(let path),
              .destinationExists(let path), .containerBusy(let path), .unreadableJournal(let path, _),
-             .sqlite(let path, _, _), .cancelled(let path):
+             .sqlite(let path, _, _), .cancelled(let path), .storeHeldOpen(let path, _), .readOnlySource(let path):
             path
         case .crossDevice(let source, _): source
         case .storeNotFound(let name): name
@@ -53,6 +59,10 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .storeInUse(let path, let timeout):
             "store in use: another process has \(path) open (waited \(Self.format(timeout)) s for its lock); close the app and run again"
+        case .storeHeldOpen(let path, let processes):
+            "store in use: process \(processes.map(String.init).joined(separator: ", ")) has \(path) open; close the app and run again"
+        case .readOnlySource(let path):
+            "cannot move the store out of \(path): the folder is read-only, so the source could not be removed; nothing was changed"
         case .notADatabase(let path):
             "\(path) is not a SQLite database (its first 16 bytes are not \"SQLite format 3\")"
         case .corruptStore(let path, let reason):

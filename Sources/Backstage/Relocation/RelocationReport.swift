@@ -69,6 +69,20 @@ public struct RelocationProgress: Sendable, Hashable {
     }
 }
 
+/// Something a relocation did that may surprise, although nothing was lost.
+public enum RelocationWarning: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The database had other hard links: they still name the old file (now a copy, or the moved
+    /// file's other name), and writes through them no longer reach the moved store.
+    case hardLinked(path: String, links: Int)
+
+    public var description: String {
+        switch self {
+        case .hardLinked(let path, let links):
+            "\(path) had \(links) hard links; the other names still point at the old data, not at the moved store"
+        }
+    }
+}
+
 /// What a relocation did.
 public struct RelocationReport: Sendable, Hashable, Codable {
     /// A store that now lives at its destination.
@@ -86,6 +100,8 @@ public struct RelocationReport: Sendable, Hashable, Codable {
         public var bytes: Int64
         /// Wall time of the move.
         public var seconds: Double
+        /// What the user should know although the move succeeded.
+        public var warnings: [RelocationWarning] = []
     }
 
     /// A file taken out of Documents but kept.

@@ -41,6 +41,9 @@ struct StoreMove {
             }
             let support = try fs.status(src.supportFolder.path)
             if support?.kind == .symlink { throw RelocationError.symlinkedStore(path: src.supportFolder.path) }
+            // The source is removed after the move (and a hot journal rolled back first): a read-only
+            // folder fails here, before anything is touched, not halfway with the store in both places.
+            if try fs.space(at: src.directory.path).readOnly { throw RelocationError.readOnlySource(path: src.directory.path) }
             if main.size > 0 {
                 let prefix = try fs.readPrefix(src.main.path, count: 100)
                 guard SQLiteHeader.hasMagic(prefix) else { throw RelocationError.notADatabase(path: src.main.path) }
@@ -106,9 +109,15 @@ struct StoreMove {
         var committed = false
         do {
             try checkCancelled()
-            let lock = try StoreLock(path: src.main.path, timeout: busyTimeout)
-            defer { lock.close() }
-            logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock.isWAL)"])
+            // An empty file with no sidecar holds nothing to check point or roll back; opening it with
+            // SQLite would turn it into a database. It moves as the bytes it is.
+            let lock = try isEmptyWithoutSidecars(src) ? nil : StoreLock(path: src.main.path, timeout: busyTimeout)
+            defer { lock?.close() }
+            logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock?.isWAL ?? false)"])
+            // SQLite's lock cannot see an idle rollback-journal connection: look for other holders.
+            let holders = try fileSystem.otherProcessesHolding(src.main.path)
+            if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
+            let links = try fileSystem.status(src.main.path)?.linkCount ?? 1
             observer.phase(.locked)
             try checkCancelled()
             var files = 1
@@ -164,7 +173,7 @@ struct StoreMove {
                 }
                 observer.phase(.supportMoved)
             }
-            lock.close()
+            lock?.close()
             try Quarantine(container: container, fileSystem: fileSystem).removeCheckpointedSidecars(of: src)
             try fileSystem.syncDirectory(src.directory.path)
             observer.phase(.sourceRemoved)
@@ -172,7 +181,12 @@ struct StoreMove {
             observer.phase(.done)
             var size = try fileSystem.status(dst.main.path)?.size ?? 0
             if strategy == .copy { size += (try? fileSystem.treeSize(dst.supportFolder.path)) ?? 0 }
-            return .init(store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: files, bytes: size, seconds: Date().timeIntervalSince(started))
+            var moved = RelocationReport.MovedStore(store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: files, bytes: size, seconds: Date().timeIntervalSince(started))
+            if links > 1 {
+                moved.warnings.append(.hardLinked(path: src.main.path, links: links))
+                logger.warning("\(RelocationWarning.hardLinked(path: src.main.path, links: links))")
+            }
+            return moved
         } catch {
             let failure: RelocationError = switch error {
             case let error as RelocationError: error
@@ -190,6 +204,11 @@ struct StoreMove {
             }
             throw failure
         }
+    }
+
+    private func isEmptyWithoutSidecars(_ store: StoreFileSet) throws -> Bool {
+        guard try fileSystem.status(store.main.path)?.size == 0 else { return false }
+        return try Sidecar.allCases.allSatisfy { try fileSystem.status(store.sidecar($0).path) == nil }
     }
 
     func removeTemporaries(_ dst: StoreFileSet) throws(FileSystemError) {

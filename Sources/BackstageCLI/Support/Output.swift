@@ -3,6 +3,7 @@ import Backstage
 import BackstageExport
 import BackstageFixtures
 import Foundation
+import GRDB
 
 /// Exit statuses of the CLI contract.
 enum ExitStatus {
@@ -48,13 +49,27 @@ enum Output {
             out(message)
             return ExitStatus.success
         }
-        switch error {
-        case is RelocationError, is FileSystemError, is UpgradeError, is StoreError, is CLIError, is FixtureError, is ArchiveError, is ImportError:
-            err("error: \(error)")
-            return ExitStatus.failure
-        default:
+        // Only what the parser calls a usage error (a bad option, a failed validate()) is one;
+        // every other failure is operational: exit 3 with one sentence.
+        if parserCode == .validationFailure {
             err(BackstageCommand.fullMessage(for: error))
             return ExitStatus.usage
+        }
+        err("error: \(sentence(for: error))")
+        return ExitStatus.failure
+    }
+
+    /// One sentence for an operational failure.
+    static func sentence(for error: Error) -> String {
+        switch error {
+        case is CancellationError:
+            "the operation was cancelled; nothing that was not committed was kept"
+        case let error as DatabaseError:
+            "SQLite error \(error.resultCode.rawValue)\(error.message.map { ": " + $0 } ?? "")"
+        case let error as CustomStringConvertible:
+            error.description
+        default:
+            "\(error)"
         }
     }
 }

@@ -57,18 +57,35 @@ public struct Simulator: Sendable {
     /// Extra runs per size and state, each killed from outside at a random instant of the upgrade
     /// (not only at a boundary), reproducible from ``seed``.
     public var randomKills = 0
-    /// Passed to the child as `--break MODE`: a deliberately broken upgrade, to prove the checks can fail.
-    package var breakMode: String?
+    /// Plan files to run, in order, instead of the catalog's chain from `from` to `to`: a candidate
+    /// plan under test. The invariants stay those of the catalog's `to` layout, so a plan that loses
+    /// rows, or leaves a table where the layout does not have it, fails.
+    public var plans: [URL]?
 
     public init(executable: URL) {
         self.executable = executable
     }
 
-    /// The boundaries the chain `from` → `to` passes, as `kind:phase@N` (N counts repeats of the same boundary).
+    /// The boundaries the catalog's chain `from` → `to` passes, as `kind:phase@N` (N counts repeats of the same boundary).
     public static func crashPoints(from: String, to: String) throws -> [String] {
+        crashPoints(of: try FixtureCatalog.chain(from: from, to: to))
+    }
+
+    /// The boundaries the plans this simulator runs from `from` to `to` pass.
+    public func crashPoints(from: String, to: String) throws -> [String] {
+        Self.crashPoints(of: try chain(from: from, to: to).map(\.plan))
+    }
+
+    /// The plans to run with the files that hold them: ``plans`` when given, else the catalog's chain.
+    private func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
+        if let plans { return try plans.map { (try UpgradePlan.load(from: $0), $0.path) } }
+        return try FixtureCatalog.chain(from: from, to: to).map { ($0, try FixtureCatalog.url("Plans/\($0.name).json").path) }
+    }
+
+    private static func crashPoints(of plans: [UpgradePlan]) -> [String] {
         var seen: [String: Int] = [:]
         var points: [String] = []
-        for plan in try FixtureCatalog.chain(from: from, to: to) {
+        for plan in plans {
             for step in plan.steps {
                 let phases: [RelocationPhase] = switch step {
                 case .relocate: RelocationPhase.boundaries(for: .rename)
@@ -89,7 +106,7 @@ public struct Simulator: Sendable {
     /// Runs the matrix, calling `progress` after each run.
     public func simulate(from: String, to: String, sizes: [Int64], states: [FixtureState], crashPoints: CrashPoints,
                          progress: (SimulationRun) -> Void = { _ in }) throws -> [SimulationRun] {
-        let all = try Self.crashPoints(from: from, to: to)
+        let all = try self.crashPoints(from: from, to: to)
         let points: [String?] = switch crashPoints {
         case .none: [nil]
         case .all: all
@@ -138,8 +155,8 @@ public struct Simulator: Sendable {
     }
 
     private func execute(from: String, to: String, root: URL, crashPoint: String?, killAfter delay: Double? = nil) throws -> SimulationRun {
-        let plans = try FixtureCatalog.chain(from: from, to: to).map { try FixtureCatalog.url("Plans/\($0.name).json").path }
-        let base = ["upgrade", root.path, "--budget", String(budget)] + plans.flatMap { ["--plan", $0] } + (breakMode.map { ["--break", $0] } ?? [])
+        let files = try chain(from: from, to: to).map(\.file)
+        let base = ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
         var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
         if let crashPoint {
             let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint])
@@ -150,9 +167,8 @@ public struct Simulator: Sendable {
             run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
         }
         let started = Date()
-        let rerunArguments = base.filter { $0 != "--break" && $0 != breakMode }
         for attempt in 1...3 {
-            let result = try ChildProcess.run(executable, crashPoint == nil && delay == nil ? base : rerunArguments)
+            let result = try ChildProcess.run(executable, base)
             run.reruns = attempt
             if result.status == 0 { break }
             if attempt == 3 { run.failures.append("the upgrade did not complete after 3 runs: \(result.stderr)") }
@@ -183,7 +199,7 @@ public struct Simulator: Sendable {
         var failures: [String] = []
         let container = AppContainer.iOSSandbox(root: root)
         let target = try FixtureCatalog.layout(to)
-        let discarded = Set(try FixtureCatalog.chain(from: from, to: to).flatMap(\.steps).flatMap { step -> [String] in
+        let discarded = Set(try chain(from: from, to: to).flatMap(\.plan.steps).flatMap { step -> [String] in
             if case .split(let split) = step { return split.discard }
             return []
         })
