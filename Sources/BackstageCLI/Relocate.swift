@@ -4,7 +4,7 @@ import Foundation
 import Logging
 
 extension RelocationStrategy: ExpressibleByArgument {}
-extension RelocationPhase: ExpressibleByArgument {}
+extension StepPhase: ExpressibleByArgument {}
 
 struct Relocate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,7 +41,7 @@ struct Relocate: AsyncParsableCommand {
     var verbose = false
 
     @Option(help: .private)
-    var crashAt: RelocationPhase?
+    var crashAt: StepPhase?
 
     func validate() throws {
         guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more seconds.") }

@@ -8,12 +8,12 @@ import Testing
 @Suite struct CrashRecoveryTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var strategy: RelocationStrategy
-        var phase: RelocationPhase
+        var phase: StepPhase
         var testDescription: String { "\(strategy.rawValue) killed at \(phase.rawValue)" }
     }
 
     static let cases: [Case] = [RelocationStrategy.rename, .copy].flatMap { strategy in
-        RelocationPhase.boundaries(for: strategy).map { Case(strategy: strategy, phase: $0) }
+        StepPhase.boundaries(for: strategy).map { Case(strategy: strategy, phase: $0) }
     }
 
     @Test(arguments: cases)
@@ -32,8 +32,8 @@ import Testing
         try Self.expectOneCompleteStore(app, rows: 460)
     }
 
-    @Test(arguments: [RelocationPhase.copying, .verified, .committed, .sourceRemoved])
-    func killedDuringACrossDeviceCopyThenRerunEndsWithOneCompleteStore(_ phase: RelocationPhase) throws {
+    @Test(arguments: [StepPhase.copying, .verified, .committed, .sourceRemoved])
+    func killedDuringACrossDeviceCopyThenRerunEndsWithOneCompleteStore(_ phase: StepPhase) throws {
         let home = try TemporaryDirectory()
         let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
         let environment = ["HOME": home.path, "XDG_DOCUMENTS_DIR": home.path + "/Documents", "XDG_DATA_HOME": shm.path, "PATH": "/usr/bin:/bin"]

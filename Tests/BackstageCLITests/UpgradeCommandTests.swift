@@ -24,8 +24,8 @@ import Testing
         var testDescription: String { point }
     }
 
-    static let crashes: [Crash] = RelocationPhase.splitBoundaries.map { Crash(point: "split:\($0.rawValue)") }
-        + RelocationPhase.migrationBoundaries.map { Crash(point: "migrateSchema:\($0.rawValue)") }
+    static let crashes: [Crash] = StepPhase.splitBoundaries.map { Crash(point: "split:\($0.rawValue)") }
+        + StepPhase.migrationBoundaries.map { Crash(point: "migrateSchema:\($0.rawValue)") }
 
     @Test(arguments: crashes)
     func killedAtABoundaryThenRerunCompletesThePlan(_ crash: Crash) throws {

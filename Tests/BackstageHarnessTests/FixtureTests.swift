@@ -84,8 +84,8 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let journal = try decoder.decode(UpgradeJournal.self, from: data)
-        #expect(journal.step == (layout == "v3" ? "split" : "relocate"))
-        #expect(journal.phase != "done")
+        #expect(journal.step == (layout == "v3" ? .split : .relocate))
+        #expect(journal.phase != .done)
         #expect(Upgrader.needsUpgrade(container, try FixtureCatalog.chain(from: "v1", to: "v4")[0]))
     }
 

@@ -156,7 +156,7 @@ import Testing
             do {
                 _ = try relocator.run(RelocationOptions(stores: ["NoSuchStore"]))
                 return true
-            } catch RelocationError.containerBusy {
+            } catch RelocationError.engine(.containerBusy) {
                 return false
             } catch {
                 return true
@@ -184,7 +184,7 @@ import Testing
         let report = try await Relocator(container: app.container).relocate()
 
         #expect(snapshot(app.supportStore()) == supportBefore)
-        let conflict = try #require(report.quarantined.first { $0.reason == "conflict" })
+        let conflict = try #require(report.quarantined.first { $0.reason == .conflict })
         #expect(conflict.to.contains("/.backstage/quarantine/"))
         #expect(try PythonSQLite.inspect(StoreFileSet(main: URL(filePath: conflict.to))).rows == 35)
         #expect(try Auditor(container: app.container).audit().isClean)
@@ -203,7 +203,7 @@ import Testing
 
         let report = try await Relocator(container: app.container).relocate()
 
-        #expect(Set(report.quarantined.map(\.reason)) == ["orphan-sidecar"])
+        #expect(Set(report.quarantined.map(\.reason)) == [.orphanSidecar])
         let kept = snapshot(app.container.quarantineDirectory)
         #expect(kept.values.contains(wal))
         #expect(kept.values.contains(shm))
@@ -234,7 +234,7 @@ import Testing
 
         let report = try await Relocator(container: app.container).relocate()
 
-        #expect(report.quarantined.map(\.reason).contains("stale-destination"))
+        #expect(report.quarantined.map(\.reason).contains(.staleDestination))
         let moved = try PythonSQLite.inspect(app.supportStore())
         #expect(moved.rows == 40)
         #expect(!moved.titles.contains("wal note 0"))

@@ -36,7 +36,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         // External data follows its rows; the file no row references is kept in quarantine.
         let moved = try FileManager.default.contentsOfDirectory(atPath: userData.supportFolder.appending(path: "_EXTERNAL_DATA").path)
         #expect(Set(moved) == Set(files.referenced))
-        #expect(report.relocation.quarantined.contains { $0.from.hasSuffix(files.unreferenced) && $0.reason == "unreferenced-external-data" })
+        #expect(report.relocation.quarantined.contains { $0.from.hasSuffix(files.unreferenced) && $0.reason == .unreferencedExternalData })
         // The source is gone, with its sidecars and support folder; nothing temporary is left.
         for url in source.allPaths { #expect(!FileManager.default.fileExists(atPath: url.path), "\(url.lastPathComponent)") }
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
@@ -70,7 +70,17 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         var failing = Upgrader(container: app.container)
         failing.fileSystem = FileSystem(faults: faults)
 
-        #expect(throws: (any Error).self) { try failing.runAndWait(splitPlan(), budget: 20) }
+        #expect {
+            try failing.runAndWait(splitPlan(), budget: 20)
+        } throws: { error in
+            // The injected failure itself, naming the temporary it could not rename: not any error.
+            let cause: FileSystemError? = switch error {
+            case let error as FileSystemError: error
+            case UpgradeError.relocation(.fileSystem(let error)): error
+            default: nil
+            }
+            return cause?.code == EIO && cause?.operation == .rename && cause?.path.hasSuffix("Cache.sqlite.backstage-tmp") == true
+        }
         #expect(FileManager.default.fileExists(atPath: app.supportStore().main.path), "the source stays until every target is in place")
         #expect(Upgrader.needsUpgrade(app.container, splitPlan()))
 
@@ -242,7 +252,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             ]}
             """.utf8).write(to: url)
         let plan = try UpgradePlan.load(from: url)
-        #expect(plan.steps.map(\.kind) == ["split", "migrateSchema", "relocate", "quarantine"])
+        #expect(plan.steps.map(\.kind) == [.split, .migrateSchema, .relocate, .quarantine])
         #expect(plan.steps[0] == splitPlan().steps[0])
         #expect(try JSONDecoder().decode(UpgradePlan.self, from: JSONEncoder().encode(plan)) == plan)
 
@@ -253,5 +263,31 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             guard case UpgradeError.invalidPlan(let path, let reason) = error else { return false }
             return path == url.path && reason.contains("is not a container location")
         }
+    }
+
+    @Test(arguments: [
+        (#"{"version": 2, "step": "relocate", "phase": "committed"}"#, "newer"),
+        (#"{"version": 1, "step": "teleport", "phase": "committed", "source": "documents/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "startedAt": "2026-01-01T00:00:00Z"}"#, "unknown step"),
+        (#"{"version": 1, "step": "relocate", "phase": "halfway", "source": "documents/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "startedAt": "2026-01-01T00:00:00Z"}"#, "unknown phase"),
+        ("", "empty"),
+    ])
+    func aJournalThisVersionCannotReadIsRefusedAndNothingTouched(journal: String, what: String) async throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 5, walOnly: 2)
+        try FileManager.default.createDirectory(at: app.container.backstageDirectory, withIntermediateDirectories: true)
+        let journalURL = app.container.backstageDirectory.appending(path: "journal.json")
+        try Data(journal.utf8).write(to: journalURL)
+        let before = snapshot(app.root)
+
+        await #expect {
+            try await Relocator(container: app.container).relocate()
+        } throws: { error in
+            switch (error as? RelocationError, what) {
+            case (.engine(.newerJournal(let path, 2, 1))?, "newer"): path == journalURL.path
+            case (.engine(.unreadableJournal(let path, _))?, "unknown step"), (.engine(.unreadableJournal(let path, _))?, "unknown phase"), (.engine(.unreadableJournal(let path, _))?, "empty"): path == journalURL.path
+            default: false
+            }
+        }
+        #expect(snapshot(app.root).filter { !$0.key.hasSuffix(".backstage/lock") } == before, "\(what): the store stays where it is and the journal is kept for the version that wrote it")
     }
 }

@@ -30,10 +30,8 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     case destinationExists(path: String)
     /// No store with this name was found.
     case storeNotFound(name: String)
-    /// Another Backstage process is working on the same container.
-    case containerBusy(path: String)
-    /// The upgrade journal cannot be read.
-    case unreadableJournal(path: String, reason: String)
+    /// The shared machinery failed: the container is busy, the journal unreadable.
+    case engine(EngineError)
     /// SQLite reported an error.
     case sqlite(path: String, code: Int32, message: String)
     /// A file-system call failed.
@@ -46,12 +44,13 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .storeInUse(let path, _), .notADatabase(let path), .corruptStore(let path, _), .symlinkedStore(let path),
              .readOnlyDestination(let path), .insufficientSpace(let path, _, _), .verificationFailed(let path),
-             .destinationExists(let path), .containerBusy(let path), .unreadableJournal(let path, _),
+             .destinationExists(let path),
              .sqlite(let path, _, _), .cancelled(let path), .storeHeldOpen(let path, _), .readOnlySource(let path):
             path
         case .crossDevice(let source, _): source
         case .storeNotFound(let name): name
         case .fileSystem(let error): error.path
+        case .engine(let error): error.path
         }
     }
 
@@ -81,10 +80,8 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
             "a store already exists at \(path)"
         case .storeNotFound(let name):
             "no store named \(name) in the documents folder"
-        case .containerBusy(let path):
-            "another Backstage process is working on this container (lock \(path) is held)"
-        case .unreadableJournal(let path, let reason):
-            "cannot read the upgrade journal \(path): \(reason)"
+        case .engine(let error):
+            error.description
         case .sqlite(let path, let code, let message):
             "SQLite error \(code) on \(path): \(message)"
         case .fileSystem(let error):
@@ -105,6 +102,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         switch error {
         case let error as RelocationError: self = error
         case let error as FileSystemError: self = .fileSystem(error)
+        case let error as EngineError: self = .engine(error)
         case let error as UpgradeError:
             if case .relocation(let inner) = error { self = inner } else { self = .sqlite(path: path, code: -1, message: error.description) }
         default: self = .sqlite(path: path, code: -1, message: "\(error)")

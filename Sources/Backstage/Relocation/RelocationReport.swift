@@ -10,53 +10,12 @@ public enum RelocationStrategy: String, Sendable, Hashable, Codable, CaseIterabl
     case copy
 }
 
-/// A boundary in the move of one store. A crash between two boundaries is repaired by the next run.
-public enum RelocationPhase: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The checks passed; nothing has changed yet.
-    case preflight
-    /// The journal names the move; the source is still authoritative.
-    case journaled
-    /// SQLite's exclusive lock is held; the WAL is checkpointed and any hot journal rolled back.
-    case locked
-    /// Copy only: the first bytes reached the temporary file.
-    case copying
-    /// Copy only: the temporary files are complete and fsynced.
-    case copied
-    /// Copy only: the temporary files match the source byte for byte.
-    case verified
-    /// The database is at the destination: from here on the destination is authoritative.
-    case committed
-    /// The Core Data support folder is at the destination.
-    case supportMoved
-    /// Nothing of the store is left at the source.
-    case sourceRemoved
-    /// Migrate only: at least one migration was applied (each in its own transaction).
-    case migrating
-    /// Migrate only: every migration is applied and recorded.
-    case migrated
-    /// The journal is cleared.
-    case done
-
-    /// The boundaries a split passes, in order.
-    public static let splitBoundaries: [RelocationPhase] = [.preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .sourceRemoved, .done]
-    /// The boundaries a schema migration passes, in order.
-    public static let migrationBoundaries: [RelocationPhase] = [.journaled, .locked, .migrating, .migrated, .done]
-
-    /// The boundaries a move with `strategy` passes, in order.
-    public static func boundaries(for strategy: RelocationStrategy) -> [RelocationPhase] {
-        switch strategy {
-        case .copy: [.preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .supportMoved, .sourceRemoved, .done]
-        case .rename, .auto: [.preflight, .journaled, .locked, .committed, .supportMoved, .sourceRemoved, .done]
-        }
-    }
-}
-
 /// Progress of a relocation, delivered while it runs.
 public struct RelocationProgress: Sendable, Hashable {
     /// The store being moved (its path relative to Documents).
     public var store: String
     /// The last boundary passed.
-    public var phase: RelocationPhase
+    public var phase: StepPhase
     /// Bytes copied or verified so far (0 for a rename).
     public var bytesDone: Int64
     /// Bytes to copy and verify (0 for a rename).
@@ -81,6 +40,38 @@ public enum RelocationWarning: Sendable, Hashable, Codable, CustomStringConverti
             "\(path) had \(links) hard links; the other names still point at the old data, not at the moved store"
         }
     }
+}
+
+/// Why a file went to quarantine (`applicationSupport/.backstage/quarantine/<timestamp>/`).
+public enum QuarantineReason: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A `-wal`, `-shm` or `-journal` whose database is gone.
+    case orphanSidecar = "orphan-sidecar"
+    /// A Core Data support folder without its store.
+    case orphanSupportFolder = "core-data-support"
+    /// A temporary a crashed Backstage left.
+    case backstageTemporary = "backstage-temporary"
+    /// The store was in both places; the destination's was kept, this one set aside.
+    case conflict
+    /// A sidecar or support folder where a store was about to be created (SQLite would splice it in).
+    case staleDestination = "stale-destination"
+    /// A non-empty sidecar left after a store's lock was released.
+    case leftoverSidecar = "leftover-sidecar"
+    /// External data no row of a split's targets refers to.
+    case unreferencedExternalData = "unreferenced-external-data"
+    /// What a killed import had set aside or staged.
+    case interruptedImport = "interrupted-import"
+
+    /// The reason for a stray file the classifier found.
+    init?(stray kind: FileKind) {
+        switch kind {
+        case .orphanSidecar: self = .orphanSidecar
+        case .coreDataSupport: self = .orphanSupportFolder
+        case .backstageTemporary: self = .backstageTemporary
+        default: return nil
+        }
+    }
+
+    public var description: String { rawValue }
 }
 
 /// What a relocation did.
@@ -108,8 +99,7 @@ public struct RelocationReport: Sendable, Hashable, Codable {
     public struct QuarantinedFile: Sendable, Hashable, Codable {
         public var from: String
         public var to: String
-        /// Why: `orphan-sidecar`, `conflict`, `stale-destination`, `backstage-temporary`, ...
-        public var reason: String
+        public var reason: QuarantineReason
     }
 
     /// Stores moved.

@@ -42,7 +42,7 @@ public struct Relocator: Sendable {
     package var fileSystem = FileSystem()
     /// Called at every phase boundary of every move, before the work continues. Crash tests
     /// kill the process here.
-    package var phaseHook: (@Sendable (String, RelocationPhase) -> Void)?
+    package var phaseHook: (@Sendable (String, StepPhase) -> Void)?
 
     /// Creates a relocator for `container`.
     public init(container: AppContainer, logger: Logger = Logger(label: "Backstage.Relocator")) {
@@ -76,7 +76,12 @@ public struct Relocator: Sendable {
     /// The synchronous engine: recover, quarantine, move.
     package func run(_ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws(RelocationError) -> RelocationReport {
         var report = RelocationReport()
-        let runLock = try RunLock(container: container, fileSystem: fileSystem)
+        let runLock: RunLock
+        do {
+            runLock = try RunLock(container: container, fileSystem: fileSystem)
+        } catch {
+            throw .engine(error)
+        }
         defer { runLock.release() }
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
         context.phaseHook = phaseHook
@@ -134,29 +139,3 @@ extension StoreFileSet {
     }
 }
 
-/// A thread-safe flag set when the consumer of a stream goes away.
-final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    func get() -> Bool { lock.withLock { value } }
-}
-
-extension AsyncThrowingStream where Failure == Error {
-    /// Runs blocking file and SQLite work on a dispatch thread (never on the cooperative pool),
-    /// delivering its events; when the consumer stops iterating, `isCancelled` turns true.
-    package static func runningOffTheCooperativePool(_ work: @escaping @Sendable (_ yield: @escaping (Element) -> Void, _ isCancelled: @escaping () -> Bool) throws -> Void) -> AsyncThrowingStream<Element, Error> where Element: Sendable {
-        let (stream, continuation) = AsyncThrowingStream<Element, Error>.makeStream()
-        let cancelled = CancellationFlag()
-        continuation.onTermination = { _ in cancelled.set() }
-        DispatchQueue.global(qos: .userInitiated).async {
-            do {
-                try work({ continuation.yield($0) }, cancelled.get)
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        return stream
-    }
-}

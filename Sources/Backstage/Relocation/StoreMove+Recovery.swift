@@ -28,7 +28,7 @@ extension StoreMove {
             } else if try fs.treesEqual(src.supportFolder.path, dst.supportFolder.path) {
                 try fs.removeTree(src.supportFolder.path)
             } else {
-                _ = try Quarantine(container: container, fileSystem: fs).move(src.supportFolder, reason: "conflict")
+                _ = try quarantine.move(src.supportFolder, reason: .conflict)
             }
         }
         try fs.syncDirectory(dst.directory.path)
@@ -38,14 +38,13 @@ extension StoreMove {
             if walEmpty, try fs.contentsEqual(src.main.path, dst.main.path) {
                 try fs.removeFile(src.main.path)
             } else {
-                let quarantine = Quarantine(container: container, fileSystem: fs)
-                _ = try quarantine.move(src.main, reason: "conflict")
+                _ = try quarantine.move(src.main, reason: .conflict)
                 for sidecar in Sidecar.allCases where try fs.status(src.sidecar(sidecar).path) != nil {
-                    _ = try quarantine.move(src.sidecar(sidecar), reason: "conflict")
+                    _ = try quarantine.move(src.sidecar(sidecar), reason: .conflict)
                 }
             }
         }
-        try Quarantine(container: container, fileSystem: fs).removeCheckpointedSidecars(of: src)
+        try quarantine.removeCheckpointedSidecars(of: src)
         try fs.syncDirectory(src.directory.path)
         try journal.clear()
         return "completed"

@@ -1,9 +1,10 @@
 import Foundation
+import GRDB
 import Logging
 
 /// Callbacks of one move: phase boundaries (where tests inject crashes), byte progress and cancellation.
 struct MoveObserver {
-    var phase: (RelocationPhase) -> Void = { _ in }
+    var phase: (StepPhase) -> Void = { _ in }
     var progress: (Int64, Int64) -> Void = { _, _ in }
     var isCancelled: () -> Bool = { false }
 }
@@ -15,6 +16,8 @@ struct StoreMove {
     let container: AppContainer
     let fileSystem: FileSystem
     let journal: JournalFile
+    /// The run's one quarantine: everything set aside in a run lands in one timestamped folder.
+    let quarantine: Quarantine
     let source: ContainerLocation
     let destination: ContainerLocation
     let busyTimeout: Double
@@ -99,9 +102,9 @@ struct StoreMove {
     func run(strategy: RelocationStrategy, bytes: Int64, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore {
         let started = Date()
         let src = sourceSet, dst = destinationSet
-        let record = UpgradeJournal(step: "relocate", phase: RelocationPhase.journaled.rawValue, source: source, destination: destination, strategy: strategy.rawValue)
+        let record = UpgradeJournal(step: .relocate, phase: .journaled, source: source, destination: destination, strategy: strategy)
         observer.phase(.preflight)
-        try journal.write(record)
+        do { try journal.write(record) } catch { throw .engine(error) }
         observer.phase(.journaled)
         func checkCancelled() throws(RelocationError) {
             if observer.isCancelled() { throw .cancelled(path: src.main.path) }
@@ -174,7 +177,7 @@ struct StoreMove {
                 observer.phase(.supportMoved)
             }
             lock?.close()
-            try Quarantine(container: container, fileSystem: fileSystem).removeCheckpointedSidecars(of: src)
+            try quarantine.removeCheckpointedSidecars(of: src)
             try fileSystem.syncDirectory(src.directory.path)
             observer.phase(.sourceRemoved)
             try journal.clear()
@@ -190,6 +193,8 @@ struct StoreMove {
         } catch {
             let failure: RelocationError = switch error {
             case let error as RelocationError: error
+            case let error as EngineError: .engine(error)
+            case let error as DatabaseError: StoreLock.map(error, path: src.main.path, timeout: busyTimeout)
             case let error as FileSystemError where error.isOutOfSpace:
                 .insufficientSpace(path: error.path, needed: bytes, available: (try? fileSystem.space(at: dst.directory.path).available) ?? 0)
             case let error as FileSystemError where error.code == EROFS:
@@ -214,13 +219,5 @@ struct StoreMove {
     func removeTemporaries(_ dst: StoreFileSet) throws(FileSystemError) {
         try fileSystem.removeTree(dst.temporaryMain.path)
         try fileSystem.removeTree(dst.temporarySupportFolder.path)
-    }
-}
-
-extension UpgradeJournal {
-    func with(phase: RelocationPhase) -> UpgradeJournal {
-        var copy = self
-        copy.phase = phase.rawValue
-        return copy
     }
 }

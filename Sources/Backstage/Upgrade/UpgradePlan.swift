@@ -208,12 +208,12 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The step's kind: `relocate`, `split`, `migrateSchema` or `quarantine`.
-    public var kind: String {
+    public var kind: StepKind {
         switch self {
-        case .relocate: "relocate"
-        case .split: "split"
-        case .migrateSchema: "migrateSchema"
-        case .quarantine: "quarantine"
+        case .relocate: .relocate
+        case .split: .split
+        case .migrateSchema: .migrateSchema
+        case .quarantine: .quarantine
         }
     }
 

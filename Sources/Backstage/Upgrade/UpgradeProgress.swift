@@ -47,7 +47,7 @@ public struct UpgradeProgress: Sendable, Hashable {
     /// The step, as text.
     public var step: String
     /// The last boundary the step passed.
-    public var phase: RelocationPhase
+    public var phase: StepPhase
     /// Bytes done and to do in this step (0 when the step does not count bytes).
     public var bytesDone: Int64
     public var bytesTotal: Int64

@@ -34,7 +34,7 @@ public struct Upgrader: Sendable {
     public var throughput = Throughput()
     package var fileSystem = FileSystem()
     /// Called at every phase boundary of every step (crash tests kill the process here).
-    package var phaseHook: (@Sendable (String, RelocationPhase) -> Void)?
+    package var phaseHook: (@Sendable (String, StepPhase) -> Void)?
 
     /// Creates an upgrader for `container`.
     public init(container: AppContainer, logger: Logger = Logger(label: "Backstage.Upgrader")) {

@@ -74,14 +74,15 @@ public struct Importer: Sendable {
         }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
+        let quarantine = Quarantine(container: container, fileSystem: fileSystem)
         let documents = container.documents.path
         try fileSystem.createDirectories(documents)
-        try removeStaleStaging()
+        try removeStaleStaging(quarantine)
         let staging = try makeStaging()
         var keepStaging = false
         defer {
             if keepStaging {
-                _ = try? Quarantine(container: container, fileSystem: fileSystem).move(URL(filePath: staging), reason: "interrupted-import")
+                _ = try? quarantine.move(URL(filePath: staging), reason: .interruptedImport)
             } else {
                 try? fileSystem.removeTree(staging)
             }
@@ -122,14 +123,14 @@ public struct Importer: Sendable {
 
     /// A staging folder left by a killed import: its copies go, but originals it had set aside
     /// for a replacement are quarantined, never deleted.
-    private func removeStaleStaging() throws {
+    private func removeStaleStaging(_ quarantine: Quarantine) throws {
         for parent in [container.temporary.path, container.documents.path] {
             guard (try fileSystem.status(parent))?.kind == .directory else { continue }
             for name in try fileSystem.contents(of: parent) where name.hasPrefix(Self.stagingPrefix) {
                 let stale = parent + "/" + name
                 let replaced = stale + "/" + Self.replacedFolder
                 if try fileSystem.status(replaced) != nil, try !fileSystem.contents(of: replaced).isEmpty {
-                    _ = try Quarantine(container: container, fileSystem: fileSystem).move(URL(filePath: replaced), reason: "interrupted-import")
+                    _ = try quarantine.move(URL(filePath: replaced), reason: .interruptedImport)
                 }
                 try fileSystem.removeTree(stale)
             }

@@ -87,10 +87,10 @@ public struct Simulator: Sendable {
         var points: [String] = []
         for plan in plans {
             for step in plan.steps {
-                let phases: [RelocationPhase] = switch step {
-                case .relocate: RelocationPhase.boundaries(for: .rename)
-                case .split: RelocationPhase.splitBoundaries
-                case .migrateSchema: RelocationPhase.migrationBoundaries
+                let phases: [StepPhase] = switch step {
+                case .relocate: StepPhase.boundaries(for: .rename)
+                case .split: StepPhase.splitBoundaries
+                case .migrateSchema: StepPhase.migrationBoundaries
                 case .quarantine: []
                 }
                 for phase in phases {

@@ -25,7 +25,7 @@ struct MigrateRun {
     func run() throws -> Bool {
         guard context.fileSystem.exists(store.main.path) else { return false }
         let observer = context.observer(for: step.store.path)
-        let record = UpgradeJournal(step: "migrateSchema", phase: RelocationPhase.journaled.rawValue, source: step.store, destination: step.store)
+        let record = UpgradeJournal(step: .migrateSchema, phase: .journaled, source: step.store, destination: step.store)
         try context.journal.write(record)
         observer.phase(.journaled)
         var configuration = Configuration()

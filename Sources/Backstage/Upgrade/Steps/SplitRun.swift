@@ -45,7 +45,7 @@ struct SplitRun {
             report.quarantined += try context.quarantine.moveStaleFiles(of: target)
             try fileSystem.createDirectories(target.directory.path)
         }
-        let record = UpgradeJournal(step: "split", phase: RelocationPhase.journaled.rawValue, source: step.store, destination: step.store, targets: step.into.map(\.store))
+        let record = UpgradeJournal(step: .split, phase: .journaled, source: step.store, destination: step.store, targets: step.into.map(\.store))
         observer.phase(.preflight)
         try context.journal.write(record)
         observer.phase(.journaled)
@@ -101,7 +101,7 @@ struct SplitRun {
     /// Finishes (after `verified`) or undoes (before) a split a crash interrupted.
     func recover() throws -> String {
         guard let record = try context.journal.read() else { return "nothing to recover" }
-        let phase = RelocationPhase(rawValue: record.phase) ?? .journaled
+        let phase = record.phase
         guard phase == .verified || phase == .committed else {
             for target in targets { try removeTemporaries(target) }
             try context.journal.clear()
@@ -269,7 +269,7 @@ struct SplitRun {
         guard fileSystem.exists(external.path) else { return [] }
         var moved: [RelocationReport.QuarantinedFile] = []
         for name in try fileSystem.contents(of: external.path) where !referenced.contains(name) {
-            moved.append(try context.quarantine.move(external.appending(path: name), reason: "unreferenced-external-data"))
+            moved.append(try context.quarantine.move(external.appending(path: name), reason: .unreferencedExternalData))
         }
         return moved
     }

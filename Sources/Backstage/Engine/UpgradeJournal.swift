@@ -6,25 +6,28 @@ import Foundation
 /// fsynced, so after a crash the next run reads either the old phase or the new one, never
 /// a torn record, and finishes or undoes the step.
 public struct UpgradeJournal: Sendable, Hashable, Codable {
+    /// The format this version of Backstage writes and the newest it reads.
+    public static let currentVersion = 1
+
     /// The format version.
-    public var version: Int = 1
-    /// The step in progress, such as `relocate`.
-    public var step: String
-    /// The last phase reached.
-    public var phase: String
+    public var version: Int = UpgradeJournal.currentVersion
+    /// The step in progress.
+    public var step: StepKind
+    /// The last boundary passed.
+    public var phase: StepPhase
     /// Where the data comes from.
     public var source: ContainerLocation
     /// Where it goes.
     public var destination: ContainerLocation
-    /// How it moves (`rename` or `copy`), when it applies.
-    public var strategy: String?
+    /// How it moves, for a relocation.
+    public var strategy: RelocationStrategy?
     /// The stores a split produces, when it applies.
     public var targets: [ContainerLocation]?
     /// When the step started.
     public var startedAt: Date
 
     /// Creates a record.
-    public init(step: String, phase: String, source: ContainerLocation, destination: ContainerLocation, strategy: String? = nil, targets: [ContainerLocation]? = nil, startedAt: Date = Date()) {
+    public init(step: StepKind, phase: StepPhase, source: ContainerLocation, destination: ContainerLocation, strategy: RelocationStrategy? = nil, targets: [ContainerLocation]? = nil, startedAt: Date = Date()) {
         self.step = step
         self.phase = phase
         self.source = source
@@ -32,6 +35,13 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
         self.strategy = strategy
         self.targets = targets
         self.startedAt = startedAt
+    }
+
+    /// The same record at a later boundary.
+    func with(phase: StepPhase) -> UpgradeJournal {
+        var copy = self
+        copy.phase = phase
+        return copy
     }
 }
 
@@ -45,7 +55,10 @@ struct JournalFile {
         self.fileSystem = fileSystem
     }
 
-    func read() throws(RelocationError) -> UpgradeJournal? {
+    /// The journal, or nil when no step is in progress. A journal of a newer format, or naming a
+    /// step or phase this version does not know, is refused: finishing it with the wrong rules
+    /// could undo a committed step.
+    func read() throws(EngineError) -> UpgradeJournal? {
         let bytes: [UInt8]
         do {
             guard try fileSystem.status(url.path) != nil else { return nil }
@@ -53,20 +66,38 @@ struct JournalFile {
         } catch {
             throw .fileSystem(error)
         }
+        struct Version: Decodable { var version: Int }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let version: Int
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
+            version = try decoder.decode(Version.self, from: Data(bytes)).version
+        } catch {
+            throw .unreadableJournal(path: url.path, reason: bytes.isEmpty ? "it is empty" : "it has no format version")
+        }
+        guard version <= UpgradeJournal.currentVersion else {
+            throw .newerJournal(path: url.path, version: version, supported: UpgradeJournal.currentVersion)
+        }
+        do {
             return try decoder.decode(UpgradeJournal.self, from: Data(bytes))
+        } catch DecodingError.dataCorrupted(let context) {
+            throw .unreadableJournal(path: url.path, reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)")
         } catch {
             throw .unreadableJournal(path: url.path, reason: "\(error)")
         }
     }
 
-    func write(_ journal: UpgradeJournal) throws(RelocationError) {
+    func write(_ journal: UpgradeJournal) throws(EngineError) {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let data = (try? encoder.encode(journal)) ?? Data()
+        let data: Data
+        do {
+            data = try encoder.encode(journal)
+        } catch {
+            // Never write a record that does not say what is in progress.
+            throw .unreadableJournal(path: url.path, reason: "it could not be encoded: \(error)")
+        }
         do {
             try fileSystem.createDirectories(url.deletingLastPathComponent().path)
             try fileSystem.writeAtomically(Array(data), to: url.path)
@@ -75,7 +106,7 @@ struct JournalFile {
         }
     }
 
-    func clear() throws(RelocationError) {
+    func clear() throws(EngineError) {
         do {
             try fileSystem.removeFile(url.path)
             try fileSystem.syncDirectory(url.deletingLastPathComponent().path)

@@ -42,7 +42,7 @@ package struct Quarantine {
 
     /// Moves a file or folder into quarantine: a rename on one file system, otherwise a copy to
     /// a temporary name, fsync, rename, and only then removal of the original.
-    package func move(_ url: URL, reason: String) throws -> RelocationReport.QuarantinedFile {
+    package func move(_ url: URL, reason: QuarantineReason) throws -> RelocationReport.QuarantinedFile {
         let target = location(for: url).url(in: container)
         let parent = target.deletingLastPathComponent().path
         try fileSystem.createDirectories(parent)
@@ -65,7 +65,7 @@ package struct Quarantine {
     /// Quarantines the sidecars and support folder found where `store` is about to be created,
     /// without its database: SQLite would splice a stale `-wal` into the new store.
     func moveStaleFiles(of store: StoreFileSet) throws -> [RelocationReport.QuarantinedFile] {
-        try store.allPaths.dropFirst().filter { fileSystem.exists($0.path) }.map { try move($0, reason: "stale-destination") }
+        try store.allPaths.dropFirst().filter { fileSystem.exists($0.path) }.map { try move($0, reason: .staleDestination) }
     }
 
     /// After a store's lock is released: its `-wal` is empty (checkpointed with TRUNCATE) and
@@ -77,7 +77,7 @@ package struct Quarantine {
             if sidecar == .shm || status.size == 0 {
                 try fileSystem.removeFile(path)
             } else {
-                _ = try move(store.sidecar(sidecar), reason: "leftover-sidecar")
+                _ = try move(store.sidecar(sidecar), reason: .leftoverSidecar)
             }
         }
     }

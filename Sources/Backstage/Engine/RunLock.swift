@@ -12,7 +12,7 @@ package final class RunLock {
     private var fd: Int32 = -1
     let path: String
 
-    package init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(RelocationError) {
+    package init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(EngineError) {
         path = container.backstageDirectory.appending(path: "lock").path
         do {
             try fileSystem.createDirectories(container.backstageDirectory.path)
@@ -22,15 +22,15 @@ package final class RunLock {
                 guard Date() < deadline else {
                     Syscalls.close(fd)
                     fd = -1
-                    throw RelocationError.containerBusy(path: path)
+                    throw EngineError.containerBusy(path: path)
                 }
                 usleep(10_000)
             }
-        } catch let error as RelocationError {
+        } catch let error as EngineError {
             throw error
         } catch let error as FileSystemError {
             if fd >= 0 { Syscalls.close(fd) }
-            throw error.isReadOnly ? .readOnlyDestination(path: error.path) : .fileSystem(error)
+            throw .fileSystem(error)
         } catch {
             throw .fileSystem(FileSystemError(operation: .lock, path: path, code: EIO))
         }

@@ -9,7 +9,7 @@ struct StepContext {
     let logger: Logger
     let busyTimeout: Double
     let quarantine: Quarantine
-    var phaseHook: (@Sendable (String, RelocationPhase) -> Void)?
+    var phaseHook: (@Sendable (String, StepPhase) -> Void)?
     var onProgress: (RelocationProgress) -> Void = { _ in }
     var isCancelled: () -> Bool = { false }
 
@@ -41,7 +41,7 @@ struct StepContext {
     }
 
     func move(_ source: ContainerLocation, _ destination: ContainerLocation) -> StoreMove {
-        StoreMove(container: container, fileSystem: fileSystem, journal: journal, source: source, destination: destination, busyTimeout: busyTimeout, logger: logger)
+        StoreMove(container: container, fileSystem: fileSystem, journal: journal, quarantine: quarantine, source: source, destination: destination, busyTimeout: busyTimeout, logger: logger)
     }
 
     /// Finishes or undoes the step a journal left behind, whatever its kind.
@@ -50,14 +50,19 @@ struct StepContext {
         guard let record = try journal.read() else { return nil }
         let outcome: String
         switch record.step {
-        case "split":
+        case .split:
             outcome = try SplitRun(context: self, record: record).recover()
-        case "migrateSchema":
+        case .migrateSchema:
             // Each migration is one SQLite transaction: a crash rolled it back, a rerun reapplies it.
             try journal.clear()
             outcome = "rolled back"
-        default:
+        case .relocate:
             outcome = try move(record.source, record.destination).recover()
+        case .quarantine:
+            // Quarantine moves each file with a rename (or a copy removed only after it is complete):
+            // there is nothing half done to finish, and it never writes a journal.
+            try journal.clear()
+            outcome = "nothing to finish"
         }
         logger.notice("recovered interrupted step", metadata: ["step": "\(record.step)", "outcome": "\(outcome)", "source": "\(record.source)"])
         return "\(outcome): \(record.step) \(record.source) → \(record.targets?.map(\.description).joined(separator: ", ") ?? record.destination.description) (was at \(record.phase))"
@@ -77,7 +82,7 @@ struct StepContext {
         }
         let moved = try run(move(source, destination), strategy: strategy, subject: source.path)
         if destination != requested {
-            report.quarantined.append(.init(from: moved.from, to: moved.to, reason: "conflict"))
+            report.quarantined.append(.init(from: moved.from, to: moved.to, reason: .conflict))
         } else {
             report.moved.append(moved)
         }
@@ -109,7 +114,8 @@ struct StepContext {
     /// Quarantines the ``strays(in:)`` of a folder's entries.
     func quarantineStrays(in entries: [ClassifiedFile], root: URL, report: inout RelocationReport) throws {
         for entry in Self.strays(in: entries) {
-            report.quarantined.append(try quarantine.move(root.appending(path: entry.path), reason: entry.kind.rawValue))
+            guard let reason = QuarantineReason(stray: entry.kind) else { continue }
+            report.quarantined.append(try quarantine.move(root.appending(path: entry.path), reason: reason))
         }
     }
 
