@@ -61,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "BackstageTestSupport",
-            dependencies: ["Backstage", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Backstage", "BackstageHarness", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/BackstageTestSupport"
         ),
         .testTarget(
@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BackstageCLITests",
-            dependencies: ["BackstageTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["BackstageTestSupport", "BackstageHarness", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

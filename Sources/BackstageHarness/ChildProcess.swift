@@ -1,38 +1,54 @@
 import Foundation
 
 /// Runs `backstage` (or any program) as a child process: the harness's killed writers, killed
-/// upgrades and simulated runs all go through here.
-enum ChildProcess {
-    struct Outcome {
+/// upgrades and simulated runs, and the tests' commands, all go through here.
+package enum ChildProcess {
+    package struct Outcome: Sendable {
         /// The exit status, or -1 when a signal ended the process.
-        var status: Int32
+        package var status: Int32
         /// The signal that ended the process, if one did.
-        var signal: Int32?
-        var stderr: String
+        package var signal: Int32?
+        /// What it printed on stdout, when asked for; else empty.
+        package var stdout: String
+        package var stderr: String
 
-        var killedBySIGKILL: Bool { signal == SIGKILL }
+        package var killedBySIGKILL: Bool { signal == SIGKILL }
     }
 
-    /// Runs `arguments` to the end; with `killAfter`, sends SIGKILL after that many seconds.
-    static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, killAfter delay: Double? = nil) throws -> Outcome {
+    /// Runs `arguments` to the end, stdin closed; with `killAfter`, sends SIGKILL after that many
+    /// seconds. stdout is kept when `capturingOutput`, else discarded. Both pipes are drained at
+    /// once, so a child that fills one while the other is read never blocks.
+    package static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+                            currentDirectory: URL? = nil, capturingOutput: Bool = false, killAfter delay: Double? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        process.standardInput = FileHandle.nullDevice
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = capturingOutput ? output : FileHandle.nullDevice
         process.standardError = errors
         try process.run()
+        let drained = DispatchGroup()
+        let outData = Drained(), errData = Drained()
+        for (pipe, box) in capturingOutput ? [(output, outData), (errors, errData)] : [(errors, errData)] {
+            DispatchQueue.global().async(group: drained) { box.data = pipe.fileHandleForReading.readDataToEndOfFile() }
+        }
         if let delay {
             Thread.sleep(forTimeInterval: delay)
             kill(process.processIdentifier, SIGKILL)
         }
-        // Read before waiting, so a chatty child never blocks on a full pipe.
-        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
         process.waitUntilExit()
         let killed = process.terminationReason == .uncaughtSignal
         return Outcome(status: killed ? -1 : process.terminationStatus, signal: killed ? process.terminationStatus : nil,
-                       stderr: String(decoding: data, as: UTF8.self))
+                       stdout: String(decoding: outData.data, as: UTF8.self), stderr: String(decoding: errData.data, as: UTF8.self))
+    }
+
+    /// The bytes a pipe gave, written by one reader thread and read after it finished.
+    private final class Drained: @unchecked Sendable {
+        var data = Data()
     }
 
     struct Measurement {

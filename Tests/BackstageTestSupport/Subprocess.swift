@@ -1,3 +1,4 @@
+import BackstageHarness
 import Foundation
 
 /// The outcome of a child process.
@@ -8,28 +9,14 @@ public struct ProcessResult: Sendable {
     public var stderr: String
 }
 
-/// Runs a program to completion, capturing its output.
+/// Runs a program to completion, capturing its output (through the harness's one runner).
+/// With `killAfter`, it is killed with SIGKILL after that many seconds.
 @discardableResult
-public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, currentDirectory: URL? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(filePath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read before waiting so a chatty child never blocks on a full pipe.
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessResult(
-        status: process.terminationReason == .exit ? process.terminationStatus : -1,
-        killedBySignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
-        stdout: String(decoding: outData, as: UTF8.self),
-        stderr: String(decoding: errData, as: UTF8.self))
+public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                       currentDirectory: URL? = nil, killAfter delay: Double? = nil) throws -> ProcessResult {
+    let outcome = try ChildProcess.run(URL(filePath: executable), arguments, environment: environment, currentDirectory: currentDirectory,
+                                       capturingOutput: true, killAfter: delay)
+    return ProcessResult(status: outcome.status, killedBySignal: outcome.signal, stdout: outcome.stdout, stderr: outcome.stderr)
 }
 
 /// Runs a shell command as root-only set-up (mount, umount); throws when it fails.

@@ -47,6 +47,7 @@ struct StepContext {
     /// Finishes or undoes the step a journal left behind, whatever its kind.
     /// - returns: A line for the report, or nil when there was no journal.
     func recoverJournal() throws -> String? {
+        try journal.removeStaleTemporary()
         guard let record = try journal.read() else { return nil }
         let outcome: String
         switch record.step {

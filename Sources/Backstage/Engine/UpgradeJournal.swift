@@ -106,6 +106,12 @@ struct JournalFile {
         }
     }
 
+    /// Removes the temporary a write killed before its rename left (the record itself is intact).
+    func removeStaleTemporary() throws(EngineError) {
+        let temporary = url.deletingLastPathComponent().appending(path: TemporaryName.beside(url.lastPathComponent)).path
+        do { try fileSystem.removeFile(temporary) } catch { throw .fileSystem(error) }
+    }
+
     func clear() throws(EngineError) {
         do {
             try fileSystem.removeFile(url.path)

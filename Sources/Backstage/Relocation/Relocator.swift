@@ -79,6 +79,9 @@ public struct Relocator: Sendable {
         let runLock: RunLock
         do {
             runLock = try RunLock(container: container, fileSystem: fileSystem)
+        } catch .fileSystem(let error) where error.isReadOnly {
+            // The lock lives in Application Support, the destination: say so.
+            throw .readOnlyDestination(path: error.path)
         } catch {
             throw .engine(error)
         }

@@ -53,7 +53,11 @@ struct StoreMove {
                 guard let header = SQLiteHeader(prefix) else {
                     throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
                 }
-                if let expected = header.expectedFileSize, expected > main.size {
+                // With a non-empty -wal or -journal the main file may be mid-checkpoint or mid-rollback
+                // (a writer killed while copying pages back): SQLite repairs it from the sidecar, under
+                // the lock, before a byte moves. Only a lone main file shorter than its header is truncated.
+                let sidecarHoldsData = try [Sidecar.wal, .journal].contains { try (fs.status(src.sidecar($0).path)?.size ?? 0) > 0 }
+                if !sidecarHoldsData, let expected = header.expectedFileSize, expected > main.size {
                     throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: the header promises \(expected) bytes, the file has \(main.size)")
                 }
             }
