@@ -148,6 +148,8 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
             """, [copy.path])
         #expect(rows.stdout == "8 delete\n", "the rows only in the -wal are in the snapshot, which is one self-contained file")
         #expect(report.databases.contains(".backstage/databases/applicationSupport/Notes.sqlite"))
+        #expect(contents.files[".backstage/databases/documents/.Notes_SUPPORT/_EXTERNAL_DATA/blob"] == Data(repeating: 1, count: 100),
+                "Core Data's external data goes with its store's snapshot")
     }
 
     @Test func cancellingAnExportLeavesNoArchive() throws {

@@ -146,7 +146,7 @@ public struct Exporter: Sendable {
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
             let bytesTotal = entries.reduce(Int64(0)) { $0 + ($1.isDirectory ? 0 : $1.bytes) } + (snapshots?.bytes ?? 0)
-            let entriesTotal = entries.count + (snapshots?.files.count ?? 0)
+            let entriesTotal = entries.count + (snapshots?.entryCount ?? 0)
             var throttle = ProgressThrottle()
             try withUTF8Locale {
                 let writer = try ArchiveWriter(path: temporary.path, format: options.format, level: options.level, threads: options.threads)
@@ -203,6 +203,13 @@ public struct Exporter: Sendable {
                     report.entries += 1
                     report.databases.append(entryPath)
                     modifiedTimes.append(modified)
+                    let folder = (entryPath as NSString).deletingLastPathComponent
+                    for support in file.supportFiles {
+                        let supportModified = options.sourceDateEpoch.map { min(support.modified, $0) } ?? support.modified
+                        try archiveFile(support.path, as: folder + "/" + support.relative, size: support.size, mode: 0o644, modified: supportModified)
+                        report.entries += 1
+                        modifiedTimes.append(supportModified)
+                    }
                 }
                 try writer.close()
             }

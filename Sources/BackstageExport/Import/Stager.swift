@@ -59,7 +59,7 @@ struct Stager {
                 // Store snapshots of an export made with includeDatabase: restoring a store is not an
                 // import into Documents, so that folder is read past, never written.
                 if path == ".backstage" || path.hasPrefix(".backstage/") {
-                    if header.kind == .file { report.skippedDatabases.append(path) }
+                    if header.kind == .file && !path.contains("_SUPPORT/") { report.skippedDatabases.append(path) }
                     continue
                 }
                 let destination = staging + "/" + path
