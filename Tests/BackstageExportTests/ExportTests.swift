@@ -163,3 +163,27 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 }
+
+@Suite struct ExportFailureTests {
+    @Test(.enabled(if: runningAsRoot, "a read-only mount needs root"))
+    func aStoreOnAReadOnlyDiskIsNamedWithTheCauseNotACode() async throws {
+        let staging = try TemporaryDirectory()
+        try PythonSQLite.writeThenKill(staging.url.appending(path: "Notes.sqlite"), committed: 5, walOnly: 2)
+        try FileManager.default.removeItem(at: staging.url.appending(path: "Notes.sqlite-shm"))
+        let mount = try TestMount(tmpfs: "8m")
+        try shell("cp -a '\(staging.path)/.' '\(mount.url.path)/' && mount -o remount,ro '\(mount.url.path)'")
+        let keep = try TemporaryDirectory()
+        let app = try TestContainer(documents: keep.url.appending(path: "Documents"), applicationSupport: mount.url, keeping: keep)
+        let archive = keep.url.appending(path: "out.zip")
+
+        do {
+            try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
+            Issue.record("a store whose -shm cannot be created was snapshotted")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains(mount.url.appending(path: "Notes.sqlite").path), "\(text)")
+            #expect(text.contains("read-only"), "the cause in words: \(text)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: archive.path))
+    }
+}

@@ -325,3 +325,31 @@ final class Counter: @unchecked Sendable {
 
     func increment() -> Int { lock.withLock { value += 1; return value } }
 }
+
+@Suite struct ImportFailureTests {
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"))
+    func aFullDiskIsNamedInDocumentsNotInTheStagingFolder() async throws {
+        let mount = try TestMount(tmpfs: "2m")
+        let keep = try TemporaryDirectory()
+        let app = try TestContainer(documents: mount.url, applicationSupport: keep.url.appending(path: "Application Support"), keeping: keep)
+        try app.writeDocument("mine.txt", Data("kept".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "big.tar")
+        let made = try PythonSQLite.run("""
+            import sys, tarfile, io, os
+            with tarfile.open(sys.argv[1], "w") as t:
+                data = os.urandom(3 << 20); i = tarfile.TarInfo("Photos/big.bin"); i.size = len(data)
+                t.addfile(i, io.BytesIO(data))
+            """, [archive.path])
+        #expect(made.status == 0)
+
+        do {
+            try await Importer(container: app.container).importArchive(archive, options: ImportOptions(limits: ImportLimits(maxTotalBytes: 1 << 30)))
+            Issue.record("3 MiB imported into a 2 MiB disk")
+        } catch let error as FileSystemError {
+            #expect(error.isOutOfSpace)
+            #expect(error.path == mount.url.appending(path: "Photos/big.bin").path, "the user's path, never the staging folder: \(error)")
+        }
+        #expect(snapshot(mount.url) == ["mine.txt": Data("kept".utf8)], "nothing left behind, the user's file untouched")
+    }
+}

@@ -83,7 +83,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         case .engine(let error):
             error.description
         case .sqlite(let path, let code, let message):
-            "SQLite error \(code) on \(path): \(message)"
+            SQLiteFailure.sentence(code: code, message: message, path: path)
         case .fileSystem(let error):
             error.description
         case .cancelled(let path):

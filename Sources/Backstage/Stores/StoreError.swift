@@ -40,7 +40,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidAccountID(let id):
             "\(id) cannot be an account identifier: use letters, digits, '-', '_' or '.'"
         case .sqlite(let path, let code, let message):
-            "SQLite error \(code) on \(path): \(message)"
+            SQLiteFailure.sentence(code: code, message: message, path: path)
         case .fileSystem(let error):
             error.description
         }

@@ -88,20 +88,33 @@ public struct Importer: Sendable {
             }
         }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
-        var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
-                                limits: options.limits, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
-        try stager.stage(into: &report)
-        try refuseInternalFiles(in: staging, archivePath: archivePath)
-        let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
-        try fileSystem.syncFileSystem(containing: staging)
         do {
-            try moveIn(moves, staging: staging)
-        } catch let failure as MoveInFailure {
-            keepStaging = !failure.undone
-            throw failure.error
+            var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
+                                    limits: options.limits, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+            try stager.stage(into: &report)
+            try refuseInternalFiles(in: staging, archivePath: archivePath)
+            let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
+            try fileSystem.syncFileSystem(containing: staging)
+            do {
+                try moveIn(moves, staging: staging)
+            } catch let failure as MoveInFailure {
+                keepStaging = !failure.undone
+                throw failure.error
+            }
+        } catch var error as FileSystemError {
+            // The staging folder is gone when the user reads this: name the place in Documents.
+            error.path = Self.documentsPath(for: error.path, staging: staging, documents: documents)
+            throw error
         }
         logger.debug("imported \(report.entries) entries, \(report.bytes) bytes from \(archivePath)")
         return report
+    }
+
+    /// `path` inside the staging folder, said as the path it was going to have in Documents.
+    static func documentsPath(for path: String, staging: String, documents: String) -> String {
+        if path == staging { return documents }
+        guard path.hasPrefix(staging + "/") else { return path }
+        return documents + path.dropFirst(staging.count)
     }
 
     // MARK: Staging
