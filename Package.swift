@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Backstage",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    // Linux only for now (Swift 6.1+): Sources/Backstage/FileSystem/Syscalls.swift uses Linux calls
+    // and says so at compile time elsewhere. No Apple platform is declared until one is supported.
     products: [
         .library(name: "Backstage", targets: ["Backstage"]),
         .library(name: "BackstageExport", targets: ["BackstageExport"]),

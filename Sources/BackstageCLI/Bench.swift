@@ -8,12 +8,12 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure migration and export speed against the baselines, on the same data, in one run.",
         discussion: """
-            For each size: builds a v1 store of the sample app and a Documents tree of that size, then times, \\
-            interleaved run by run, each case as a child process (wall clock and peak RSS): relocation by rename \\
-            and by copy to /dev/shm, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row \\
-            copy (the whole store read into memory and written anew, as migratePersistentStore does), a split \\
-            against `VACUUM INTO`, export against bsdtar and GNU `tar -I 'zstd -T0'`, import against `bsdtar -xf`, \\
-            and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \\
+            For each size: builds a v1 store of the sample app and a Documents tree of that size, then times, \
+            interleaved run by run, each case as a child process (wall clock and peak RSS): relocation by rename \
+            and by copy to /dev/shm, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row \
+            copy (the whole store read into memory and written anew, as migratePersistentStore does), a split \
+            against `VACUUM INTO`, export against bsdtar and GNU `tar -I 'zstd -T0'`, import against `bsdtar -xf`, \
+            and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \
             time at 1 GB and 10 GB against the launch budget.
 
             Example:
@@ -52,7 +52,7 @@ struct Bench: AsyncParsableCommand {
         let own = workspace == nil
         let folder = URL(filePath: workspace ?? FileManager.default.temporaryDirectory.appending(path: "backstage-bench-\(UUID().uuidString.prefix(8))").path)
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
-        var runner = BenchRunner(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath(), sizes: parsedSizes, runs: runs, workspace: folder)
+        var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs, workspace: folder)
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
         let report = try runner.run()

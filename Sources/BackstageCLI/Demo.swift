@@ -71,7 +71,7 @@ struct Demo: AsyncParsableCommand {
         say("1. Building the version-1 container of the sample Notes app in \(root.path)")
         let spec = FixtureSpec(layout: "v1", size: FixtureSpec.parseSize(size) ?? 2_000_000, state: .walPending, seed: 1)
         _ = try await timed("build") {
-            try FixtureGenerator(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()).generate(spec, at: root)
+            try FixtureGenerator(executable: Executable.url).generate(spec, at: root)
         }
         let before = try StoreInspector.rowCounts(of: v1)["ZNOTE"] ?? 0
         let mainOnly = try StoreInspector.rowCounts(of: v1, includingWAL: false)["ZNOTE"] ?? 0

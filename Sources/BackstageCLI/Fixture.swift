@@ -50,7 +50,7 @@ struct Fixture: AsyncParsableCommand {
         let root = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
         let started = ContinuousClock.now
-        let executable = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
+        let executable = Executable.url
         let notes = try FixtureGenerator(executable: executable).generate(spec, at: root)
         let elapsed = ContinuousClock.now - started
         if json {

@@ -9,13 +9,16 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Restore an archive into a container's Documents folder, all or nothing.",
         discussion: """
-            Every entry is checked before it is written, and written only into a staging folder; the \\
-            staged tree is moved into Documents when the whole archive passed. An unsafe archive is \\
-            refused with the entry named and nothing written: absolute paths, "..", backslashes and \\
-            control characters in names, links that resolve outside Documents, devices and FIFOs, \\
-            duplicate names and names equal under case folding or Unicode normalization, internal \\
-            files (databases, sidecars, support folders), and bombs (--max-size, --max-entries, \\
-            --max-ratio, checked while streaming). setuid/setgid bits are stripped. Files Documents \\
+            Every entry is checked before it is written, and written only into a staging folder; the \
+            staged tree is moved into Documents when the whole archive passed. An unsafe archive is \
+            refused with the entry named and nothing written: absolute paths, "..", backslashes and \
+            control characters in names, links that resolve outside Documents (through the archive's \
+            links or those already in Documents), devices and FIFOs, duplicate names and names equal \
+            under full case folding, internal files (databases, sidecars, support folders, by their \
+            headers), damaged data (a zip CRC, a gzip checksum), and bombs (--max-size, default the \
+            free space; --max-entries; --max-ratio, per entry and for the whole archive; sparse \
+            entries count their full size). setuid/setgid bits are stripped. A name that differs \
+            from one in Documents only by Unicode normalization is that same file. Files Documents \
             already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both).
 
             Example:

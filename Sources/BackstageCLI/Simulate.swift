@@ -74,7 +74,7 @@ struct Simulate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var simulator = Simulator(executable: URL(filePath: "/proc/self/exe").resolvingSymlinksInPath())
+        var simulator = Simulator(executable: Executable.url)
         simulator.seed = seed
         simulator.budget = budget
         if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }

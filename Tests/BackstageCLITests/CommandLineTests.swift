@@ -104,6 +104,7 @@ import Testing
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: "))
             #expect(help.stdout.contains("Example:\n  backstage \(command)"))
+            #expect(!help.stdout.contains("\\"), "no stray backslash in the help of \(command)")
         }
     }
 

@@ -23,9 +23,8 @@ package struct Quarantine {
         var relative = url.lastPathComponent
         var rootName = "other"
         for root in ContainerRoot.allCases {
-            let prefix = container[root].path.hasSuffix("/") ? container[root].path : container[root].path + "/"
-            if path.hasPrefix(prefix) {
-                relative = String(path.dropFirst(prefix.count))
+            if let inside = FileSystem.relativePath(of: path, inside: container[root].path), !inside.isEmpty {
+                relative = inside
                 rootName = root.rawValue
                 break
             }

@@ -150,7 +150,16 @@ package struct FileSystem: Sendable {
     /// True when `path`, with every link resolved, is `folder` or inside it.
     package func resolves(_ path: String, inside folder: String) -> Bool {
         guard let target = resolvedPath(path), let root = resolvedPath(folder) else { return false }
-        return target == root || target.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+        return Self.relativePath(of: target, inside: root) != nil
+    }
+
+    /// The path of `path` relative to `folder` ("" for the folder itself), or nil when it is not
+    /// inside; compared as written, component by component (`/a/bc` is not inside `/a/b`).
+    package static func relativePath(of path: String, inside folder: String) -> String? {
+        let root = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+        if path == root { return "" }
+        guard path.hasPrefix(root + "/") else { return nil }
+        return String(path.dropFirst(root.count + 1))
     }
 
     /// Reads up to `count` bytes from the start of a regular file, never through a symlink.

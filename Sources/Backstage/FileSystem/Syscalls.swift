@@ -5,6 +5,13 @@ import Darwin
 #endif
 import CBackstageSystem
 
+// Backstage 0.x runs on Linux: copy_file_range, sendfile, renameat2, syncfs and /proc are
+// called here and nowhere else. A port to Apple platforms replaces this file (clonefile,
+// fcopyfile, renamex_np, F_FULLFSYNC) and nothing above it.
+#if !os(Linux)
+#error("Backstage 0.x supports Linux only: Syscalls.swift uses Linux system calls (see README, Requirements)")
+#endif
+
 /// The only place Backstage calls libc for file work. Every call retries `EINTR` and
 /// turns a failure into a ``FileSystemError`` naming the path.
 enum Syscalls {

@@ -241,8 +241,7 @@ public final class StoreContainer: @unchecked Sendable {
     }
 
     private static func isInside(_ url: URL, _ folder: URL) -> Bool {
-        let path = FileSystem().canonicalPath(url.path)
-        let root = FileSystem().canonicalPath(folder.path)
-        return path == root || path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+        let fileSystem = FileSystem()
+        return FileSystem.relativePath(of: fileSystem.canonicalPath(url.path), inside: fileSystem.canonicalPath(folder.path)) != nil
     }
 }

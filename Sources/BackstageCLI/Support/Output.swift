@@ -113,18 +113,6 @@ extension Double {
     fileprivate var clamped: Double { Swift.min(1, Swift.max(0, self)) }
 }
 
-/// Human-readable sizes: 1.2 MB.
-func formatBytes(_ bytes: Int64) -> String {
-    let units = ["B", "KB", "MB", "GB", "TB"]
-    var value = Double(bytes)
-    var unit = 0
-    while value >= 1000 && unit < units.count - 1 {
-        value /= 1000
-        unit += 1
-    }
-    return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-}
-
 import Logging
 
 /// The CLI is the only place logging is bootstrapped: warnings on stderr, debug with `--verbose`.

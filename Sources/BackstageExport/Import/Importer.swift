@@ -112,9 +112,8 @@ public struct Importer: Sendable {
 
     /// `path` inside the staging folder, said as the path it was going to have in Documents.
     static func documentsPath(for path: String, staging: String, documents: String) -> String {
-        if path == staging { return documents }
-        guard path.hasPrefix(staging + "/") else { return path }
-        return documents + path.dropFirst(staging.count)
+        guard let relative = FileSystem.relativePath(of: path, inside: staging) else { return path }
+        return relative.isEmpty ? documents : documents + "/" + relative
     }
 
     // MARK: Staging

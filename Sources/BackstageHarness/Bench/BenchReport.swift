@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 
 /// One measured case at one size: Backstage's median time and peak memory, or a baseline's.
@@ -143,9 +144,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
         return lines.joined(separator: "\n")
     }
 
-    static func size(_ bytes: Int64) -> String {
-        bytes >= 1_000_000_000 ? String(format: "%.1f GB", Double(bytes) / 1e9) : String(format: "%.0f MB", Double(bytes) / 1e6)
-    }
+    static func size(_ bytes: Int64) -> String { formatBytes(bytes) }
 
     static func time(_ seconds: Double) -> String {
         seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
