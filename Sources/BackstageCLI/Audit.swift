@@ -7,8 +7,9 @@ struct Audit: AsyncParsableCommand {
         abstract: "List the internal files a user can see in Documents.",
         discussion: """
             Reads Documents without opening any store: databases (by their SQLite header, whatever \
-            their name), -wal/-shm/-journal sidecars, orphan sidecars, Core Data .Name_SUPPORT folders, \
-            lock files and Backstage temporaries. Exits 1 when it finds any.
+            their name), -wal/-shm/-journal sidecars, orphan sidecars (by their headers), Core Data \
+            .Name_SUPPORT folders and Backstage temporaries. A file is internal only on such evidence: \
+            a user's Cargo.lock or empty notes.db is a document. Exits 1 when it finds any.
 
             Example:
               backstage audit ~/Containers/MyApp --json

@@ -87,7 +87,7 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     case split(Split)
     /// Applies SQL migrations by identifier with GRDB's `DatabaseMigrator`; each runs once.
     case migrateSchema(MigrateSchema)
-    /// Moves orphan sidecars, lock files, Backstage temporaries and orphan support folders out of a
+    /// Moves orphan sidecars, Backstage temporaries and orphan support folders out of a
     /// folder (Documents by default) into quarantine.
     case quarantine(Quarantine)
 
