@@ -1,0 +1,124 @@
+import Backstage
+import Foundation
+
+/// A catalog on disk: its folder and its manifest, with the files the manifest names.
+///
+/// For example:
+///
+/// ```swift
+/// let catalog = try CatalogFolder(at: URL(filePath: "Cookbook"))
+/// let schema = try catalog.schema(of: catalog.manifest.versions[0].stores[0])
+/// ```
+public struct CatalogFolder: Sendable {
+    /// The name of the manifest file in a catalog folder.
+    public static let manifestName = "catalog.json"
+
+    public let url: URL
+    public var manifest: CatalogManifest
+
+    /// Reads the catalog at `url`.
+    ///
+    /// - throws: ``CatalogError`` naming the file when the manifest is missing, unreadable, or of a
+    ///   newer format.
+    public init(at url: URL) throws {
+        self.url = url
+        let file = url.appending(path: Self.manifestName)
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw CatalogError.unreadable(path: file.path, reason: "no \(Self.manifestName) there (create one with `backstage catalog init`)")
+        }
+        struct Format: Decodable { var format: Int }
+        guard let format = try? JSONDecoder().decode(Format.self, from: data).format else {
+            throw CatalogError.unreadable(path: file.path, reason: "it has no format version")
+        }
+        guard format <= CatalogManifest.currentFormat else {
+            throw CatalogError.newerFormat(path: file.path, format: format, supported: CatalogManifest.currentFormat)
+        }
+        do {
+            manifest = try JSONDecoder().decode(CatalogManifest.self, from: data)
+        } catch {
+            throw CatalogError.unreadable(path: file.path, reason: "\(error)")
+        }
+    }
+
+    /// A new catalog to be written at `url`.
+    public init(creating url: URL, manifest: CatalogManifest) {
+        self.url = url
+        self.manifest = manifest
+    }
+
+    /// The version named `name`.
+    public func version(_ name: String) throws -> CatalogVersion {
+        guard let version = manifest.versions.first(where: { $0.name == name }) else {
+            throw CatalogError.unknownVersion(name, known: manifest.versions.map(\.name))
+        }
+        return version
+    }
+
+    /// The schema and statistics of `store`.
+    public func schema(of store: CatalogStore) throws -> StoreSchema {
+        let file = url.appending(path: store.schema)
+        do {
+            return try JSONDecoder().decode(StoreSchema.self, from: Data(contentsOf: file))
+        } catch {
+            throw CatalogError.unreadable(path: file.path, reason: "\(error)")
+        }
+    }
+
+    /// The plan file that reaches `version` from the one before, nil for the first version.
+    public func planURL(of version: CatalogVersion) -> URL? {
+        version.plan.map { url.appending(path: $0) }
+    }
+
+    /// The plans that take `from` to `to`, in order, with the files that hold them.
+    public func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: URL)] {
+        let names = manifest.versions.map(\.name)
+        guard let start = names.firstIndex(of: from) else { throw CatalogError.unknownVersion(from, known: names) }
+        guard let end = names.firstIndex(of: to) else { throw CatalogError.unknownVersion(to, known: names) }
+        guard start <= end else { throw CatalogError.wrongOrder(from: from, to: to) }
+        return try manifest.versions[(start + 1)..<(end + 1)].map { version in
+            guard let file = planURL(of: version) else { throw CatalogError.missingPlan(version: version.name) }
+            return (try UpgradePlan.load(from: file), file)
+        }
+    }
+
+    /// Writes the manifest (sorted keys, indented: catalogs are reviewed in diffs).
+    public func writeManifest() throws {
+        try Self.write(manifest, to: url.appending(path: Self.manifestName))
+    }
+
+    /// Writes `schema` at `relative` in the catalog folder.
+    public func write(_ schema: StoreSchema, at relative: String) throws {
+        try Self.write(schema, to: url.appending(path: relative))
+    }
+
+    static func write(_ value: some Encodable, to file: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try (encoder.encode(value) + Data("\n".utf8)).write(to: file, options: .atomic)
+    }
+}
+
+/// Why a catalog could not be read or used.
+public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case newerFormat(path: String, format: Int, supported: Int)
+    case unknownVersion(String, known: [String])
+    case wrongOrder(from: String, to: String)
+    case missingPlan(version: String)
+    case exists(path: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "cannot read the catalog file \(path): \(reason)"
+        case .newerFormat(let path, let format, let supported): "\(path) is a catalog of format \(format); this Backstage reads up to \(supported)"
+        case .unknownVersion(let name, let known): "the catalog has no version \(name) (it has \(known.joined(separator: ", ")))"
+        case .wrongOrder(let from, let to): "\(from) is newer than \(to): an upgrade goes from an older version to a newer one"
+        case .missingPlan(let version): "version \(version) names no plan to reach it"
+        case .exists(let path): "\(path) already holds a catalog; add versions with `backstage catalog add-version`"
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Backstage
+import Foundation
+
+/// A folder describing one app's storage history: `catalog.json` lists the versions in order, each
+/// with its stores (where they live, which tables each holds, the one the app writes to) and the
+/// plan that reaches it from the version before; each store's schema and statistics are a file of
+/// their own. Captured from real stores, it holds schema and statistics only, never row content.
+///
+/// The format is versioned (``CatalogManifest/format``) and described by `catalog.schema.json`.
+///
+/// ```text
+/// Cookbook/
+///   catalog.json
+///   stores/v1/documents-Cookbook.sqlite.json
+///   plans/v1-to-v2.json
+/// ```
+public struct CatalogManifest: Sendable, Hashable, Codable {
+    /// The format this version of Backstage writes and the newest it reads.
+    public static let currentFormat = 1
+
+    /// The format version.
+    public var format: Int
+    /// The app's name, for people.
+    public var app: String
+    /// The versions, oldest first.
+    public var versions: [CatalogVersion]
+
+    public init(app: String, versions: [CatalogVersion]) {
+        self.format = Self.currentFormat
+        self.app = app
+        self.versions = versions
+    }
+}
+
+/// One shipped (or upcoming) version of the app's storage.
+public struct CatalogVersion: Sendable, Hashable, Codable {
+    /// The version's name, such as `v1` or `2.3`.
+    public var name: String
+    /// What changed, for people.
+    public var summary: String?
+    /// The plan that reaches this version from the one before, relative to the catalog folder
+    /// (nil for the first version).
+    public var plan: String?
+    /// The stores this version keeps.
+    public var stores: [CatalogStore]
+
+    public init(name: String, summary: String? = nil, plan: String? = nil, stores: [CatalogStore]) {
+        self.name = name
+        self.summary = summary
+        self.plan = plan
+        self.stores = stores
+    }
+
+    /// The store the app writes to: where a killed writer leaves its `-wal` or hot journal.
+    public var writableStore: CatalogStore? { stores.first { $0.writable == true } ?? stores.first }
+}
+
+/// One store of a version.
+public struct CatalogStore: Sendable, Hashable, Codable {
+    /// Where the store lives in the container.
+    public var location: ContainerLocation
+    /// The tables (and virtual tables) it holds; a virtual table's shadow tables go with it.
+    public var tables: [String]
+    /// True for the store the app writes to.
+    public var writable: Bool?
+    /// The file holding its ``StoreSchema``, relative to the catalog folder.
+    public var schema: String
+
+    public init(location: ContainerLocation, tables: [String], writable: Bool? = nil, schema: String) {
+        self.location = location
+        self.tables = tables
+        self.writable = writable
+        self.schema = schema
+    }
+}
+
+/// A store's schema as SQLite keeps it, with the statistics that drive generation and the facts
+/// Core Data adds. No row content: counts, fractions and sizes only.
+public struct StoreSchema: Sendable, Hashable, Codable {
+    /// One entry of `sqlite_schema`.
+    public struct Object: Sendable, Hashable, Codable {
+        public enum Kind: String, Sendable, Hashable, Codable { case table, virtualTable = "virtual-table", index, view, trigger }
+        public var kind: Kind
+        public var name: String
+        /// The table an index or trigger belongs to (the object itself for tables and views).
+        public var table: String
+        /// The `CREATE` statement, as SQLite stores it.
+        public var sql: String
+        /// The shadow tables SQLite keeps for a virtual table (created with it, never on their own).
+        public var shadowTables: [String]?
+        /// True for a table declared `WITHOUT ROWID`.
+        public var withoutRowID: Bool?
+
+        public init(kind: Kind, name: String, table: String, sql: String, shadowTables: [String]? = nil, withoutRowID: Bool? = nil) {
+            self.kind = kind
+            self.name = name
+            self.table = table
+            self.sql = sql
+            self.shadowTables = shadowTables
+            self.withoutRowID = withoutRowID
+        }
+    }
+
+    /// `wal` or `delete` (the journal mode the app uses).
+    public var journalMode: String
+    public var pageSize: Int
+    /// Every table, virtual table, index, view and trigger, in the order SQLite created them.
+    public var objects: [Object]
+    /// Statistics of each ordinary table.
+    public var tables: [String: TableStatistics]
+    /// What Core Data adds, when the store is a Core Data store.
+    public var coreData: CoreDataFacts?
+
+    public init(journalMode: String, pageSize: Int, objects: [Object], tables: [String: TableStatistics], coreData: CoreDataFacts? = nil) {
+        self.journalMode = journalMode
+        self.pageSize = pageSize
+        self.objects = objects
+        self.tables = tables
+        self.coreData = coreData
+    }
+
+    /// The names of the tables and virtual tables, in creation order.
+    public var tableNames: [String] { objects.filter { $0.kind == .table || $0.kind == .virtualTable }.map(\.name) }
+}
+
+/// How big a table is and what its values look like.
+public struct TableStatistics: Sendable, Hashable, Codable {
+    public var rows: Int
+    /// Bytes of its pages (b-tree and overflow), as `dbstat` counts them.
+    public var bytes: Int64
+    /// Per column, in declaration order.
+    public var columns: [ColumnStatistics]
+
+    public init(rows: Int, bytes: Int64, columns: [ColumnStatistics]) {
+        self.rows = rows
+        self.bytes = bytes
+        self.columns = columns
+    }
+}
+
+/// What the values of one column look like, without any of them.
+public struct ColumnStatistics: Sendable, Hashable, Codable {
+    public var name: String
+    /// The declared type, as written.
+    public var declaredType: String
+    /// Shares of NULL, integer, real, text and blob values (summing to 1 for a non-empty table).
+    public var nullFraction: Double
+    public var integerFraction: Double
+    public var realFraction: Double
+    public var textFraction: Double
+    public var blobFraction: Double
+    /// Average and largest size in bytes of the text and blob values.
+    public var averageBytes: Double
+    public var maxBytes: Int
+    /// Distinct non-null values over non-null values (1 = all different).
+    public var distinctRatio: Double
+    /// Bits needed for the largest integer magnitude (a scale, not a value).
+    public var integerBits: Int
+    /// Share of blob values that are Core Data external-data references (the file lives in
+    /// `.Name_SUPPORT/_EXTERNAL_DATA`).
+    public var externalFraction: Double
+
+    public init(name: String, declaredType: String, nullFraction: Double = 1, integerFraction: Double = 0, realFraction: Double = 0,
+                textFraction: Double = 0, blobFraction: Double = 0, averageBytes: Double = 0, maxBytes: Int = 0,
+                distinctRatio: Double = 1, integerBits: Int = 0, externalFraction: Double = 0) {
+        self.name = name
+        self.declaredType = declaredType
+        self.nullFraction = nullFraction
+        self.integerFraction = integerFraction
+        self.realFraction = realFraction
+        self.textFraction = textFraction
+        self.blobFraction = blobFraction
+        self.averageBytes = averageBytes
+        self.maxBytes = maxBytes
+        self.distinctRatio = distinctRatio
+        self.integerBits = integerBits
+        self.externalFraction = externalFraction
+    }
+}
+
+/// What Core Data keeps beside the tables: its entities (`Z_PRIMARYKEY`), the model's version
+/// hashes and identifiers (`Z_METADATA`'s plist), and the external data folder.
+public struct CoreDataFacts: Sendable, Hashable, Codable {
+    public struct Entity: Sendable, Hashable, Codable {
+        /// `Z_ENT`.
+        public var id: Int
+        public var name: String
+        /// `Z_SUPER`: the parent entity, 0 for a root entity.
+        public var superID: Int
+        /// The table holding its rows: `Z<ROOT ENTITY NAME>`.
+        public var table: String
+
+        public init(id: Int, name: String, superID: Int, table: String) {
+            self.id = id
+            self.name = name
+            self.superID = superID
+            self.table = table
+        }
+    }
+
+    public var entities: [Entity]
+    /// `NSStoreModelVersionHashes`: entity name → base64 of its version hash.
+    public var versionHashes: [String: String]
+    /// `NSStoreModelVersionIdentifiers`.
+    public var versionIdentifiers: [String]
+    /// Files and bytes in `.Name_SUPPORT/_EXTERNAL_DATA`.
+    public var externalFiles: Int
+    public var externalBytes: Int64
+
+    public init(entities: [Entity], versionHashes: [String: String], versionIdentifiers: [String], externalFiles: Int, externalBytes: Int64) {
+        self.entities = entities
+        self.versionHashes = versionHashes
+        self.versionIdentifiers = versionIdentifiers
+        self.externalFiles = externalFiles
+        self.externalBytes = externalBytes
+    }
+}

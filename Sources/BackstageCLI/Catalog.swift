@@ -1,0 +1,182 @@
+import ArgumentParser
+import Backstage
+import BackstageFixtures
+import BackstageHarness
+import Foundation
+
+extension ContainerLocation: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}
+
+struct Catalog: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Describe your own app's storage history, captured from its real stores.",
+        discussion: """
+            A catalog is a folder: catalog.json lists the app's versions in order, with each version's stores \
+            (where they live, which tables each holds) and the plan that reaches it; each store's schema and \
+            statistics sit in a file of their own. fixture, simulate and bench take it with --catalog DIR.
+
+            Example:
+              backstage catalog init Cookbook --from ~/Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
+            """,
+        subcommands: [CatalogInit.self, CatalogShow.self, CatalogCheckCommand.self]
+    )
+}
+
+struct CatalogInit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Capture real stores as the first version of a new catalog.",
+        discussion: """
+            Each --from STORE is read from a private copy (with its -wal; the original, its sidecars and its \
+            .Name_SUPPORT folder are never opened and stay byte-identical) and recorded at --at LOCATION: the \
+            whole schema (tables, WITHOUT ROWID tables, virtual tables with their shadow tables, indexes, \
+            triggers, views), per-column statistics (value kinds and sizes, null and distinct shares, blob \
+            sizes, the share of Core Data external data) and Core Data facts (entities from Z_PRIMARYKEY, the \
+            model's version hashes and identifiers from Z_METADATA). Never a row's content.
+
+            Example:
+              backstage catalog init Cookbook --from Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
+            """
+    )
+
+    @Argument(help: "The catalog folder to create.", completion: .directory)
+    var directory: String
+
+    @Option(name: .customLong("from"), help: ArgumentHelp("A store file to capture (repeat with --at for several).", valueName: "store"))
+    var stores: [String] = []
+
+    @Option(name: .customLong("at"), help: ArgumentHelp("Where that store lives in the app's container: documents/Name.sqlite, applicationSupport/..., caches/...", valueName: "location"))
+    var locations: [ContainerLocation] = []
+
+    @Option(help: "The name of the captured version.")
+    var version = "v1"
+
+    @Option(help: "The app's name (default: the first store's name).")
+    var app: String?
+
+    @Flag(help: "Print the new catalog as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
+        guard stores.count == locations.count else { throw ValidationError("Give one --at LOCATION for each --from STORE (\(stores.count) --from, \(locations.count) --at).") }
+        guard Set(locations).count == locations.count else { throw ValidationError("Two stores cannot live at the same --at location.") }
+    }
+
+    func run() async throws {
+        let folder = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        if FileManager.default.fileExists(atPath: folder.appending(path: CatalogFolder.manifestName).path) {
+            throw CatalogError.exists(path: folder.path)
+        }
+        var captured: [CatalogStore] = []
+        var schemas: [(String, StoreSchema)] = []
+        for (index, (store, location)) in zip(stores, locations).enumerated() {
+            let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+            let schema = try StoreCapture.capture(StoreFileSet(main: url))
+            let file = "stores/\(version)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
+            schemas.append((file, schema))
+            captured.append(CatalogStore(location: location, tables: schema.tableNames, writable: index == 0 ? true : nil, schema: file))
+        }
+        let name = app ?? URL(filePath: stores[0]).deletingPathExtension().lastPathComponent
+        let catalog = CatalogFolder(creating: folder, manifest: CatalogManifest(app: name, versions: [CatalogVersion(name: version, summary: "captured from real stores", stores: captured)]))
+        for (file, schema) in schemas { try catalog.write(schema, at: file) }
+        try catalog.writeManifest()
+        if json {
+            try Output.json(catalog.manifest)
+        } else {
+            Output.out(try CatalogShow.render(catalog))
+        }
+    }
+}
+
+struct CatalogShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show a catalog's versions, stores and tables.",
+        discussion: """
+            Example:
+              backstage catalog show Cookbook --json
+            """
+    )
+
+    @Argument(help: "The catalog folder.", completion: .directory)
+    var directory: String
+
+    @Flag(help: "Print the manifest and every store's schema as one JSON object.")
+    var json = false
+
+    struct Full: Encodable {
+        var manifest: CatalogManifest
+        var schemas: [String: StoreSchema]
+    }
+
+    func run() async throws {
+        let catalog = try CatalogFolder(at: URL(filePath: directory))
+        if json {
+            var schemas: [String: StoreSchema] = [:]
+            for store in catalog.manifest.versions.flatMap(\.stores) { schemas[store.schema] = try catalog.schema(of: store) }
+            try Output.json(Full(manifest: catalog.manifest, schemas: schemas))
+        } else {
+            Output.out(try Self.render(catalog))
+        }
+    }
+
+    static func render(_ catalog: CatalogFolder) throws -> String {
+        var lines = ["\(catalog.manifest.app): \(catalog.manifest.versions.count) version(s) in \(catalog.url.path)"]
+        for version in catalog.manifest.versions {
+            lines.append("  \(version.name)" + (version.plan.map { "  (reached by \($0))" } ?? "") + (version.summary.map { ": \($0)" } ?? ""))
+            for store in version.stores {
+                let schema = try catalog.schema(of: store)
+                let rows = schema.tables.values.reduce(0) { $0 + $1.rows }
+                let bytes = schema.tables.values.reduce(Int64(0)) { $0 + $1.bytes }
+                let counts = Dictionary(grouping: schema.objects, by: \.kind).mapValues(\.count)
+                var line = "    \(store.location)\(store.writable == true ? " (written by the app)" : ""): \(store.tables.count) tables, "
+                line += "\(counts[.index] ?? 0) indexes, \(counts[.trigger] ?? 0) triggers, \(counts[.view] ?? 0) views, \(counts[.virtualTable] ?? 0) virtual tables; "
+                line += "\(rows) rows, \(formatBytes(bytes)), \(schema.journalMode) journal"
+                if let coreData = schema.coreData {
+                    line += "; Core Data: \(coreData.entities.count) entities, \(coreData.externalFiles) external files (\(formatBytes(coreData.externalBytes)))"
+                }
+                lines.append(line)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct CatalogCheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check a catalog: files present, and every plan accounting for every table.",
+        discussion: """
+            Exits 1 with one line per problem: a schema file missing or unreadable, a table a store declares \
+            that its schema lacks, a plan naming an unknown store or table, a table of the version before \
+            that the plan neither keeps, moves, splits nor discards, a table the plan leaves where the next \
+            version does not declare it.
+
+            Example:
+              backstage catalog check Cookbook
+            """
+    )
+
+    @Argument(help: "The catalog folder.", completion: .directory)
+    var directory: String
+
+    @Flag(help: #"Print {"problems":[{"version","message"}]}."#)
+    var json = false
+
+    struct Result: Encodable { var problems: [CatalogProblem] }
+
+    func run() async throws {
+        let catalog = try CatalogFolder(at: URL(filePath: directory))
+        let problems = CatalogCheck.problems(in: catalog)
+        if json {
+            try Output.json(Result(problems: problems))
+        } else if problems.isEmpty {
+            Output.out("\(catalog.manifest.app): \(catalog.manifest.versions.count) version(s), no problem found")
+        } else {
+            for problem in problems { Output.out(problem.description) }
+        }
+        if !problems.isEmpty { throw ExitCode(ExitStatus.checkFailed) }
+    }
+}

@@ -1,0 +1,107 @@
+import Backstage
+import BackstageFixtures
+import Foundation
+
+/// One problem `catalog check` found, named so a user can fix it.
+public struct CatalogProblem: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The version the problem is in.
+    public var version: String
+    public var message: String
+
+    public var description: String { "\(version): \(message)" }
+}
+
+/// Checks a catalog: every file it names is there and readable, and every plan, run over the
+/// stores of the version before, puts each table exactly where the next version says it is —
+/// nothing named that does not exist, nothing left unaccounted for.
+public enum CatalogCheck {
+    public static func problems(in catalog: CatalogFolder) -> [CatalogProblem] {
+        var problems: [CatalogProblem] = []
+        var previous: CatalogVersion?
+        for version in catalog.manifest.versions {
+            func problem(_ message: String) { problems.append(CatalogProblem(version: version.name, message: message)) }
+            for store in version.stores {
+                do {
+                    let schema = try catalog.schema(of: store)
+                    for table in store.tables where !schema.tableNames.contains(table) {
+                        problem("table \(table) of \(store.location) is not in its schema \(store.schema)")
+                    }
+                } catch {
+                    problem("\(error)")
+                }
+            }
+            if let previous {
+                if let file = catalog.planURL(of: version) {
+                    do {
+                        problems += check(try UpgradePlan.load(from: file), from: previous, to: version)
+                    } catch {
+                        problem("\(error)")
+                    }
+                } else {
+                    problem("no plan reaches it from \(previous.name)")
+                }
+            }
+            previous = version
+        }
+        return problems
+    }
+
+    /// Runs `plan` over the tables of `from`'s stores and compares the outcome with `to`'s stores.
+    static func check(_ plan: UpgradePlan, from: CatalogVersion, to: CatalogVersion) -> [CatalogProblem] {
+        var problems: [CatalogProblem] = []
+        func problem(_ message: String) { problems.append(CatalogProblem(version: to.name, message: message)) }
+        var stores: [ContainerLocation: Set<String>] = [:]
+        for store in from.stores { stores[store.location, default: []].formUnion(store.tables) }
+        for (index, step) in plan.steps.enumerated() {
+            let where_ = "plan \(plan.name), step \(index + 1) (\(step.kind))"
+            switch step {
+            case .relocate(let relocate):
+                guard let tables = stores.removeValue(forKey: relocate.from) else {
+                    problem("\(where_) moves \(relocate.from), which \(from.name) does not have")
+                    continue
+                }
+                stores[relocate.to, default: []].formUnion(tables)
+            case .split(let split):
+                guard let tables = stores.removeValue(forKey: split.store) else {
+                    problem("\(where_) splits \(split.store), which is not there at that step")
+                    continue
+                }
+                var placed: Set<String> = []
+                for target in split.into {
+                    for table in target.tables where !tables.contains(table) {
+                        problem("\(where_) puts table \(table) in \(target.store), but \(split.store) has no table \(table)")
+                    }
+                    stores[target.store, default: []].formUnion(target.tables.filter(tables.contains))
+                    placed.formUnion(target.tables)
+                }
+                for table in split.discard where !tables.contains(table) {
+                    problem("\(where_) discards table \(table), which \(split.store) does not have")
+                }
+                for table in tables.subtracting(placed).subtracting(split.discard).sorted() {
+                    problem("\(where_) leaves table \(table) of \(split.store) unaccounted for: keep, move or discard it")
+                }
+            case .migrateSchema(let migrate):
+                if stores[migrate.store] == nil { problem("\(where_) migrates \(migrate.store), which is not there at that step") }
+            case .quarantine:
+                break
+            }
+        }
+        for store in to.stores {
+            let declared = Set(store.tables)
+            let arrived = stores.removeValue(forKey: store.location) ?? []
+            for table in declared.subtracting(arrived).sorted() where !from.stores.isEmpty {
+                if arrived.isEmpty && !stores.values.contains(where: { $0.contains(table) }) {
+                    problem("\(store.location) declares table \(table), but the plan brings it nowhere")
+                } else {
+                    problem("\(store.location) declares table \(table), but the plan puts it elsewhere")
+                }
+            }
+        }
+        for (location, tables) in stores.sorted(by: { $0.key.description < $1.key.description }) {
+            for table in tables.sorted() {
+                problem("the plan leaves table \(table) in \(location), which \(to.name) does not declare")
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,164 @@
+import Backstage
+import BackstageFixtures
+import Foundation
+import GRDB
+
+/// Captures a real store's schema, statistics and Core Data facts, reading a private copy: the
+/// original, its `-wal`, `-shm` and `.Name_SUPPORT` folder are never opened by SQLite and stay
+/// byte-identical. Nothing of the rows' content is kept: counts, shares and sizes only.
+///
+/// For example:
+///
+/// ```swift
+/// let schema = try StoreCapture.capture(StoreFileSet(main: URL(filePath: "Photos.sqlite")))
+/// schema.tables["ZASSET"]?.rows
+/// ```
+public enum StoreCapture {
+    /// The schema of the store whose main file is `store.main`.
+    ///
+    /// - throws: ``FileSystemError`` when a file cannot be copied, ``CatalogError`` when it is not a
+    ///   SQLite database, a GRDB `DatabaseError` when SQLite cannot read the copy.
+    public static func capture(_ store: StoreFileSet) throws -> StoreSchema {
+        let header = try FileSystem().readPrefix(store.main.path, count: 100)
+        guard let parsed = SQLiteHeader(header) else {
+            throw CatalogError.unreadable(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
+        }
+        var schema = try StoreInspector.withCopy(of: store) { db in
+            let objects = try Self.objects(db)
+            var tables: [String: TableStatistics] = [:]
+            let sizes = try Self.pageBytes(db)
+            for object in objects where object.kind == .table {
+                tables[object.name] = try Self.statistics(of: object.name, bytes: sizes[object.name] ?? 0, in: db)
+            }
+            let facts = try Self.coreDataFacts(db)
+            return StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
+        }
+        if var facts = schema.coreData {
+            let external = store.supportFolder.appending(path: "_EXTERNAL_DATA").path
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: external)) ?? [] {
+                guard let status = try FileSystem().status(external + "/" + name), status.kind == .regular else { continue }
+                facts.externalFiles += 1
+                facts.externalBytes += status.size
+            }
+            schema.coreData = facts
+        }
+        return schema
+    }
+
+    /// Every object of `sqlite_schema`, SQLite's own and the shadow tables of virtual tables
+    /// excepted (a virtual table lists its shadow tables: they are created with it).
+    static func objects(_ db: Database) throws -> [StoreSchema.Object] {
+        let listed = try Row.fetchAll(db, sql: "SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main'")
+        var shadows: Set<String> = []
+        var withoutRowID: Set<String> = []
+        for row in listed {
+            let name: String = row["name"]
+            if (row["type"] as String) == "shadow" { shadows.insert(name) }
+            if (row["wr"] as Int) == 1 { withoutRowID.insert(name) }
+        }
+        let rows = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
+        var objects: [StoreSchema.Object] = []
+        for row in rows {
+            let name: String = row["name"], sql: String = row["sql"], type: String = row["type"]
+            if name.hasPrefix("sqlite_") || shadows.contains(name) { continue }
+            let kind: StoreSchema.Object.Kind
+            switch type {
+            case "table": kind = sql.range(of: "CREATE VIRTUAL TABLE", options: [.caseInsensitive, .anchored]) != nil ? .virtualTable : .table
+            case "index": kind = .index
+            case "view": kind = .view
+            case "trigger": kind = .trigger
+            default: continue
+            }
+            let owned = kind == .virtualTable ? shadows.filter { $0.hasPrefix(name + "_") }.sorted() : nil
+            objects.append(.init(kind: kind, name: name, table: row["tbl_name"], sql: sql, shadowTables: owned,
+                                 withoutRowID: withoutRowID.contains(name) ? true : nil))
+        }
+        return objects
+    }
+
+    /// Bytes of each table's pages, from `dbstat` (0 when SQLite was built without it).
+    static func pageBytes(_ db: Database) throws -> [String: Int64] {
+        guard (try? db.execute(sql: "SELECT 1 FROM dbstat LIMIT 1")) != nil else { return [:] }
+        var sizes: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name") {
+            sizes[row["name"]] = row["bytes"]
+        }
+        return sizes
+    }
+
+    /// Row count and per-column shares and sizes, in one pass over the table.
+    static func statistics(of table: String, bytes: Int64, in db: Database) throws -> TableStatistics {
+        let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let quotedTable = table.quotedDatabaseIdentifier
+        var parts = ["COUNT(*)"]
+        for column in columns {
+            let c = (column["name"] as String).quotedDatabaseIdentifier
+            parts += [
+                "SUM(\(c) IS NULL)", "SUM(typeof(\(c)) = 'integer')", "SUM(typeof(\(c)) = 'real')", "SUM(typeof(\(c)) = 'text')", "SUM(typeof(\(c)) = 'blob')",
+                "AVG(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
+                "MAX(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
+                "COUNT(DISTINCT \(c))",
+                "MAX(CASE WHEN typeof(\(c)) = 'integer' THEN abs(\(c)) END)",
+                "SUM(typeof(\(c)) = 'blob' AND substr(\(c), 1, 1) = x'02')",
+            ]
+        }
+        // SQLite allows 2,000 result columns: very wide tables are measured in slices.
+        var values: [DatabaseValue] = []
+        let perColumn = 10
+        let slice = 150
+        let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quotedTable)") ?? 0
+        for start in stride(from: 0, to: columns.count, by: slice) {
+            let range = (1 + start * perColumn)..<(1 + min(columns.count, start + slice) * perColumn)
+            let row = try Row.fetchOne(db, sql: "SELECT \(parts[range].joined(separator: ", ")) FROM \(quotedTable)")
+            values += row.map { Array($0.databaseValues) } ?? []
+        }
+        func number(_ index: Int) -> Double {
+            guard index < values.count else { return 0 }
+            return Double.fromDatabaseValue(values[index]) ?? 0
+        }
+        let rows = Double(max(total, 1))
+        var statistics: [ColumnStatistics] = []
+        for (i, column) in columns.enumerated() {
+            let base = i * perColumn
+            let nonNull = max(Double(total) - number(base), 1)
+            let blobs = max(number(base + 4), 1)
+            let magnitude = UInt64(max(0, number(base + 8)))
+            statistics.append(ColumnStatistics(
+                name: column["name"], declaredType: column["type"] ?? "",
+                nullFraction: total == 0 ? 1 : number(base) / rows, integerFraction: number(base + 1) / rows, realFraction: number(base + 2) / rows,
+                textFraction: number(base + 3) / rows, blobFraction: number(base + 4) / rows,
+                averageBytes: number(base + 5), maxBytes: Int(number(base + 6)),
+                distinctRatio: total == 0 ? 1 : min(1, number(base + 7) / nonNull),
+                integerBits: magnitude == 0 ? 0 : 64 - magnitude.leadingZeroBitCount,
+                externalFraction: number(base + 4) == 0 ? 0 : number(base + 9) / blobs))
+        }
+        return TableStatistics(rows: total, bytes: bytes, columns: statistics)
+    }
+
+    /// Core Data's entities and model metadata, when `Z_PRIMARYKEY` is there.
+    static func coreDataFacts(_ db: Database) throws -> CoreDataFacts? {
+        guard try db.tableExists("Z_PRIMARYKEY") else { return nil }
+        let rows = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        var names: [Int: (name: String, superID: Int)] = [:]
+        for row in rows { names[row["Z_ENT"]] = (row["Z_NAME"] ?? "", row["Z_SUPER"] ?? 0) }
+        func root(_ id: Int) -> String {
+            var current = id
+            var hops = 0
+            while let entry = names[current], entry.superID != 0, hops < 64 { current = entry.superID; hops += 1 }
+            return names[current]?.name ?? ""
+        }
+        let entities = names.sorted { $0.key < $1.key }.map { id, entry in
+            CoreDataFacts.Entity(id: id, name: entry.name, superID: entry.superID, table: "Z" + root(id).uppercased())
+        }
+        var hashes: [String: String] = [:]
+        var identifiers: [String] = []
+        if try db.tableExists("Z_METADATA"), let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA LIMIT 1"),
+           let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] {
+            for (entity, hash) in dictionary["NSStoreModelVersionHashes"] as? [String: Any] ?? [:] {
+                if let data = hash as? Data { hashes[entity] = data.base64EncodedString() }
+            }
+            identifiers = (dictionary["NSStoreModelVersionIdentifiers"] as? [Any] ?? []).map { "\($0)" }
+        }
+        return CoreDataFacts(entities: entities, versionHashes: hashes, versionIdentifiers: identifiers, externalFiles: 0, externalBytes: 0)
+    }
+}
