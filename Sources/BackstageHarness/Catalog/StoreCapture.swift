@@ -30,6 +30,11 @@ public enum StoreCapture {
             for object in objects where object.kind == .table {
                 tables[object.name] = try Self.statistics(of: object.name, bytes: sizes[object.name] ?? 0, in: db)
             }
+            // A virtual table's size is its shadow tables'; its columns are measured through it.
+            for object in objects where object.kind == .virtualTable {
+                let bytes = (object.shadowTables ?? []).reduce(Int64(0)) { $0 + (sizes[$1] ?? 0) }
+                tables[object.name] = try? Self.statistics(of: object.name, bytes: bytes, in: db)
+            }
             let facts = try Self.coreDataFacts(db)
             return StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
         }

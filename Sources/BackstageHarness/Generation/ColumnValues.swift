@@ -1,0 +1,154 @@
+import BackstageFixtures
+import Foundation
+import GRDB
+
+/// How one column's values are made: its role in the table (key, reference, Core Data bookkeeping)
+/// and, for the rest, the kinds, sizes and cardinality the capture measured.
+struct ColumnPlan {
+    enum Role {
+        /// The rowid alias or a key column: the row number, distinct by construction.
+        case rowNumber
+        /// A declared foreign key: a key of an already generated parent row.
+        case reference(parentRows: Int)
+        /// Core Data's `Z_ENT`: one of the entity ids stored in this table.
+        case entity([Int])
+        /// Core Data's `Z_OPT`: an optimistic-locking counter.
+        case version
+        /// Values shaped by the column's statistics; `unique` when an index demands distinct values.
+        case statistics(unique: Bool)
+    }
+
+    var name: String
+    var role: Role
+    var notNull: Bool
+    var statistics: ColumnStatistics
+    /// The affinity of the declared type, used when the capture saw no value.
+    var affinity: Affinity
+
+    enum Affinity { case integer, real, text, blob, numeric }
+
+    static func affinity(of declared: String) -> Affinity {
+        let type = declared.uppercased()
+        if type.contains("INT") { return .integer }
+        if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return .text }
+        if type.contains("BLOB") || type.isEmpty { return .blob }
+        if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") { return .real }
+        return .numeric
+    }
+}
+
+/// Makes the value of one column for one row, deterministically from the row's generator.
+struct ValueMaker {
+    /// Words for text values: ASCII and not, so names and bodies exercise UTF-8.
+    static let words = ["note", "lisbon", "café", "meeting", "idea", "naïve", "résumé", "北京", "garden", "invoice", "draft", "plan",
+                        "budget", "river", "photo", "über", "sketch", "travel", "recipe", "book", "σοφία", "straße", "ocean", "city"]
+
+    /// Writes Core Data external data files for the store being generated, when asked to.
+    var external: ExternalDataWriter?
+
+    func value(_ plan: ColumnPlan, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
+        switch plan.role {
+        case .rowNumber:
+            return row.databaseValue
+        case .reference(let parentRows):
+            if !plan.notNull && random.unit() < plan.statistics.nullFraction { return .null }
+            return parentRows == 0 ? (plan.notNull ? 0.databaseValue : .null) : Int(1 + random.next() % UInt64(parentRows)).databaseValue
+        case .entity(let ids):
+            return ids[Int(random.next() % UInt64(max(ids.count, 1)))].databaseValue
+        case .version:
+            return Int(1 + random.next() % 3).databaseValue
+        case .statistics(let unique):
+            return try statistical(plan, unique: unique, row: row, rows: rows, random: &random)
+        }
+    }
+
+    private func statistical(_ plan: ColumnPlan, unique: Bool, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
+        let s = plan.statistics
+        var pick = random.unit()
+        if !plan.notNull && !unique {
+            if pick < s.nullFraction { return .null }
+            pick -= s.nullFraction
+        }
+        let kinds: [(Double, ColumnPlan.Affinity)] = [(s.integerFraction, .integer), (s.realFraction, .real), (s.textFraction, .text), (s.blobFraction, .blob)]
+        let measured = kinds.reduce(0) { $0 + $1.0 }
+        var kind = plan.affinity == .numeric ? .integer : plan.affinity
+        if measured > 0 {
+            // Rescale over the non-null kinds (a NOT NULL column never draws NULL).
+            var target = pick / max(1 - (plan.notNull || unique ? 0 : s.nullFraction), 1e-9) * measured
+            for (share, candidate) in kinds where share > 0 {
+                kind = candidate
+                if target < share { break }
+                target -= share
+            }
+        }
+        // Few distinct values (flags, states, enumerations): draw from a small pool; else from the row.
+        let poolSize = unique ? rows : max(1, Int((s.distinctRatio * Double(max(rows, 1))).rounded()))
+        let key = unique ? row : (poolSize >= rows ? Int(random.next() % UInt64(max(rows, 1) * 4 + 1)) : Int(random.next() % UInt64(poolSize)))
+        var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ stableHash(plan.name))
+        switch kind {
+        case .integer, .numeric:
+            let bits = max(1, min(62, s.integerBits == 0 ? 16 : s.integerBits))
+            if unique { return Int64(row).databaseValue }
+            return Int64(keyed.next() % (UInt64(1) << UInt64(bits))).databaseValue
+        case .real:
+            return (Double(keyed.next() % 1_000_000_000) / 1000 + 600_000_000).databaseValue
+        case .text:
+            return text(bytes: size(s, &random), unique: unique ? row : nil, random: &keyed).databaseValue
+        case .blob:
+            if let external, s.externalFraction > 0, random.unit() < s.externalFraction {
+                return try external.write(size: size(s, &random) * 64, random: &random).databaseValue
+            }
+            return Data(keyed.bytes(max(1, size(s, &random)))).databaseValue
+        }
+    }
+
+    /// A size around the measured average, within what was seen.
+    private func size(_ s: ColumnStatistics, _ random: inout SeededRandom) -> Int {
+        let average = max(s.averageBytes, 8)
+        let drawn = Int(average * (0.5 + random.unit()))
+        return s.maxBytes > 0 ? min(drawn, max(s.maxBytes, 8)) : drawn
+    }
+
+    private func text(bytes: Int, unique: Int?, random: inout SeededRandom) -> String {
+        var text = unique.map { "\($0) " } ?? ""
+        while text.utf8.count < bytes {
+            text += Self.words[Int(random.next() % UInt64(Self.words.count))] + " "
+        }
+        return text
+    }
+}
+
+/// Writes Core Data external data: a file named by a UUID in `.Name_SUPPORT/_EXTERNAL_DATA`, and
+/// the reference the row keeps (the byte 0x02, the UUID, a NUL), as Core Data stores it.
+final class ExternalDataWriter {
+    let folder: URL
+    private(set) var files = 0
+    private(set) var bytes: Int64 = 0
+
+    init(folder: URL) {
+        self.folder = folder
+    }
+
+    func write(size: Int, random: inout SeededRandom) throws -> Data {
+        if files == 0 { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        let name = random.uuid()
+        try Data(random.bytes(size)).write(to: folder.appending(path: name))
+        files += 1
+        bytes += Int64(size)
+        return Data([0x02] + Array(name.utf8) + [0x00])
+    }
+}
+
+/// FNV-1a of a name: the same on every machine and every run (Swift's `hashValue` is not).
+func stableHash(_ text: String) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return hash
+}
+
+extension SeededRandom {
+    /// A double in [0, 1).
+    mutating func unit() -> Double {
+        Double(next() >> 11) / Double(1 << 53)
+    }
+}

@@ -1,0 +1,289 @@
+import Backstage
+import BackstageFixtures
+import Foundation
+import GRDB
+
+/// Makes a store of any captured schema, at a chosen size and seed: the same seed gives the same
+/// rows on every machine.
+///
+/// The schema is created as the app created it (tables, virtual tables, views, triggers, then the
+/// indexes once the rows are in). Rows satisfy it: keys distinct, declared foreign keys pointing at
+/// rows generated first, `NOT NULL` and `UNIQUE` honoured, `CHECK` constraints retried; virtual
+/// tables (RTREE, FTS) are filled through the virtual table; triggers fire as rows go in, with the
+/// SQL functions only Core Data registers (`NSCoreDataTriggerUpdateAffectedObjectValue`, ...)
+/// standing in as functions that return NULL. Core Data's conventions are kept: `Z_PK` counts up,
+/// `Z_ENT` names an entity of the table, `Z_PRIMARYKEY.Z_MAX` is the largest key, `Z_METADATA`
+/// carries the captured model hashes (in an XML plist, which Core Data reads like its binary one),
+/// and large blobs become files in `_EXTERNAL_DATA`.
+///
+/// For example:
+///
+/// ```swift
+/// let schema = try CatalogFolder(at: folder).schema(of: store)
+/// let report = try SchemaGenerator(schema: schema, seed: 7).generate(into: StoreFileSet(main: url), bytes: 20_000_000)
+/// ```
+public struct SchemaGenerator: Sendable {
+    public var schema: StoreSchema
+    public var seed: UInt64
+
+    public init(schema: StoreSchema, seed: UInt64) {
+        self.schema = schema
+        self.seed = seed
+    }
+
+    /// What was generated.
+    public struct Report: Sendable, Hashable, Codable {
+        /// Rows per table (and virtual table).
+        public var rows: [String: Int]
+        public var externalFiles: Int
+        public var externalBytes: Int64
+    }
+
+    /// Creates the store at `store.main` (which must not exist) with about `bytes` of data.
+    public func generate(into store: StoreFileSet, bytes: Int64) throws -> Report {
+        guard !FileManager.default.fileExists(atPath: store.main.path) else { throw GeneratorError.exists(path: store.main.path) }
+        let counts = rowCounts(for: bytes)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false
+        let functions = try stubFunctions()
+        configuration.prepareDatabase { db in
+            for function in functions { db.add(function: function) }
+        }
+        let queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
+        let external = schema.coreData != nil ? ExternalDataWriter(folder: store.supportFolder.appending(path: "_EXTERNAL_DATA")) : nil
+        var report = Report(rows: [:], externalFiles: 0, externalBytes: 0)
+        do {
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+            }
+            try queue.inTransaction { db in
+                for object in schema.objects where object.kind != .index { try create(object, in: db) }
+                let maker = ValueMaker(external: external)
+                for table in try insertionOrder(db) {
+                    report.rows[table] = try fill(table, rows: counts[table] ?? 0, maker: maker, in: db)
+                }
+                for object in schema.objects where object.kind == .index { try create(object, in: db) }
+                if schema.coreData != nil { try finishCoreData(db) }
+                return .commit
+            }
+            try queue.writeWithoutTransaction { db in
+                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = \(schema.journalMode == "wal" ? "WAL" : "DELETE")")
+            }
+            try queue.close()
+        } catch {
+            try? queue.close()
+            try? FileManager.default.removeItem(at: store.main)
+            throw error
+        }
+        report.externalFiles = external?.files ?? 0
+        report.externalBytes = external?.bytes ?? 0
+        return report
+    }
+
+    // MARK: Planning
+
+    /// Rows per table: the captured counts scaled so the store (and its external data) reaches
+    /// `bytes`. Core Data's bookkeeping tables keep their own counts.
+    func rowCounts(for bytes: Int64) -> [String: Int] {
+        let captured = schema.tables.values.reduce(Int64(0)) { $0 + max($1.bytes, Int64($1.rows) * 64) } + (schema.coreData?.externalBytes ?? 0)
+        let scale = Double(bytes) / Double(max(captured, 1))
+        var counts: [String: Int] = [:]
+        for (table, statistics) in schema.tables {
+            if schema.coreData != nil && ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(table) {
+                counts[table] = table == "Z_PRIMARYKEY" ? 0 : min(statistics.rows, 1)
+                continue
+            }
+            counts[table] = statistics.rows == 0 ? 0 : max(1, Int((Double(statistics.rows) * scale).rounded()))
+        }
+        return counts
+    }
+
+    /// Functions the triggers call that SQLite does not have (Core Data registers them in the app):
+    /// stand-ins that return NULL, so triggers fire while the rows go in.
+    func stubFunctions() throws -> [DatabaseFunction] {
+        let sql = schema.objects.filter { $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(separator: " ")
+        let names = Set(sql.matches(of: /([A-Za-z_][A-Za-z0-9_]*)\s*\(/).map { String($0.1) })
+        let known = try DatabaseQueue().read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT lower(name) FROM pragma_function_list")) }
+        let keywords: Set<String> = ["in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast", "case", "select", "from", "where", "begin", "end"]
+        // A table name before a column list matches too: a function of that name is harmless.
+        return names.filter { !known.contains($0.lowercased()) && !keywords.contains($0.lowercased()) }
+            .sorted()
+            .map { DatabaseFunction($0, argumentCount: nil, pure: false) { _ in nil } }
+    }
+
+    // MARK: Creating
+
+    private func create(_ object: StoreSchema.Object, in db: Database) throws {
+        do {
+            try db.execute(sql: object.sql)
+        } catch let error as DatabaseError {
+            throw GeneratorError.schema(object: object.name, message: error.message ?? "\(error)")
+        }
+    }
+
+    /// Tables parents first (declared foreign keys), then the rest in creation order.
+    private func insertionOrder(_ db: Database) throws -> [String] {
+        let tables = schema.tableNames
+        var parents: [String: Set<String>] = [:]
+        for table in tables where schema.objects.first(where: { $0.name == table })?.kind == .table {
+            let list = try Row.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
+            parents[table] = Set(list.map { $0["table"] as String }).subtracting([table])
+        }
+        var ordered: [String] = []
+        var placed: Set<String> = []
+        func place(_ table: String, _ depth: Int) {
+            guard !placed.contains(table), depth < 64 else { return }
+            for parent in (parents[table] ?? []).sorted() where tables.contains(parent) { place(parent, depth + 1) }
+            if placed.insert(table).inserted { ordered.append(table) }
+        }
+        for table in tables { place(table, 0) }
+        return ordered
+    }
+
+    // MARK: Filling
+
+    private func fill(_ table: String, rows: Int, maker: ValueMaker, in db: Database) throws -> Int {
+        guard rows > 0 else { return 0 }
+        let plans = try columnPlans(table, in: db)
+        guard !plans.isEmpty else { return 0 }
+        let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
+        let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
+        let statement = try db.makeStatement(sql: sql)
+        var random = SeededRandom(seed: seed ^ stableHash(table))
+        let rtree = isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
+        for row in 1...rows {
+            var values: [DatabaseValue] = []
+            values.reserveCapacity(plans.count)
+            if rtree {
+                values = rtreeRow(row, dimensions: (plans.count - 1) / 2, random: &random)
+            } else {
+                for plan in plans { values.append(try maker.value(plan, row: row, rows: rows, random: &random)) }
+            }
+            try insert(statement, values, table: table, plans: plans, row: row, rows: rows, maker: maker, random: &random)
+        }
+        return rows
+    }
+
+    /// Inserts one row; a CHECK the drawn values broke is retried with new values, then with the
+    /// plainest ones (NULL where allowed, 0 elsewhere).
+    private func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plans: [ColumnPlan], row: Int, rows: Int,
+                        maker: ValueMaker, random: inout SeededRandom) throws {
+        var values = values
+        for attempt in 0..<6 {
+            do {
+                try statement.execute(arguments: StatementArguments(values))
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && attempt < 5 {
+                values = try plans.map { plan in
+                    if case .rowNumber = plan.role { return row.databaseValue }
+                    if attempt == 4 { return plan.notNull ? 0.databaseValue : .null }
+                    return try maker.value(plan, row: row, rows: rows, random: &random)
+                }
+            } catch let error as DatabaseError {
+                throw GeneratorError.constraint(table: table, message: error.message ?? "\(error)")
+            }
+        }
+    }
+
+    private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {
+        var values: [DatabaseValue] = [row.databaseValue]
+        for _ in 0..<dimensions {
+            let low = random.unit() * 180 - 90
+            values += [low.databaseValue, (low + random.unit()).databaseValue]
+        }
+        return values
+    }
+
+    /// The plan of each column that takes a value (generated columns are left to SQLite).
+    private func columnPlans(_ table: String, in db: Database) throws -> [ColumnPlan] {
+        let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
+        let references = try Row.fetchAll(db, sql: "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
+        let unique = try uniqueColumns(table, in: db)
+        let keyCount = columns.filter { ($0["pk"] as Int) > 0 }.count
+        let statistics = schema.tables[table]?.columns ?? []
+        let entities = schema.coreData?.entities.filter { $0.table == table }.map(\.id) ?? []
+        var plans: [ColumnPlan] = []
+        for column in columns where (column["hidden"] as Int) == 0 {
+            let name: String = column["name"], declared: String = column["type"] ?? ""
+            let stats = statistics.first { $0.name == name } ?? ColumnStatistics(name: name, declaredType: declared, nullFraction: 0.1)
+            let role: ColumnPlan.Role
+            if (column["pk"] as Int) > 0 && (keyCount == 1 || (column["pk"] as Int) == 1) {
+                role = .rowNumber
+            } else if let reference = references.first(where: { ($0["from"] as String) == name }) {
+                let parent: String = reference["table"]
+                role = .reference(parentRows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent.quotedDatabaseIdentifier)") ?? 0)
+            } else if name == "Z_ENT" && !entities.isEmpty {
+                role = .entity(entities)
+            } else if name == "Z_OPT" && schema.coreData != nil {
+                role = .version
+            } else {
+                role = .statistics(unique: unique.contains(name) || (column["pk"] as Int) > 0)
+            }
+            plans.append(ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || (column["pk"] as Int) > 0,
+                                    statistics: stats, affinity: ColumnPlan.affinity(of: declared)))
+        }
+        return plans
+    }
+
+    /// Columns that a one-column UNIQUE index or constraint covers.
+    private func uniqueColumns(_ table: String, in db: Database) throws -> Set<String> {
+        var result: Set<String> = []
+        for index in schema.objects where index.kind == .index && index.table == table && index.sql.uppercased().hasPrefix("CREATE UNIQUE") {
+            if let open = index.sql.lastIndex(of: "("), let close = index.sql.lastIndex(of: ")"), open < close {
+                let columns = index.sql[index.sql.index(after: open)..<close].split(separator: ",")
+                for column in columns { result.insert(column.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]")) } ?? "") }
+            }
+        }
+        for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table]) {
+            for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?)", arguments: [index["name"] as String]) { result.insert(column) }
+        }
+        return result
+    }
+
+    // MARK: Core Data
+
+    /// `Z_PRIMARYKEY` lists every entity with its largest key; `Z_METADATA` carries the captured
+    /// model's version hashes and identifiers in a binary plist, as Core Data writes it.
+    private func finishCoreData(_ db: Database) throws {
+        guard let facts = schema.coreData else { return }
+        if try db.tableExists("Z_PRIMARYKEY") {
+            try db.execute(sql: "DELETE FROM Z_PRIMARYKEY")
+            for entity in facts.entities {
+                var max = 0
+                if try db.tableExists(entity.table), try db.columns(in: entity.table).contains(where: { $0.name == "Z_PK" }) {
+                    max = try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedDatabaseIdentifier)") ?? 0
+                }
+                try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                               arguments: [entity.id, entity.name, entity.superID, max])
+            }
+        }
+        if try db.tableExists("Z_METADATA") {
+            var random = SeededRandom(seed: seed ^ 0x4D45_5441)
+            let uuid = random.uuid()
+            var hashes: [String: Data] = [:]
+            for (entity, hash) in facts.versionHashes { hashes[entity] = Data(base64Encoded: hash) ?? Data() }
+            let plist: [String: Any] = ["NSStoreModelVersionHashes": hashes, "NSStoreModelVersionIdentifiers": facts.versionIdentifiers,
+                                        "NSStoreType": "SQLite", "NSStoreUUID": uuid, "_NSAutoVacuumLevel": "2"]
+            // XML: its writer sorts the keys, so the same seed gives the same bytes (the binary
+            // writer follows the dictionary's order, which changes from run to run).
+            let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+            try db.execute(sql: "DELETE FROM Z_METADATA")
+            try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
+        }
+    }
+}
+
+/// Why a store could not be generated.
+public enum GeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
+    case exists(path: String)
+    case schema(object: String, message: String)
+    case constraint(table: String, message: String)
+
+    public var description: String {
+        switch self {
+        case .exists(let path): "\(path) already exists; the generator writes new stores only"
+        case .schema(let object, let message): "cannot create \(object) of the captured schema: \(message)"
+        case .constraint(let table, let message): "no row satisfying the constraints of \(table) could be made: \(message)"
+        }
+    }
+}

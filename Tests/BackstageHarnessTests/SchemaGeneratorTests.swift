@@ -1,0 +1,71 @@
+import Backstage
+import BackstageFixtures
+import BackstageHarness
+import BackstageTestSupport
+import Foundation
+import Testing
+
+@Suite struct SchemaGeneratorTests {
+    /// The schema of a real store from ../shared, captured from a copy.
+    static func captured(_ store: SharedStores.Store) throws -> StoreSchema {
+        let scratch = try TemporaryDirectory()
+        return try StoreCapture.capture(try SharedStores.copy(store, into: scratch.url))
+    }
+
+    /// integrity_check, foreign_key_check, the FTS/RTREE checks and the schema, read by Python from a copy.
+    static func verdict(_ store: StoreFileSet) throws -> [String: String] {
+        let copy = try TemporaryDirectory()
+        try FileManager.default.copyItem(at: store.main, to: copy.url.appending(path: "s.sqlite"))
+        if FileManager.default.fileExists(atPath: store.sidecar(.wal).path) {
+            try FileManager.default.copyItem(at: store.sidecar(.wal), to: copy.url.appending(path: "s.sqlite-wal"))
+        }
+        let result = try PythonSQLite.run("""
+            import sqlite3, sys, json, hashlib
+            c = sqlite3.connect(sys.argv[1])
+            out = {"integrity": c.execute("pragma integrity_check").fetchone()[0],
+                   "foreignKeys": str(len(c.execute("pragma foreign_key_check").fetchall())),
+                   "schema": hashlib.sha256("\\n".join(sorted(r[0] for r in c.execute("select sql from sqlite_master where sql is not null"))).encode()).hexdigest()}
+            for (name, sql) in c.execute("select name, sql from sqlite_master where sql like 'CREATE VIRTUAL TABLE%'").fetchall():
+                if "RTREE" in sql.upper():
+                    out["rtree:" + name] = str(c.execute("select rtreecheck(?)", (name,)).fetchone()[0])
+            rows = 0
+            for (t,) in c.execute("select name from sqlite_master where type = 'table'").fetchall():
+                rows += c.execute('select count(*) from "%s"' % t).fetchone()[0]
+            out["rows"] = str(rows)
+            print(json.dumps(out))
+            """, [copy.url.appending(path: "s.sqlite").path])
+        guard result.status == 0 else { throw Failure(result.stderr) }
+        return try JSONDecoder().decode([String: String].self, from: Data(result.stdout.utf8))
+    }
+
+    @Test(arguments: SharedStores.Store.allCases)
+    func aGeneratedStoreOfARealSchemaIsSoundAndHasThatSchema(store: SharedStores.Store) throws {
+        let schema = try Self.captured(store)
+        let scratch = try TemporaryDirectory()
+        let original = try SharedStores.copy(store, into: scratch.url)
+        let generated = StoreFileSet(main: scratch.url.appending(path: "generated.sqlite"))
+
+        let report = try SchemaGenerator(schema: schema, seed: 42).generate(into: generated, bytes: 3_000_000)
+
+        let verdict = try Self.verdict(generated)
+        #expect(verdict["integrity"] == "ok")
+        #expect(verdict["foreignKeys"] == "0")
+        for (key, value) in verdict where key.hasPrefix("rtree:") { #expect(value == "ok", "\(key)") }
+        #expect(verdict["schema"] == (try Self.verdict(original))["schema"], "every table, index, trigger and view as the app created them")
+        #expect(report.rows.values.reduce(0, +) > schema.tables.values.reduce(0) { $0 + $1.rows }, "scaled up from the capture")
+        let size = try FileManager.default.attributesOfItem(atPath: generated.main.path)[.size] as? Int64 ?? 0
+        #expect(size + report.externalBytes > 1_500_000 && size + report.externalBytes < 4_500_000, "within ±50 % of 3 MB: \(size)")
+    }
+
+    @Test func theSameSeedGivesTheSameRowsAndAnotherSeedOthers() throws {
+        let schema = try Self.captured(.notes)
+        let scratch = try TemporaryDirectory()
+        let stores = (1...3).map { StoreFileSet(main: scratch.url.appending(path: "g\($0).sqlite")) }
+        _ = try SchemaGenerator(schema: schema, seed: 5).generate(into: stores[0], bytes: 500_000)
+        _ = try SchemaGenerator(schema: schema, seed: 5).generate(into: stores[1], bytes: 500_000)
+        _ = try SchemaGenerator(schema: schema, seed: 6).generate(into: stores[2], bytes: 500_000)
+        let digests = try stores.map { try StoreDigest.tables(of: $0) }
+        #expect(digests[0] == digests[1])
+        #expect(digests[0] != digests[2])
+    }
+}
