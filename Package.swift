@@ -38,7 +38,7 @@ let package = Package(
             dependencies: ["Backstage"],
             path: "Fixtures",
             exclude: ["README.md"],
-            resources: [.copy("Layouts"), .copy("Plans"), .copy("Schema")]
+            resources: [.copy("Notes")]
         ),
         .target(
             name: "BackstageHarness",

@@ -43,6 +43,18 @@ public struct CatalogFolder: Sendable {
         }
     }
 
+    /// The sample Notes app's catalog (versions v1–v4), bundled with Backstage: what every command
+    /// uses without `--catalog`, and a worked example of the format.
+    public static func notes() throws -> CatalogFolder {
+        guard let base = Bundle.module.resourceURL else { throw CatalogError.unreadable(path: "Notes", reason: "the bundled catalog is missing") }
+        return try CatalogFolder(at: base.appending(path: "Notes"))
+    }
+
+    /// The catalog at `url`, or the bundled Notes catalog when `url` is nil.
+    public static func at(_ url: URL?) throws -> CatalogFolder {
+        try url.map { try CatalogFolder(at: $0) } ?? notes()
+    }
+
     /// A new catalog to be written at `url`.
     public init(creating url: URL, manifest: CatalogManifest) {
         self.url = url

@@ -63,13 +63,17 @@ public struct CatalogStore: Sendable, Hashable, Codable {
     public var tables: [String]
     /// True for the store the app writes to.
     public var writable: Bool?
+    /// The table the app adds rows to (where a killed writer's last rows go); by default the one
+    /// with the most rows.
+    public var mainTable: String?
     /// The file holding its ``StoreSchema``, relative to the catalog folder.
     public var schema: String
 
-    public init(location: ContainerLocation, tables: [String], writable: Bool? = nil, schema: String) {
+    public init(location: ContainerLocation, tables: [String], writable: Bool? = nil, mainTable: String? = nil, schema: String) {
         self.location = location
         self.tables = tables
         self.writable = writable
+        self.mainTable = mainTable
         self.schema = schema
     }
 }

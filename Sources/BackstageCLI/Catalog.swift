@@ -19,7 +19,7 @@ struct Catalog: AsyncParsableCommand {
             Example:
               backstage catalog init Cookbook --from ~/Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
             """,
-        subcommands: [CatalogInit.self, CatalogShow.self, CatalogCheckCommand.self]
+        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogShow.self, CatalogCheckCommand.self]
     )
 }
 
@@ -178,5 +178,46 @@ struct CatalogCheckCommand: AsyncParsableCommand {
             for problem in problems { Output.out(problem.description) }
         }
         if !problems.isEmpty { throw ExitCode(ExitStatus.checkFailed) }
+    }
+}
+
+struct CatalogAddVersion: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-version",
+        abstract: "Add the version a plan reaches from the catalog's newest one.",
+        discussion: """
+            The plan is run for real on a small generated container of the newest version; every store it \
+            leaves is captured as the new version's, and the plan is copied into the catalog. When the plan \
+            names a store or table that is not there, or leaves a table unaccounted for, nothing is written \
+            and each problem is printed (exit 1).
+
+            Example:
+              backstage catalog add-version Cookbook v2 --plan v1-to-v2.json
+            """
+    )
+
+    @Argument(help: "The catalog folder.", completion: .directory)
+    var directory: String
+
+    @Argument(help: "The new version's name.")
+    var name: String
+
+    @Option(help: "The plan that reaches it from the newest version.", completion: .file(extensions: ["json"]))
+    var plan: String
+
+    @Option(help: "The store the new version's app writes to (default: the one that received the previous app's main table).")
+    var writable: ContainerLocation?
+
+    @Option(help: "What changed in this version, for people.")
+    var summary: String?
+
+    func run() async throws {
+        var catalog = try CatalogFolder(at: URL(filePath: directory))
+        let outcome = try CatalogBuilder.addVersion(name, plan: URL(filePath: plan), summary: summary, writable: writable, to: &catalog, executable: Executable.url)
+        guard outcome.problems.isEmpty else {
+            for problem in outcome.problems { Output.out(problem.description) }
+            throw ExitCode(ExitStatus.checkFailed)
+        }
+        Output.out(try CatalogShow.render(catalog))
     }
 }

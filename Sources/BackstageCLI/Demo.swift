@@ -71,7 +71,7 @@ struct Demo: AsyncParsableCommand {
         say("1. Building the version-1 container of the sample Notes app in \(root.path)")
         let spec = FixtureSpec(layout: "v1", size: FixtureSpec.parseSize(size) ?? 2_000_000, state: .walPending, seed: 1)
         _ = try await timed("build") {
-            try FixtureGenerator(executable: Executable.url).generate(spec, at: root)
+            try FixtureGenerator(executable: Executable.url, catalog: try CatalogFolder.notes()).generate(spec, at: root)
         }
         let before = try StoreInspector.rowCounts(of: v1)["ZNOTE"] ?? 0
         let mainOnly = try StoreInspector.rowCounts(of: v1, includingWAL: false)["ZNOTE"] ?? 0
@@ -86,7 +86,7 @@ struct Demo: AsyncParsableCommand {
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         var reports: [UpgradeReport] = []
         try await timed("upgrade") {
-            for plan in try FixtureCatalog.chain(from: "v1", to: "v4") {
+            for (plan, _) in try CatalogFolder.notes().chain(from: "v1", to: "v4") {
                 for try await event in upgrader.run(plan) {
                     switch event {
                     case .progress(let p): progress.update("   \(plan.name)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: p.phase.rawValue)

@@ -5,18 +5,29 @@ import BackstageHarness
 import Foundation
 
 extension FixtureState: ExpressibleByArgument {}
-extension NotesWriter.Ending: ExpressibleByArgument {}
+extension SchemaGenerator.Ending: ExpressibleByArgument {}
+
+/// `--catalog DIR`: an app's catalog; without it, the bundled Notes sample.
+struct CatalogOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The app's catalog folder (made with `backstage catalog init`); default: the bundled Notes sample.", valueName: "dir"),
+            completion: .directory)
+    var catalog: String?
+
+    func load() throws -> CatalogFolder {
+        try CatalogFolder.at(catalog.map { URL(filePath: $0, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL })
+    }
+}
 
 struct Fixture: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write the container an old version of the sample Notes app left behind.",
+        abstract: "Write the container an old version of an app left behind.",
         discussion: """
-            Layouts v1–v4 come from the fixture catalog (Fixtures/): v1 keeps Notes.sqlite in Documents, \
-            v2 in Application Support, v3 splits it into UserData.sqlite and Caches/Cache.sqlite, v4 keeps \
-            one store per account. Later versions are built by running the catalog's upgrade plans from v1. \
-            States are made for real: wal-pending and hot-journal by a writer process killed with SIGKILL, \
-            interrupted by an upgrade killed mid-step, orphan-sidecars by a killed writer whose database is \
-            then deleted. The same seed gives the same content.
+            The layouts come from a catalog (--catalog; the bundled Notes sample by default, versions v1–v4). \
+            The first version's stores are generated from their captured schemas at --size; later versions \
+            are built by running the catalog's upgrade plans from the first. States are made for real: \
+            wal-pending and hot-journal by a writer process killed with SIGKILL, interrupted by an upgrade \
+            killed mid-step, orphan-sidecars by a killed writer whose database is then deleted. The same \
+            seed gives the same content.
 
             Example:
               backstage fixture /tmp/notes-v1 --layout v1 --size 2MB --state wal-pending --seed 7 --json
@@ -26,7 +37,9 @@ struct Fixture: AsyncParsableCommand {
     @Argument(help: "The folder to create (it must not exist or be empty).", completion: .directory)
     var directory: String
 
-    @Option(help: "The app version whose layout to write: v1, v2, v3 or v4.")
+    @OptionGroup var catalogOption: CatalogOption
+
+    @Option(help: "The version whose layout to write (the Notes sample: v1, v2, v3 or v4).")
     var layout: String = "v1"
 
     @Option(help: "Approximate size of the stores and their external data, such as 500KB, 2MB, 1GB.")
@@ -42,46 +55,55 @@ struct Fixture: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard FixtureCatalog.versions.contains(layout) else { throw ValidationError("--layout must be one of \(FixtureCatalog.versions.joined(separator: ", ")).") }
         guard FixtureSpec.parseSize(size) != nil else { throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.") }
+        if catalogOption.catalog == nil, let notes = try? CatalogFolder.notes(), !notes.manifest.versions.contains(where: { $0.name == layout }) {
+            throw ValidationError("--layout must be one of \(notes.manifest.versions.map(\.name).joined(separator: ", ")).")
+        }
     }
 
     func run() async throws {
+        let catalog = try catalogOption.load()
+        let version = try catalog.version(layout)
         let root = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
         let started = ContinuousClock.now
-        let executable = Executable.url
-        let notes = try FixtureGenerator(executable: executable).generate(spec, at: root)
+        let rows = try FixtureGenerator(executable: Executable.url, catalog: catalog).generate(spec, at: root)
         let elapsed = ContinuousClock.now - started
         if json {
-            try Output.json(try FixtureManifest.read(container: .iOSSandbox(root: root), spec: spec, notes: notes))
+            try Output.json(try FixtureManifest.read(container: .iOSSandbox(root: root), spec: spec, rows: rows))
             return
         }
-        var lines = ["\(layout) container, state \(state.rawValue), seed \(seed), \(notes) notes, at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
-        for store in try FixtureCatalog.layout(layout).stores {
-            lines.append("  \(store.store): \(store.tables.joined(separator: ", "))")
+        var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in the app's main table, at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
+        for store in version.stores {
+            lines.append("  \(store.location): \(store.tables.joined(separator: ", "))")
         }
         lines.append("  run with --json for per-table row counts and content hashes")
         Output.out(lines.joined(separator: "\n"))
     }
 }
 
-/// The killed writer of the fixture states: writes notes, then dies as asked. Runs in a child process.
+/// The killed writer of the fixture states: appends rows to a store of a catalog, then closes or
+/// dies as asked. Runs in a child process.
 struct FixtureWriter: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fixture-writer",
-        abstract: "Write sample notes into a store, then close or die by SIGKILL.",
+        abstract: "Append generated rows to a store, then close or die by SIGKILL.",
         shouldDisplay: false
     )
 
     @Argument var store: String
+    @Option var catalog: String
+    /// The store's schema file, relative to the catalog.
+    @Option var schema: String
     @Option var seed: UInt64 = 1
-    @Option var first = 1
-    @Option var count = 100
-    @Option var tail = 10
-    @Option var ending: NotesWriter.Ending = .close
+    @Option var rows = 10
+    @Option var ending: SchemaGenerator.Ending = .close
 
     func run() throws {
-        try NotesWriter(store: StoreFileSet(main: URL(filePath: store)), seed: seed).write(first: first, count: count, tail: tail, ending: ending)
+        let folder = try CatalogFolder(at: URL(filePath: catalog))
+        guard let entry = folder.manifest.versions.flatMap(\.stores).first(where: { $0.schema == schema }) else {
+            throw CatalogError.unreadable(path: schema, reason: "no store of the catalog has this schema file")
+        }
+        try SchemaGenerator(schema: try folder.schema(of: entry), seed: seed, mainTable: entry.mainTable).append(to: StoreFileSet(main: URL(filePath: store)), rows: rows, ending: ending)
     }
 }

@@ -20,10 +20,12 @@ struct Simulate: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The layout to start from.")
+    @OptionGroup var catalogOption: CatalogOption
+
+    @Option(help: "The version to start from.")
     var from = "v1"
 
-    @Option(help: "The layout to upgrade to.")
+    @Option(help: "The version to upgrade to.")
     var to = "v4"
 
     @Option(help: "Comma-separated fixture sizes, such as 500KB,2MB.")
@@ -54,10 +56,12 @@ struct Simulate: AsyncParsableCommand {
     var parsedStates: [FixtureState] { states == "all" ? FixtureState.allCases : states.split(separator: ",").compactMap { FixtureState(rawValue: String($0)) } }
 
     func validate() throws {
-        for version in [from, to] where !FixtureCatalog.versions.contains(version) {
-            throw ValidationError("\(version) is not a layout: use \(FixtureCatalog.versions.joined(separator: ", ")).")
+        if catalogOption.catalog == nil, let versions = try? CatalogFolder.notes().manifest.versions.map(\.name) {
+            for version in [from, to] where !versions.contains(version) {
+                throw ValidationError("\(version) is not a version of the Notes sample: use \(versions.joined(separator: ", ")).")
+            }
+            if let a = versions.firstIndex(of: from), let b = versions.firstIndex(of: to), a > b { throw ValidationError("--from must not be newer than --to.") }
         }
-        guard FixtureCatalog.versions.firstIndex(of: from)! <= FixtureCatalog.versions.firstIndex(of: to)! else { throw ValidationError("--from must not be newer than --to.") }
         guard parsedSizes.count == sizes.split(separator: ",").count, !parsedSizes.isEmpty else { throw ValidationError("--sizes \(sizes): write sizes such as 500KB,2MB.") }
         guard states == "all" || parsedStates.count == states.split(separator: ",").count else {
             throw ValidationError("--states \(states): use all or some of \(FixtureState.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -74,7 +78,7 @@ struct Simulate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var simulator = Simulator(executable: Executable.url)
+        var simulator = Simulator(executable: Executable.url, catalog: try catalogOption.load())
         simulator.seed = seed
         simulator.budget = budget
         if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }

@@ -12,7 +12,7 @@ struct Upgrade: AsyncParsableCommand {
             with --budget, the launch watchdog's budget.
 
             Example:
-              backstage upgrade ~/Containers/MyApp --plan Fixtures/Plans/v1-to-v2.json --dry-run
+              backstage upgrade ~/Containers/MyApp --plan Fixtures/Notes/plans/v1-to-v2.json --dry-run
             """
     )
 

@@ -5,9 +5,15 @@ import BackstageTestSupport
 import Foundation
 import Testing
 
-func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, seed: UInt64 = 11, in directory: TemporaryDirectory) throws -> (AppContainer, FixtureManifest) {
+/// The generator of the bundled Notes catalog (or of `catalog`), run by the tests' `backstage`.
+func fixtureGenerator(_ catalog: CatalogFolder? = nil) throws -> FixtureGenerator {
+    FixtureGenerator(executable: URL(filePath: backstageExecutable), catalog: try catalog ?? CatalogFolder.notes())
+}
+
+func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, seed: UInt64 = 11, catalog: CatalogFolder? = nil,
+              in directory: TemporaryDirectory) throws -> (AppContainer, FixtureManifest) {
     let root = directory.url.appending(path: "\(layout)-\(state.rawValue)-\(seed)")
-    let manifest = try FixtureManifest.generate(FixtureSpec(layout: layout, size: size, state: state, seed: seed), at: root, executable: URL(filePath: backstageExecutable))
+    let manifest = try FixtureManifest.generate(FixtureSpec(layout: layout, size: size, state: state, seed: seed), at: root, with: try fixtureGenerator(catalog))
     return (.iOSSandbox(root: root), manifest)
 }
 
@@ -21,7 +27,7 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
     @Test func theSameSeedGivesTheSameContainerAndAnotherSeedDoesNot() throws {
         let scratch = try TemporaryDirectory()
         let (_, first) = try generate("v3", .clean, seed: 5, in: scratch)
-        let again = try FixtureManifest.generate(FixtureSpec(layout: "v3", size: 200_000, state: .clean, seed: 5), at: scratch.url.appending(path: "again"), executable: URL(filePath: backstageExecutable))
+        let again = try FixtureManifest.generate(FixtureSpec(layout: "v3", size: 200_000, state: .clean, seed: 5), at: scratch.url.appending(path: "again"), with: try fixtureGenerator())
         let (_, other) = try generate("v3", .clean, seed: 6, in: scratch)
         #expect(first.stores == again.stores && first.documents == again.documents)
         #expect(first.stores != other.stores)
@@ -34,12 +40,9 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
         let scratch = try TemporaryDirectory()
         let (container, _) = try generate("v1", .clean, size: size, in: scratch)
         let store = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
-        let bytes = [store.main, store.supportFolder].reduce(Int64(0)) { total, url in
-            total + (FileManager.default.subpaths(atPath: url.path) ?? [""]).reduce(Int64(0)) { sum, sub in
-                let path = sub.isEmpty ? url.path : url.path + "/" + sub
-                return sum + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0)
-            }
-        }
+        // The database file itself, and every file of its support folder (subpaths of a file is empty on Linux).
+        let files = [store.main.path] + (FileManager.default.subpaths(atPath: store.supportFolder.path) ?? []).map { store.supportFolder.path + "/" + $0 }
+        let bytes = files.reduce(Int64(0)) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int64) ?? 0) }
         #expect(Double(bytes) > Double(size) * 0.5 && Double(bytes) < Double(size) * 1.5, "\(bytes) bytes for \(size)")
     }
 
@@ -47,7 +50,7 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
     func walPendingReallyHasCommittedRowsOnlyInTheWAL(layout: String) throws {
         let scratch = try TemporaryDirectory()
         let (container, manifest) = try generate(layout, .walPending, in: scratch)
-        let store = try #require(try FixtureCatalog.layout(layout).writableStore).store
+        let store = try #require(try CatalogFolder.notes().version(layout).writableStore).location
         let set = StoreFileSet(main: store.url(in: container))
         let withWAL = try PythonSQLite.inspect(set, table: "ZNOTE", titleColumn: "ZTITLE")
         let mainOnly = try PythonSQLite.inspect(set, table: "ZNOTE", titleColumn: "ZTITLE", includingWAL: false)
@@ -58,22 +61,25 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
     @Test(arguments: ["v1", "v2", "v4"])
     func hotJournalReallyHasAHotJournal(layout: String) throws {
         let scratch = try TemporaryDirectory()
-        let (container, _) = try generate(layout, .hotJournal, in: scratch)
-        let store = StoreFileSet(main: try #require(try FixtureCatalog.layout(layout).writableStore).store.url(in: container))
+        let (container, manifest) = try generate(layout, .hotJournal, in: scratch)
+        let location = try #require(try CatalogFolder.notes().version(layout).writableStore).location
+        let store = StoreFileSet(main: location.url(in: container))
         let journal = try Data(contentsOf: store.sidecar(.journal))
         #expect(Array(journal.prefix(8)) == [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7], "a journal with a valid header")
-        // The database file alone holds pages of the transaction that never committed...
+        // The database file holds pages of the transaction that never committed: rolling the journal
+        // back (on a copy) changes its bytes...
         let raw = try PythonSQLite.run("""
-            import sqlite3, sys, shutil, tempfile, os
-            d = tempfile.mkdtemp(); shutil.copy(sys.argv[1], d)
-            c = sqlite3.connect(os.path.join(d, os.path.basename(sys.argv[1])))
-            try: print(c.execute("select count(*) from ZNOTE where ZTITLE like 'uncommitted%'").fetchone()[0])
-            except Exception as e: print("damaged")
+            import sqlite3, sys, shutil, tempfile, os, hashlib
+            d = tempfile.mkdtemp(); main = os.path.join(d, "s.sqlite")
+            shutil.copy(sys.argv[1], main); shutil.copy(sys.argv[1] + "-journal", main + "-journal")
+            before = hashlib.sha256(open(main, "rb").read()).hexdigest()
+            c = sqlite3.connect(main); c.execute("select count(*) from sqlite_master").fetchone(); c.close()
+            print(before != hashlib.sha256(open(main, "rb").read()).hexdigest(), os.path.exists(main + "-journal"))
             """, [store.main.path])
-        #expect(raw.stdout != "0\n", "the killed transaction reached the database file")
-        // ...which the journal rolls back.
+        #expect(raw.stdout == "True False\n", "the killed transaction reached the database file and the journal undid it: \(raw.stdout)")
+        // ...leaving exactly the committed rows.
         let rolledBack = try PythonSQLite.inspect(store, table: "ZNOTE", titleColumn: "ZTITLE")
-        #expect(!rolledBack.titles.contains { $0.hasPrefix("uncommitted") } && rolledBack.integrity == "ok")
+        #expect(rolledBack.rows == manifest.stores[location.description]?["ZNOTE"]?.rows && rolledBack.integrity == "ok")
     }
 
     @Test(arguments: ["v1", "v3"])
@@ -86,7 +92,7 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
         let journal = try decoder.decode(UpgradeJournal.self, from: data)
         #expect(journal.step == (layout == "v3" ? .split : .relocate))
         #expect(journal.phase != .done)
-        #expect(Upgrader.needsUpgrade(container, try FixtureCatalog.chain(from: "v1", to: "v4")[0]))
+        #expect(Upgrader.needsUpgrade(container, try CatalogFolder.notes().chain(from: "v1", to: "v4")[0].plan))
     }
 
     @Test func bothLocationsAndOrphanSidecarsAreWhatTheySay() throws {
@@ -108,11 +114,11 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
         let (container, manifest) = try generate("v1", state, in: scratch)
         let notes = try #require(manifest.stores["documents/Notes.sqlite"]?["ZNOTE"])
 
-        for plan in try FixtureCatalog.chain(from: "v1", to: "v4") {
+        for (plan, _) in try CatalogFolder.notes().chain(from: "v1", to: "v4") {
             try await Upgrader(container: container).upgrade(plan)
         }
 
-        let v4 = try FixtureManifest.read(container: container, spec: manifest.spec, notes: manifest.notes)
+        let v4 = try FixtureManifest.read(container: container, spec: manifest.spec, rows: manifest.rows)
         let kept = try #require(v4.stores["applicationSupport/Accounts/1001/UserData.sqlite"])
         #expect(kept["ZNOTE"]?.rows == notes.rows)
         #expect(kept["ZFOLDER"] == manifest.stores["documents/Notes.sqlite"]?["ZFOLDER"])
@@ -120,6 +126,6 @@ func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, se
         #expect(v4.stores["caches/Cache.sqlite"]?["ZTHUMBNAIL"] == manifest.stores["documents/Notes.sqlite"]?["ZTHUMBNAIL"])
         #expect(v4.documents == manifest.documents.filter { !$0.path.hasPrefix("Notes Backup") })
         #expect(try Auditor(container: container).audit().isClean)
-        for plan in try FixtureCatalog.chain(from: "v1", to: "v4") { #expect(!Upgrader.needsUpgrade(container, plan)) }
+        for (plan, _) in try CatalogFolder.notes().chain(from: "v1", to: "v4") { #expect(!Upgrader.needsUpgrade(container, plan)) }
     }
 }

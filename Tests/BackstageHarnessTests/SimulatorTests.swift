@@ -9,7 +9,7 @@ import Testing
     static let soak = ProcessInfo.processInfo.environment["BACKSTAGE_SOAK"] != nil
 
     @Test func theCrashPointsCoverEveryBoundaryOfTheChain() throws {
-        let points = try Simulator.crashPoints(from: "v1", to: "v4")
+        let points = try Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes()).crashPoints(from: "v1", to: "v4")
         #expect(points.count == 28)
         #expect(points.first == "relocate:preflight@1" && points.contains("relocate:committed@2"))
         #expect(points.contains("split:verified@1") && points.contains("migrateSchema:migrating@1"))
@@ -18,7 +18,7 @@ import Testing
     @Test func aPlanThatLosesRowsFailsNamingTheTable() throws {
         let scratch = try TemporaryDirectory()
         let plan = try lossyPlan(in: scratch.url)
-        var simulator = Simulator(executable: URL(filePath: backstageExecutable))
+        var simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
         simulator.plans = [plan]
         let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [200_000], states: [.walPending], crashPoints: .count(2))
         #expect(runs.count == 2)
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func killsAtRandomInstantsAreRepairedToo() throws {
-        var simulator = Simulator(executable: URL(filePath: backstageExecutable))
+        var simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
         simulator.randomKills = Self.soak ? 100 : 4
         let runs = try simulator.simulate(from: "v1", to: "v4", sizes: [Self.soak ? 5_000_000 : 400_000], states: [.walPending], crashPoints: .none)
         #expect(runs.count == 1 + simulator.randomKills)
@@ -40,7 +40,7 @@ import Testing
 
     @Test func theWholeV1ToV4MatrixPassesWithACrashAtEveryBoundary() throws {
         let sizes: [Int64] = Self.soak ? [2_000_000, 20_000_000] : [150_000]
-        let runs = try Simulator(executable: URL(filePath: backstageExecutable))
+        let runs = try Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
             .simulate(from: "v1", to: "v4", sizes: sizes, states: FixtureState.allCases, crashPoints: .all)
         #expect(runs.count == 28 * FixtureState.allCases.count * sizes.count)
         let crashed = runs.filter { $0.crashed }.count

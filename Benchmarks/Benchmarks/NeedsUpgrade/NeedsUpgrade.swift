@@ -17,7 +17,7 @@ let benchmarks: @Sendable () -> Void = {
         scratch.remove()
     })) { benchmark in
         let container = AppContainer.iOSSandbox(root: root)
-        let plans = try FixtureCatalog.chain(from: "v1", to: "v4")
+        let plans = try CatalogFolder.notes().chain(from: "v1", to: "v4").map(\.plan)
         for _ in benchmark.scaledIterations {
             for plan in plans { blackHole(Upgrader.needsUpgrade(container, plan)) }
         }

@@ -1,4 +1,5 @@
 import Backstage
+import BackstageFixtures
 import Foundation
 
 /// Measures migration and export speed against the baselines a developer would compare with,
@@ -102,7 +103,7 @@ public struct BenchRunner {
         let folder = workspace.appending(path: "data-\(size)", directoryHint: .isDirectory)
         let container = folder.appending(path: "store", directoryHint: .isDirectory)
         if !FileManager.default.fileExists(atPath: container.path) {
-            _ = try FixtureGenerator(executable: executable).generate(FixtureSpec(layout: "v1", size: size, state: .clean, seed: 1), at: container)
+            _ = try FixtureGenerator(executable: executable, catalog: try CatalogFolder.notes()).generate(FixtureSpec(layout: "v1", size: size, state: .clean, seed: 1), at: container)
         }
         let store = container.appending(path: "Documents/Notes.sqlite").path
         let support = container.appending(path: "Documents/.Notes_SUPPORT").path

@@ -52,6 +52,8 @@ public enum CatalogCheck {
         func problem(_ message: String) { problems.append(CatalogProblem(version: to.name, message: message)) }
         var stores: [ContainerLocation: Set<String>] = [:]
         for store in from.stores { stores[store.location, default: []].formUnion(store.tables) }
+        // Stores a migration ran on: its SQL may create or drop tables (and GRDB adds grdb_migrations).
+        var migrated: Set<ContainerLocation> = []
         for (index, step) in plan.steps.enumerated() {
             let where_ = "plan \(plan.name), step \(index + 1) (\(step.kind))"
             switch step {
@@ -61,13 +63,17 @@ public enum CatalogCheck {
                     continue
                 }
                 stores[relocate.to, default: []].formUnion(tables)
+                if migrated.remove(relocate.from) != nil { migrated.insert(relocate.to) }
             case .split(let split):
                 guard let tables = stores.removeValue(forKey: split.store) else {
                     problem("\(where_) splits \(split.store), which is not there at that step")
                     continue
                 }
-                var placed: Set<String> = []
+                // Core Data's bookkeeping goes to every target, as the split step does.
+                let bookkeeping = tables.intersection(["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"])
+                var placed: Set<String> = bookkeeping
                 for target in split.into {
+                    stores[target.store, default: []].formUnion(bookkeeping)
                     for table in target.tables where !tables.contains(table) {
                         problem("\(where_) puts table \(table) in \(target.store), but \(split.store) has no table \(table)")
                     }
@@ -82,6 +88,7 @@ public enum CatalogCheck {
                 }
             case .migrateSchema(let migrate):
                 if stores[migrate.store] == nil { problem("\(where_) migrates \(migrate.store), which is not there at that step") }
+                migrated.insert(migrate.store)
             case .quarantine:
                 break
             }
@@ -89,6 +96,7 @@ public enum CatalogCheck {
         for store in to.stores {
             let declared = Set(store.tables)
             let arrived = stores.removeValue(forKey: store.location) ?? []
+            if migrated.contains(store.location) { continue }
             for table in declared.subtracting(arrived).sorted() where !from.stores.isEmpty {
                 if arrived.isEmpty && !stores.values.contains(where: { $0.contains(table) }) {
                     problem("\(store.location) declares table \(table), but the plan brings it nowhere")

@@ -2,26 +2,31 @@ import Backstage
 import BackstageFixtures
 import Foundation
 
-/// Builds the container an old version of the sample app left behind, for real: stores written by
-/// the app's own write pattern, later versions reached by running the catalog's upgrade plans, and
-/// each state made by what causes it in the field — a writer process killed by SIGKILL, an upgrade
-/// killed mid-step.
+/// Builds the container an old version of an app left behind, for real, from its catalog: the
+/// first version's stores made by the ``SchemaGenerator`` from their captured schemas, later
+/// versions reached by running the catalog's own upgrade plans, and each state made by what causes
+/// it in the field — a writer process killed by SIGKILL, an upgrade killed mid-step.
 public struct FixtureGenerator: Sendable {
     /// The `backstage` executable: killed writers and killed upgrades run in child processes.
     public var executable: URL
+    /// The app whose layouts are built (the bundled Notes sample by default).
+    public var catalog: CatalogFolder
 
-    public init(executable: URL) {
+    public init(executable: URL, catalog: CatalogFolder) {
         self.executable = executable
+        self.catalog = catalog
     }
 
     /// Generates `spec` into `root`, which must not exist or be empty.
     ///
-    /// - returns: The number of committed notes in the app's store. Read the container's
-    ///   ``FixtureManifest`` with ``FixtureManifest/read(container:spec:notes:)`` when you need it:
-    ///   it copies and hashes every store, which costs more than writing it.
+    /// - returns: The rows of the app's main table in the store it writes to (a killed writer's
+    ///   committed rows included). Read the container's ``FixtureManifest`` with
+    ///   ``FixtureManifest/read(container:spec:rows:)`` when you need it: it copies and hashes every
+    ///   store, which costs more than writing it.
     @discardableResult
     public func generate(_ spec: FixtureSpec, at root: URL) throws -> Int {
-        let layout = try FixtureCatalog.layout(spec.layout)
+        let version = try catalog.version(spec.layout)
+        guard let first = catalog.manifest.versions.first else { throw CatalogError.unknownVersion(spec.layout, known: []) }
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: root.path), !existing.isEmpty {
             throw FixtureError.notEmpty(path: root.path)
         }
@@ -30,72 +35,107 @@ public struct FixtureGenerator: Sendable {
             try FileManager.default.createDirectory(at: container[folder], withIntermediateDirectories: true)
         }
         try writeDocuments(container.documents, seed: spec.seed)
-        let notes = Int(max(16, spec.size / NotesWriter.bytesPerNote))
-        let tail = max(4, notes / 10)
-        let v1 = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
-
-        if spec.layout == "v1" && [.walPending, .hotJournal].contains(spec.state) {
-            try writeKilled(v1, seed: spec.seed, first: 1, count: notes, tail: tail,
-                            ending: spec.state == .walPending ? .killBeforeCheckpoint : .killMidTransaction)
-        } else {
-            try NotesWriter(store: v1, seed: spec.seed).write(first: 1, count: notes, ending: .close)
+        var rows = try generateStores(of: first, size: spec.size, seed: spec.seed, in: container)
+        let tail = max(4, rows / 10)
+        let killedWriter: SchemaGenerator.Ending? = switch spec.state {
+        case .walPending: .killBeforeCheckpoint
+        case .hotJournal: .killMidTransaction
+        default: nil
         }
-        // Later versions: run the real upgrades from v1 (all but the last one when it is to be interrupted).
-        let chain = try FixtureCatalog.chain(from: "v1", to: spec.layout)
+        if version.name == first.name, let ending = killedWriter {
+            try writeKilled(first, rows: tail, ending: ending, seed: spec.seed, in: container)
+            rows += tail
+        }
+        // Later versions: the real upgrades from the first (all but the last when it is to be interrupted).
+        let chain = try catalog.chain(from: first.name, to: version.name)
         let upgrader = Upgrader(container: container)
-        for plan in spec.state == .interrupted ? Array(chain.dropLast()) : chain {
+        for (plan, _) in spec.state == .interrupted ? Array(chain.dropLast()) : chain {
             try upgrader.runAndWait(plan, budget: .infinity)
-        }
-        guard let writable = layout.writableStore.map({ StoreFileSet(main: $0.store.url(in: container)) }) else {
-            throw FixtureError.missingResource("a writable store in layout \(spec.layout)")
         }
         switch spec.state {
         case .clean:
             break
         case .walPending, .hotJournal:
-            if spec.layout != "v1" {
-                // The new version's app wrote more notes, and was killed.
-                try writeKilled(writable, seed: spec.seed, first: notes + 1, count: tail, tail: tail,
-                                ending: spec.state == .walPending ? .killBeforeCheckpoint : .killMidTransaction)
+            if version.name != first.name, let ending = killedWriter {
+                // The new version's app wrote more, and was killed.
+                try writeKilled(version, rows: tail, ending: ending, seed: spec.seed ^ 0x5EED, in: container)
+                rows += tail
             }
         case .bothLocations:
-            // A backup restored the other copy: v1's store in Documents, later ones' back in Documents.
-            let copy = spec.layout == "v1" ? StoreFileSet(main: container.applicationSupport.appending(path: "Notes.sqlite")) : v1
-            try copyStore(spec.layout == "v1" ? v1 : writable, to: copy)
+            // A backup restored the other copy: the app's store in the other of Documents and Application Support.
+            guard let store = version.writableStore else { break }
+            let other = store.location.root == .documents
+                ? ContainerLocation(.applicationSupport, store.location.path)
+                : ContainerLocation(.documents, (store.location.path as NSString).lastPathComponent)
+            try copyStore(StoreFileSet(main: store.location.url(in: container)), to: StoreFileSet(main: other.url(in: container)))
         case .interrupted:
-            try killUpgrade(into: spec.layout, container: container)
+            try killUpgrade(into: version, container: container)
         case .orphanSidecars:
-            // A store whose database the user deleted through file sharing, leaving its WAL behind.
-            let gone = StoreFileSet(main: container.documents.appending(path: "Notes Backup.sqlite"))
-            try writeKilled(gone, seed: spec.seed ^ 0xDEAD, first: 1, count: 24, tail: 8, ending: .killBeforeCheckpoint)
-            try FileManager.default.removeItem(at: gone.main)
-            try? FileManager.default.removeItem(at: gone.supportFolder)
+            try writeOrphanSidecars(of: first, seed: spec.seed, in: container)
         }
-        return [.walPending, .hotJournal].contains(spec.state) && spec.layout != "v1" ? notes + tail : notes
+        return rows
     }
 
-    /// Runs the writer in a child process that dies by SIGKILL.
-    private func writeKilled(_ store: StoreFileSet, seed: UInt64, first: Int, count: Int, tail: Int, ending: NotesWriter.Ending) throws {
-        let outcome = try ChildProcess.run(executable, ["fixture-writer", store.main.path, "--seed", String(seed), "--first", String(first),
-                                                         "--count", String(count), "--tail", String(tail), "--ending", ending.rawValue])
+    /// Makes every store of `version` from its schema; `size` is shared by their captured sizes.
+    /// - returns: The rows of the main table of the store the app writes to.
+    private func generateStores(of version: CatalogVersion, size: Int64, seed: UInt64, in container: AppContainer) throws -> Int {
+        let schemas = try version.stores.map { try catalog.schema(of: $0) }
+        let weights = schemas.map { schema in max(1, schema.tables.values.reduce(Int64(0)) { $0 + $1.bytes } + (schema.coreData?.externalBytes ?? 0)) }
+        let total = weights.reduce(0, +)
+        var rows = 0
+        for (index, store) in version.stores.enumerated() {
+            let set = StoreFileSet(main: store.location.url(in: container))
+            try FileManager.default.createDirectory(at: set.directory, withIntermediateDirectories: true)
+            let generator = SchemaGenerator(schema: schemas[index], seed: seed ^ stableHash(store.location.description), mainTable: store.mainTable)
+            let report = try generator.generate(into: set, bytes: size * weights[index] / total)
+            if store == version.writableStore, let main = generator.mainTable { rows = report.rows[main] ?? 0 }
+        }
+        return rows
+    }
+
+    /// Runs a writer on the store `version`'s app writes to, in a child process that dies by SIGKILL.
+    private func writeKilled(_ version: CatalogVersion, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64, in container: AppContainer) throws {
+        guard let store = version.writableStore else { throw FixtureError.missingResource("a store of version \(version.name)") }
+        try writeKilled(StoreFileSet(main: store.location.url(in: container)), schema: store.schema, rows: rows, ending: ending, seed: seed)
+    }
+
+    private func writeKilled(_ store: StoreFileSet, schema: String, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64) throws {
+        let outcome = try ChildProcess.run(executable, ["fixture-writer", store.main.path, "--catalog", catalog.url.path, "--schema", schema,
+                                                         "--seed", String(seed), "--rows", String(rows), "--ending", ending.rawValue])
         guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(path: store.main.path, reason: "it ended with status \(outcome.status) instead of being killed: \(outcome.stderr)")
         }
     }
 
-    /// Kills the upgrade into `version` in its first step, half way (v1: the v1→v2 upgrade, at its lock).
-    private func killUpgrade(into version: String, container: AppContainer) throws {
-        let planName = version == "v1" ? "v1-to-v2" : try FixtureCatalog.layout(version).plan ?? ""
-        let plan = try FixtureCatalog.plan(planName)
+    /// A store whose database the user deleted through file sharing, leaving its `-wal` and `-shm`.
+    private func writeOrphanSidecars(of first: CatalogVersion, seed: UInt64, in container: AppContainer) throws {
+        guard let store = first.writableStore else { return }
+        let base = ((store.location.path as NSString).lastPathComponent as NSString).deletingPathExtension
+        let gone = StoreFileSet(main: container.documents.appending(path: "\(base) Backup.sqlite"))
+        _ = try SchemaGenerator(schema: try catalog.schema(of: store), seed: seed ^ 0xDEAD, mainTable: store.mainTable).generate(into: gone, bytes: 64_000)
+        try writeKilled(gone, schema: store.schema, rows: 8, ending: .killBeforeCheckpoint, seed: seed ^ 0xDEAD)
+        try FileManager.default.removeItem(at: gone.main)
+        try? FileManager.default.removeItem(at: gone.supportFolder)
+    }
+
+    /// Kills the upgrade into `version` in its first step, half way; for the first version, the
+    /// upgrade out of it (at its lock).
+    private func killUpgrade(into version: CatalogVersion, container: AppContainer) throws {
+        let versions = catalog.manifest.versions
+        let isFirst = version.name == versions.first?.name
+        guard let target = isFirst ? versions.dropFirst().first : version, let planFile = catalog.planURL(of: target) else {
+            throw FixtureError.writerFailed(path: catalog.url.path, reason: "version \(version.name) has no upgrade to interrupt")
+        }
+        let plan = try UpgradePlan.load(from: planFile)
         let point: String = switch plan.steps.first {
         case .split: "split:copied"
         case .migrateSchema: "migrateSchema:migrating"
-        default: version == "v1" ? "relocate:locked" : "relocate:committed"
+        default: isFirst ? "relocate:locked" : "relocate:committed"
         }
         let outcome = try ChildProcess.run(executable, ["upgrade", container.documents.deletingLastPathComponent().path,
-                                                         "--plan", try FixtureCatalog.url("Plans/\(planName).json").path, "--crash-at", point])
+                                                         "--plan", planFile.path, "--crash-at", point])
         guard outcome.killedBySIGKILL else {
-            throw FixtureError.writerFailed(path: planName, reason: "the upgrade was not killed at \(point)")
+            throw FixtureError.writerFailed(path: planFile.path, reason: "the upgrade was not killed at \(point)")
         }
     }
 
@@ -129,14 +169,14 @@ public struct FixtureGenerator: Sendable {
 }
 
 extension FixtureManifest {
-    /// Generates `spec` at `root` and reads its manifest.
-    public static func generate(_ spec: FixtureSpec, at root: URL, executable: URL) throws -> FixtureManifest {
-        let notes = try FixtureGenerator(executable: executable).generate(spec, at: root)
-        return try read(container: .iOSSandbox(root: root), spec: spec, notes: notes)
+    /// Generates `spec` at `root` with `generator` and reads its manifest.
+    public static func generate(_ spec: FixtureSpec, at root: URL, with generator: FixtureGenerator) throws -> FixtureManifest {
+        let rows = try generator.generate(spec, at: root)
+        return try read(container: .iOSSandbox(root: root), spec: spec, rows: rows)
     }
 
     /// Reads the manifest of a container: every store found in the usual places, and the documents.
-    public static func read(container: AppContainer, spec: FixtureSpec, notes: Int) throws -> FixtureManifest {
+    public static func read(container: AppContainer, spec: FixtureSpec, rows: Int) throws -> FixtureManifest {
         var stores: [String: [String: TableDigest]] = [:]
         for root in [ContainerRoot.documents, .applicationSupport, .caches] {
             for entry in try FileClassifier().scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
@@ -155,6 +195,6 @@ extension FixtureManifest {
                 documents.append(Document(path: entry.path, bytes: Int64(data.count), sha256: SHA256.hash(data)))
             }
         }
-        return FixtureManifest(spec: spec, notes: notes, stores: stores, documents: documents, emptyFolders: empty)
+        return FixtureManifest(spec: spec, rows: rows, stores: stores, documents: documents, emptyFolders: empty)
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 public enum FixtureState: String, Sendable, Hashable, Codable, CaseIterable {
     /// Every store written and closed normally.
     case clean
-    /// The writer was killed before a checkpoint: its last committed notes live only in `-wal`.
+    /// The writer was killed before a checkpoint: its last committed rows live only in `-wal`.
     case walPending = "wal-pending"
     /// A rollback-journal writer was killed mid-transaction: a hot journal beside the store.
     case hotJournal = "hot-journal"
@@ -18,6 +18,7 @@ public enum FixtureState: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// What to generate.
 public struct FixtureSpec: Sendable, Hashable, Codable {
+    /// The catalog version whose layout to build.
     public var layout: String
     /// Approximate bytes of the stores and their external data (user documents not counted).
     public var size: Int64
@@ -52,7 +53,8 @@ public struct FixtureManifest: Sendable, Hashable, Codable {
         public var sha256: String
     }
     public var spec: FixtureSpec
-    public var notes: Int
+    /// Rows of the app's main table in the store it writes to.
+    public var rows: Int
     /// Table digests by store location (`"documents/Notes.sqlite"`).
     public var stores: [String: [String: TableDigest]]
     /// Regular files under Documents, internal ones excluded, in path order.

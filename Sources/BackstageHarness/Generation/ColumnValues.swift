@@ -96,7 +96,7 @@ struct ValueMaker {
             return text(bytes: size(s, &random), unique: unique ? row : nil, random: &keyed).databaseValue
         case .blob:
             if let external, s.externalFraction > 0, random.unit() < s.externalFraction {
-                return try external.write(size: size(s, &random) * 64, random: &random).databaseValue
+                return try external.write(size: Int(Double(external.averageSize) * (0.5 + random.unit())), random: &random).databaseValue
             }
             return Data(keyed.bytes(max(1, size(s, &random)))).databaseValue
         }
@@ -122,11 +122,14 @@ struct ValueMaker {
 /// the reference the row keeps (the byte 0x02, the UUID, a NUL), as Core Data stores it.
 final class ExternalDataWriter {
     let folder: URL
+    /// The captured average size of an external file.
+    let averageSize: Int
     private(set) var files = 0
     private(set) var bytes: Int64 = 0
 
-    init(folder: URL) {
+    init(folder: URL, averageSize: Int) {
         self.folder = folder
+        self.averageSize = max(averageSize, 1024)
     }
 
     func write(size: Int, random: inout SeededRandom) throws -> Data {

@@ -25,10 +25,13 @@ import GRDB
 public struct SchemaGenerator: Sendable {
     public var schema: StoreSchema
     public var seed: UInt64
+    /// The table a writer adds rows to; by default the one with the most captured rows.
+    public var preferredMainTable: String?
 
-    public init(schema: StoreSchema, seed: UInt64) {
+    public init(schema: StoreSchema, seed: UInt64, mainTable: String? = nil) {
         self.schema = schema
         self.seed = seed
+        self.preferredMainTable = mainTable
     }
 
     /// What was generated.
@@ -50,7 +53,7 @@ public struct SchemaGenerator: Sendable {
             for function in functions { db.add(function: function) }
         }
         let queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
-        let external = schema.coreData != nil ? ExternalDataWriter(folder: store.supportFolder.appending(path: "_EXTERNAL_DATA")) : nil
+        let external = externalWriter(for: store)
         var report = Report(rows: [:], externalFiles: 0, externalBytes: 0)
         do {
             try queue.writeWithoutTransaction { db in
@@ -60,7 +63,8 @@ public struct SchemaGenerator: Sendable {
                 for object in schema.objects where object.kind != .index { try create(object, in: db) }
                 let maker = ValueMaker(external: external)
                 for table in try insertionOrder(db) {
-                    report.rows[table] = try fill(table, rows: counts[table] ?? 0, maker: maker, in: db)
+                    let count = counts[table] ?? 0
+                    report.rows[table] = count == 0 ? 0 : try fill(table, rows: 1...count, maker: maker, in: db)
                 }
                 for object in schema.objects where object.kind == .index { try create(object, in: db) }
                 if schema.coreData != nil { try finishCoreData(db) }
@@ -78,6 +82,99 @@ public struct SchemaGenerator: Sendable {
         report.externalFiles = external?.files ?? 0
         report.externalBytes = external?.bytes ?? 0
         return report
+    }
+
+    /// How the writer of ``append(to:rows:ending:)`` stops.
+    public enum Ending: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Commits the rows in one transaction and closes.
+        case close
+        /// WAL mode, checkpoints off: commits the rows one transaction each, then dies by SIGKILL.
+        /// They live only in the `-wal`.
+        case killBeforeCheckpoint = "kill-before-checkpoint"
+        /// Rollback-journal mode: commits the rows, then dies by SIGKILL in the middle of a
+        /// transaction that spilled pages to the database (tiny page cache): a hot journal.
+        case killMidTransaction = "kill-mid-transaction"
+    }
+
+    /// The table the app writes most to, where a writer's new rows go: the ordinary table with the
+    /// most captured rows (Core Data's bookkeeping aside).
+    public var mainTable: String? {
+        if let preferredMainTable, schema.tables[preferredMainTable] != nil { return preferredMainTable }
+        return schema.tables.filter { name, _ in
+            schema.objects.first { $0.name == name }?.kind == .table && !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name)
+        }.max { ($0.value.rows, $0.value.bytes, $1.key) < ($1.value.rows, $1.value.bytes, $0.key) }?.key
+    }
+
+    /// Appends `rows` rows to ``mainTable`` of the existing store, continuing its keys, and stops
+    /// as `ending` says: the fixture states of a killed app are made by a real process dying.
+    public func append(to store: StoreFileSet, rows: Int, ending: Ending) throws {
+        guard let table = mainTable else { return }
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false
+        let functions = try stubFunctions()
+        configuration.prepareDatabase { db in
+            for function in functions { db.add(function: function) }
+            switch ending {
+            case .close: break
+            case .killBeforeCheckpoint: try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+            case .killMidTransaction: try db.execute(sql: "PRAGMA journal_mode = DELETE")
+            }
+        }
+        let queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
+        let external = externalWriter(for: store)
+        let maker = ValueMaker(external: external)
+        let start = try queue.read { db in try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedDatabaseIdentifier)") ?? 0 }
+        let writer = RowWriter(generator: self, table: table, maker: maker)
+        switch ending {
+        case .close:
+            try queue.inTransaction { db in
+                try writer.write(rows: (start + 1)...(start + rows), in: db)
+                return .commit
+            }
+            try queue.close()
+        case .killBeforeCheckpoint:
+            try queue.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            for row in (start + 1)...(start + rows) {
+                try queue.inTransaction { db in
+                    try writer.write(rows: row...row, in: db)
+                    return .commit
+                }
+            }
+            kill(getpid(), SIGKILL)
+        case .killMidTransaction:
+            try queue.inTransaction { db in
+                try writer.write(rows: (start + 1)...(start + rows), in: db)
+                return .commit
+            }
+            try queue.writeWithoutTransaction { db in
+                // synchronous=OFF: a spill need not wait for a journal sync, so SQLite writes the
+                // least recently used page, an old changed one too, not only pages past the file's end.
+                try db.execute(sql: "PRAGMA cache_size = 2; PRAGMA synchronous = OFF")
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                // Never committed: every other row deleted and more added, so the tiny cache spills
+                // changed pages into the database file itself.
+                try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE rowid % 2 = 0")
+                try writer.write(rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), in: db)
+                kill(getpid(), SIGKILL)
+            }
+        }
+    }
+
+    /// Writes generated rows of one table with one prepared statement.
+    struct RowWriter {
+        let generator: SchemaGenerator
+        let table: String
+        let maker: ValueMaker
+
+        func write(rows: ClosedRange<Int>, in db: Database) throws {
+            _ = try generator.fill(table, rows: rows, maker: maker, in: db)
+        }
+    }
+
+    private func externalWriter(for store: StoreFileSet) -> ExternalDataWriter? {
+        guard let facts = schema.coreData else { return nil }
+        let average = facts.externalFiles > 0 ? Int(facts.externalBytes / Int64(facts.externalFiles)) : 32_768
+        return ExternalDataWriter(folder: store.supportFolder.appending(path: "_EXTERNAL_DATA"), averageSize: average)
     }
 
     // MARK: Planning
@@ -142,16 +239,17 @@ public struct SchemaGenerator: Sendable {
 
     // MARK: Filling
 
-    private func fill(_ table: String, rows: Int, maker: ValueMaker, in db: Database) throws -> Int {
-        guard rows > 0 else { return 0 }
+    /// Inserts rows numbered `rows` (keys continue from an existing table's last one).
+    func fill(_ table: String, rows numbers: ClosedRange<Int>, maker: ValueMaker, in db: Database) throws -> Int {
+        let rows = numbers.upperBound
         let plans = try columnPlans(table, in: db)
         guard !plans.isEmpty else { return 0 }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
         let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
         let statement = try db.makeStatement(sql: sql)
-        var random = SeededRandom(seed: seed ^ stableHash(table))
+        var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
         let rtree = isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
-        for row in 1...rows {
+        for row in numbers {
             var values: [DatabaseValue] = []
             values.reserveCapacity(plans.count)
             if rtree {
@@ -161,7 +259,7 @@ public struct SchemaGenerator: Sendable {
             }
             try insert(statement, values, table: table, plans: plans, row: row, rows: rows, maker: maker, random: &random)
         }
-        return rows
+        return numbers.count
     }
 
     /// Inserts one row; a CHECK the drawn values broke is retried with new values, then with the

@@ -52,6 +52,8 @@ public struct SimulationRun: Sendable, Hashable, Codable {
 /// documents byte-identical, `integrity_check` ok on every store, no temporaries or journal left.
 public struct Simulator: Sendable {
     public var executable: URL
+    /// The app whose upgrades are simulated.
+    public var catalog: CatalogFolder
     public var seed: UInt64 = 1
     public var budget: Double = Upgrader.defaultBudget
     /// Extra runs per size and state, each killed from outside at a random instant of the upgrade
@@ -62,16 +64,13 @@ public struct Simulator: Sendable {
     /// rows, or leaves a table where the layout does not have it, fails.
     public var plans: [URL]?
 
-    public init(executable: URL) {
+    public init(executable: URL, catalog: CatalogFolder) {
         self.executable = executable
+        self.catalog = catalog
     }
 
-    /// The boundaries the catalog's chain `from` → `to` passes, as `kind:phase@N` (N counts repeats of the same boundary).
-    public static func crashPoints(from: String, to: String) throws -> [String] {
-        crashPoints(of: try FixtureCatalog.chain(from: from, to: to))
-    }
-
-    /// The boundaries the plans this simulator runs from `from` to `to` pass.
+    /// The boundaries the plans this simulator runs from `from` to `to` pass, as `kind:phase@N`
+    /// (N counts repeats of the same boundary).
     public func crashPoints(from: String, to: String) throws -> [String] {
         Self.crashPoints(of: try chain(from: from, to: to).map(\.plan))
     }
@@ -79,7 +78,7 @@ public struct Simulator: Sendable {
     /// The plans to run with the files that hold them: ``plans`` when given, else the catalog's chain.
     private func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
         if let plans { return try plans.map { (try UpgradePlan.load(from: $0), $0.path) } }
-        return try FixtureCatalog.chain(from: from, to: to).map { ($0, try FixtureCatalog.url("Plans/\($0.name).json").path) }
+        return try catalog.chain(from: from, to: to).map { ($0.plan, $0.file.path) }
     }
 
     private static func crashPoints(of plans: [UpgradePlan]) -> [String] {
@@ -119,8 +118,8 @@ public struct Simulator: Sendable {
             for state in states {
                 let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
-                let manifest = try FixtureManifest.generate(spec, at: pristine, executable: executable)
-                let columns = try Self.columns(of: FixtureCatalog.layout(from), in: .iOSSandbox(root: pristine))
+                let manifest = try FixtureManifest.generate(spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
+                let columns = try Self.columns(of: catalog.version(from), in: .iOSSandbox(root: pristine))
                 var random = SeededRandom(seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
                 var baseline = 0.05
                 // Random instants are fractions of an uninterrupted run's time, so one runs first.
@@ -180,10 +179,10 @@ public struct Simulator: Sendable {
 
     /// The columns of every table of the `from` layout's stores, to hash them the same way after a
     /// migration added columns.
-    private static func columns(of layout: FixtureLayout, in container: AppContainer) throws -> [String: [String]] {
+    private static func columns(of version: CatalogVersion, in container: AppContainer) throws -> [String: [String]] {
         var result: [String: [String]] = [:]
-        for store in layout.stores {
-            let set = StoreFileSet(main: store.store.url(in: container))
+        for store in version.stores {
+            let set = StoreFileSet(main: store.location.url(in: container))
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
             try StoreInspector.withCopy(of: set) { db in
                 for table in store.tables {
@@ -198,42 +197,42 @@ public struct Simulator: Sendable {
     private func check(root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]) throws -> [String] {
         var failures: [String] = []
         let container = AppContainer.iOSSandbox(root: root)
-        let target = try FixtureCatalog.layout(to)
+        let target = try catalog.version(to)
         let discarded = Set(try chain(from: from, to: to).flatMap(\.plan.steps).flatMap { step -> [String] in
             if case .split(let split) = step { return split.discard }
             return []
         })
         // Every row kept, where the plans say it goes.
-        let source = try FixtureCatalog.layout(from)
+        let source = try catalog.version(from)
         for store in source.stores {
-            guard let before = manifest.stores[store.store.description] else { continue }
+            guard let before = manifest.stores[store.location.description] else { continue }
             for (table, digest) in before.sorted(by: { $0.key < $1.key }) where !discarded.contains(table) {
                 guard let home = target.stores.first(where: { $0.tables.contains(table) }) else {
                     failures.append("table \(table) has no store in \(to)")
                     continue
                 }
-                let set = StoreFileSet(main: home.store.url(in: container))
+                let set = StoreFileSet(main: home.location.url(in: container))
                 guard FileManager.default.fileExists(atPath: set.main.path) else {
-                    failures.append("\(home.store) is missing")
+                    failures.append("\(home.location) is missing")
                     continue
                 }
                 let after = try StoreDigest.tables(of: set, columns: columns.filter { $0.key == table })
                 if after[table] != digest {
-                    failures.append("rows lost or changed: \(table) had \(digest.rows) rows, \(home.store) has \(after[table]?.rows ?? 0)")
+                    failures.append("rows lost or changed: \(table) had \(digest.rows) rows, \(home.location) has \(after[table]?.rows ?? 0)")
                 }
             }
         }
         // integrity_check on every store of the target layout.
         for store in target.stores {
-            let set = StoreFileSet(main: store.store.url(in: container))
+            let set = StoreFileSet(main: store.location.url(in: container))
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
             let result = try StoreInspector.withCopy(of: set) { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
-            if result != "ok" { failures.append("integrity_check of \(store.store): \(result ?? "no answer")") }
+            if result != "ok" { failures.append("integrity_check of \(store.location): \(result ?? "no answer")") }
         }
         // No internal file visible; documents byte-identical; nothing temporary left.
         let audit = try Auditor(container: container).audit()
         if !audit.isClean { failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))") }
-        let after = try FixtureManifest.read(container: container, spec: manifest.spec, notes: manifest.notes)
+        let after = try FixtureManifest.read(container: container, spec: manifest.spec, rows: manifest.rows)
         if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders { failures.append("user documents changed") }
         let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter { TemporaryName.isTemporary($0) || $0.hasSuffix(".backstage/journal.json") }
         if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
