@@ -37,7 +37,7 @@ let package = Package(
             name: "BackstageFixtures",
             dependencies: ["Backstage"],
             path: "Fixtures",
-            exclude: ["README.md"],
+            exclude: ["README.md", "Schemas"],
             resources: [.copy("Notes")]
         ),
         .target(

@@ -121,3 +121,40 @@ import Testing
         #expect(cli.status == 1 && cli.stdout.contains("ZICINVITATION"))
     }
 }
+
+@Suite struct CatalogFormatTests {
+    /// Validates every JSON file of a catalog against Fixtures/Schemas with Python's jsonschema.
+    static func validate(_ catalog: URL) throws -> String {
+        let schemas = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appending(path: "Fixtures/Schemas")
+        let result = try PythonSQLite.run("""
+            import json, sys, glob, os, jsonschema
+            schemas, folder = sys.argv[1], sys.argv[2]
+            manifest = json.load(open(os.path.join(schemas, "catalog.schema.json")))
+            store = json.load(open(os.path.join(schemas, "store.schema.json")))
+            catalog = json.load(open(os.path.join(folder, "catalog.json")))
+            jsonschema.validate(catalog, manifest, cls=jsonschema.Draft202012Validator)
+            for version in catalog["versions"]:
+                for s in version["stores"]:
+                    jsonschema.validate(json.load(open(os.path.join(folder, s["schema"]))), store, cls=jsonschema.Draft202012Validator)
+            print("valid")
+            """, [schemas.path, catalog.path])
+        return result.stdout + result.stderr
+    }
+
+    @Test func theBundledNotesCatalogAndACapturedOneMatchTheJSONSchema() throws {
+        #expect(try Self.validate(try CatalogFolder.notes().url) == "valid\n")
+        let scratch = try TemporaryDirectory()
+        let photos = try SharedStores.copy(.photos, into: scratch.url)
+        let folder = scratch.url.appending(path: "catalog")
+        #expect(try runProcess(backstageExecutable, ["catalog", "init", folder.path, "--from", photos.main.path, "--at", "documents/Photos.sqlite"]).status == 0)
+        #expect(try Self.validate(folder) == "valid\n")
+    }
+
+    @Test func aCatalogOfANewerFormatIsRefusedByName() throws {
+        let scratch = try TemporaryDirectory()
+        try Data(#"{"format": 2, "app": "Future", "versions": []}"#.utf8).write(to: scratch.url.appending(path: "catalog.json"))
+        #expect(throws: CatalogError.newerFormat(path: scratch.url.appending(path: "catalog.json").path, format: 2, supported: 1)) {
+            try CatalogFolder(at: scratch.url)
+        }
+    }
+}

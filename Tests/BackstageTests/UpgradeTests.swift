@@ -253,6 +253,10 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             """.utf8).write(to: url)
         let plan = try UpgradePlan.load(from: url)
         #expect(plan.steps.map(\.kind) == [.split, .migrateSchema, .relocate, .quarantine])
+
+        try Data(#"{"name": "no-discard", "steps": [{"split": {"store": "applicationSupport/Notes.sqlite", "into": [{"store": "caches/All.sqlite", "tables": ["ZNOTE"]}]}}]}"#.utf8).write(to: url)
+        #expect(try UpgradePlan.load(from: url).steps == [.split(ContainerLocation(.applicationSupport, "Notes.sqlite"), into: [.init(store: ContainerLocation(.caches, "All.sqlite"), tables: ["ZNOTE"])])],
+                "a JSON split without \"discard\" discards nothing, as in Swift")
         #expect(plan.steps[0] == splitPlan().steps[0])
         #expect(try JSONDecoder().decode(UpgradePlan.self, from: JSONEncoder().encode(plan)) == plan)
 

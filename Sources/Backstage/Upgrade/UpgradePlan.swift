@@ -123,6 +123,16 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
             self.into = into
             self.discard = discard
         }
+
+        private enum CodingKeys: String, CodingKey { case store, into, discard }
+
+        /// `discard` may be left out of a JSON plan, as in Swift: nothing is discarded.
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            store = try container.decode(ContainerLocation.self, forKey: .store)
+            into = try container.decode([Target].self, forKey: .into)
+            discard = try container.decodeIfPresent([String].self, forKey: .discard) ?? []
+        }
     }
 
     /// The parameters of ``UpgradeStep/migrateSchema(_:)``.

@@ -1,0 +1,89 @@
+import Backstage
+import BackstageFixtures
+import BackstageHarness
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// The harness on an app that is not the Notes sample: Apple Notes' own store from ../shared,
+/// captured with `catalog init`, a v2 reached by a relocate + split plan, every fixture state, and
+/// simulations that pass for a correct plan and fail, naming the table, for one that loses rows.
+@Suite struct BringYourOwnAppTests {
+    static let splitPlan = #"""
+        {"name": "v1-to-v2", "steps": [
+          {"relocate": {"from": "documents/NoteStore.sqlite", "to": "applicationSupport/NoteStore.sqlite"}},
+          {"split": {"store": "applicationSupport/NoteStore.sqlite",
+                     "into": [{"store": "applicationSupport/Notes.sqlite", "tables": ["ZICCLOUDSYNCINGOBJECT", "ZICNOTEDATA", "ZICCLOUDSTATE", "ZICINVITATION", "ZICLOCATION", "ZICNOTEPARTICIPANT", "ZICSERVERCHANGETOKEN", "ZICASSETSIGNATURE"]},
+                              {"store": "caches/History.sqlite", "tables": ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]}]}},
+          {"quarantine": {"folder": "documents/"}}
+        ]}
+        """#
+
+    /// A catalog of Apple Notes' store: v1 captured, v2 added with the split plan.
+    static func catalog(in scratch: TemporaryDirectory) throws -> CatalogFolder {
+        let store = try SharedStores.copy(.notes, into: scratch.url)
+        let folder = scratch.url.appending(path: "AppleNotes")
+        let initialized = try runProcess(backstageExecutable, ["catalog", "init", folder.path, "--from", store.main.path, "--at", "documents/NoteStore.sqlite", "--app", "AppleNotes"])
+        guard initialized.status == 0 else { throw Failure(initialized.stderr) }
+        let plan = scratch.url.appending(path: "v1-to-v2.json")
+        try Data(splitPlan.utf8).write(to: plan)
+        let added = try runProcess(backstageExecutable, ["catalog", "add-version", folder.path, "v2", "--plan", plan.path, "--writable", "applicationSupport/Notes.sqlite"])
+        guard added.status == 0 else { throw Failure(added.stdout + added.stderr) }
+        return try CatalogFolder(at: folder)
+    }
+
+    @Test func addVersionRecordsWhatThePlanMakesOfEachStore() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.catalog(in: scratch)
+        let v2 = try catalog.version("v2")
+        #expect(v2.stores.map(\.location.description).sorted() == ["applicationSupport/Notes.sqlite", "caches/History.sqlite"])
+        #expect(v2.writableStore?.location.description == "applicationSupport/Notes.sqlite")
+        let history = try #require(v2.stores.first { $0.location.description == "caches/History.sqlite" })
+        #expect(Set(history.tables) == ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING", "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        #expect(CatalogCheck.problems(in: catalog).isEmpty)
+    }
+
+    @Test func everyStateIsMadeForRealForACapturedApp() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.catalog(in: scratch)
+        let store = "documents/NoteStore.sqlite"
+        for state in FixtureState.allCases {
+            let (container, manifest) = try generate("v1", state, size: 300_000, catalog: catalog, in: scratch)
+            let set = StoreFileSet(main: container.documents.appending(path: "NoteStore.sqlite"))
+            let fileManager = FileManager.default
+            switch state {
+            case .clean:
+                #expect(manifest.stores[store] != nil && !fileManager.fileExists(atPath: set.sidecar(.journal).path))
+            case .walPending:
+                let all = try StoreInspector.rowCounts(of: set), mainOnly = try StoreInspector.rowCounts(of: set, includingWAL: false)
+                #expect(all.values.reduce(0, +) > mainOnly.values.reduce(0, +), "committed rows only in the -wal")
+            case .hotJournal:
+                #expect(try Data(contentsOf: set.sidecar(.journal)).prefix(8) == Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]))
+            case .bothLocations:
+                #expect(manifest.stores[store] != nil && manifest.stores["applicationSupport/NoteStore.sqlite"] == manifest.stores[store])
+            case .interrupted:
+                #expect(fileManager.fileExists(atPath: container.backstageDirectory.appending(path: "journal.json").path))
+            case .orphanSidecars:
+                #expect(try Auditor(container: container).audit().findings.contains { $0.kind == .orphanSidecar })
+            }
+        }
+    }
+
+    @Test func simulateKeepsEveryRowOfACorrectPlanAndNamesTheTableALossyOneLoses() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.catalog(in: scratch)
+        let simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: catalog)
+        let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [300_000], states: [.walPending, .interrupted], crashPoints: .count(2))
+        #expect(runs.count == 4 && runs.allSatisfy(\.crashed))
+        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))") }
+
+        let lossy = scratch.url.appending(path: "lossy.json")
+        try Data(Self.splitPlan.replacingOccurrences(of: #"{"quarantine""#, with: #"{"migrateSchema": {"store": "applicationSupport/Notes.sqlite", "migrations": [{"id": "trim", "sql": "DELETE FROM ZICNOTEDATA WHERE Z_PK % 3 = 0"}]}}, {"quarantine""#).utf8).write(to: lossy)
+        var broken = simulator
+        broken.plans = [lossy]
+        let failed = try broken.simulate(from: "v1", to: "v2", sizes: [300_000], states: [.clean], crashPoints: .none)
+        #expect(failed.count == 1 && !failed[0].passed)
+        #expect(failed[0].failures.contains { $0.hasPrefix("rows lost or changed: ZICNOTEDATA") }, "\(failed[0].failures)")
+        #expect(!failed[0].failures.contains { $0.contains("ZICCLOUDSYNCINGOBJECT") }, "only the table that lost rows is named")
+    }
+}
