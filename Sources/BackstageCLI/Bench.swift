@@ -16,10 +16,27 @@ struct Bench: AsyncParsableCommand {
             and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \
             time at 1 GB and 10 GB against the launch budget.
 
+            With --catalog DIR, or --from/--to: times that app's own upgrade chain instead, step by step at \
+            each size, on a generated container of --from (default: its first version), with what the \
+            Upgrader estimated before each step, the chain projected to 1 GB and 10 GB, and the verdict \
+            against the launch budget.
+
             Example:
               backstage bench --sizes 10MB,600MB --svg perf.svg --markdown
+              backstage bench --catalog Cookbook --from v1 --to v2 --sizes 10MB,100MB
             """
     )
+
+    @OptionGroup var catalogOption: CatalogOption
+
+    @Option(help: "Time the catalog's chain from this version (default: its first).")
+    var from: String?
+
+    @Option(help: "Time the catalog's chain to this version (default: its last).")
+    var to: String?
+
+    @Option(help: "The launch budget in seconds the projections are compared with.")
+    var budget: Double = Upgrader.defaultBudget
 
     @Option(help: "Comma-separated data sizes, such as 10MB,100MB,1GB.")
     var sizes = "10MB,100MB"
@@ -52,6 +69,10 @@ struct Bench: AsyncParsableCommand {
         let own = workspace == nil
         let folder = URL(filePath: workspace ?? FileManager.default.temporaryDirectory.appending(path: "backstage-bench-\(UUID().uuidString.prefix(8))").path)
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
+        if catalogOption.catalog != nil || from != nil || to != nil {
+            try runChain(in: folder)
+            return
+        }
         var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs, workspace: folder)
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
@@ -64,5 +85,20 @@ struct Bench: AsyncParsableCommand {
             try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg))
         }
         Output.out(markdown ? report.markdown : report.table)
+    }
+
+    /// The app's own chain, step by step.
+    private func runChain(in folder: URL) throws {
+        let catalog = try catalogOption.load()
+        let names = catalog.manifest.versions.map(\.name)
+        var bench = ChainBench(executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
+                               sizes: parsedSizes, runs: runs, workspace: folder)
+        bench.budget = budget
+        let progress = ProgressLine(enabled: Output.stderrIsTerminal)
+        bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
+        let report = try bench.run()
+        progress.finish()
+        if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
+        Output.out(report.table)
     }
 }
