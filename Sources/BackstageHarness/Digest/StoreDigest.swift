@@ -22,7 +22,7 @@ public enum StoreDigest {
                 let list = columns[table]?.map(\.quotedDatabaseIdentifier).joined(separator: ", ") ?? "*"
                 var hasher = SHA256()
                 var rows = 0
-                let cursor = try Row.fetchCursor(db, sql: "SELECT \(list) FROM \(table.quotedDatabaseIdentifier) ORDER BY rowid")
+                let cursor = try Row.fetchCursor(db, sql: "SELECT \(list) FROM \(table.quotedDatabaseIdentifier) ORDER BY \(try order(of: table, in: db))")
                 while let row = try cursor.next() {
                     rows += 1
                     for value in row.databaseValues { hasher.update(encode(value)) }
@@ -32,6 +32,14 @@ public enum StoreDigest {
             }
             return result
         }
+    }
+
+    /// `rowid`, or the primary key's columns for a WITHOUT ROWID table.
+    private static func order(of table: String, in db: Database) throws -> String {
+        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
+        guard withoutRowID else { return "rowid" }
+        return try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table])
+            .map(\.quotedDatabaseIdentifier).joined(separator: ", ")
     }
 
     private static func encode(_ value: DatabaseValue) -> [UInt8] {

@@ -64,7 +64,9 @@ public struct SchemaGenerator: Sendable {
                 let maker = ValueMaker(external: external)
                 for table in try insertionOrder(db) {
                     let count = counts[table] ?? 0
-                    report.rows[table] = count == 0 ? 0 : try fill(table, rows: 1...count, maker: maker, in: db)
+                    // Triggers may have added rows already (a history table fed by inserts): keys continue after them.
+                    let existing = try existingRows(table, in: db)
+                    report.rows[table] = count == 0 ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
                 }
                 for object in schema.objects where object.kind == .index { try create(object, in: db) }
                 if schema.coreData != nil { try finishCoreData(db) }
@@ -123,7 +125,11 @@ public struct SchemaGenerator: Sendable {
         let queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
         let external = externalWriter(for: store)
         let maker = ValueMaker(external: external)
-        let start = try queue.read { db in try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedDatabaseIdentifier)") ?? 0 }
+        // Rows continue after the last key (a WITHOUT ROWID table: after its row count).
+        let start = try queue.read { db in
+            try existingRows(table, in: db) + (schema.objects.first { $0.name == table }?.withoutRowID == true
+                ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0 : 0)
+        }
         let writer = RowWriter(generator: self, table: table, maker: maker)
         switch ending {
         case .close:
@@ -151,10 +157,15 @@ public struct SchemaGenerator: Sendable {
                 // least recently used page, an old changed one too, not only pages past the file's end.
                 try db.execute(sql: "PRAGMA cache_size = 2; PRAGMA synchronous = OFF")
                 try db.execute(sql: "BEGIN IMMEDIATE")
-                // Never committed: every other row deleted and more added, so the tiny cache spills
-                // changed pages into the database file itself.
-                try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE rowid % 2 = 0")
-                try writer.write(rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), in: db)
+                do {
+                    // Never committed: about half the rows deleted and more added, so the tiny cache
+                    // spills changed pages into the database file itself.
+                    try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE abs(random()) % 2 = 0")
+                    try writer.write(rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), in: db)
+                } catch {
+                    try? db.execute(sql: "ROLLBACK")
+                    throw error
+                }
                 kill(getpid(), SIGKILL)
             }
         }
@@ -218,6 +229,12 @@ public struct SchemaGenerator: Sendable {
         }
     }
 
+    /// The largest rowid of a table that has one (0 when empty, or for WITHOUT ROWID and virtual tables).
+    private func existingRows(_ table: String, in db: Database) throws -> Int {
+        guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .table, object.withoutRowID != true else { return 0 }
+        return try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+    }
+
     /// Tables parents first (declared foreign keys), then the rest in creation order.
     private func insertionOrder(_ db: Database) throws -> [String] {
         let tables = schema.tableNames
@@ -267,14 +284,17 @@ public struct SchemaGenerator: Sendable {
     private func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plans: [ColumnPlan], row: Int, rows: Int,
                         maker: ValueMaker, random: inout SeededRandom) throws {
         var values = values
-        for attempt in 0..<6 {
+        let attempts = 16
+        for attempt in 0..<attempts {
             do {
                 try statement.execute(arguments: StatementArguments(values))
                 return
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && attempt < 5 {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && attempt < attempts - 1 {
+                // New draws first; then the plainest values: NULL where allowed, else 0, then 1.
                 values = try plans.map { plan in
                     if case .rowNumber = plan.role { return row.databaseValue }
-                    if attempt == 4 { return plan.notNull ? 0.databaseValue : .null }
+                    if attempt == attempts - 3 { return plan.notNull ? 0.databaseValue : .null }
+                    if attempt == attempts - 2 { return plan.notNull ? 1.databaseValue : .null }
                     return try maker.value(plan, row: row, rows: rows, random: &random)
                 }
             } catch let error as DatabaseError {
@@ -298,6 +318,12 @@ public struct SchemaGenerator: Sendable {
         let references = try Row.fetchAll(db, sql: "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
         let unique = try uniqueColumns(table, in: db)
         let keyCount = columns.filter { ($0["pk"] as Int) > 0 }.count
+        // In a composite key, the first column that is not a reference counts rows, so every key
+        // is distinct while the references point at parents (a join table of references only
+        // relies on the constraint retries).
+        let referencing = Set(references.map { $0["from"] as String })
+        let rowNumberKey = columns.filter { ($0["pk"] as Int) > 0 && !referencing.contains($0["name"] as String) }
+            .min { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] as String }
         let statistics = schema.tables[table]?.columns ?? []
         let entities = schema.coreData?.entities.filter { $0.table == table }.map(\.id) ?? []
         var plans: [ColumnPlan] = []
@@ -305,9 +331,10 @@ public struct SchemaGenerator: Sendable {
             let name: String = column["name"], declared: String = column["type"] ?? ""
             let stats = statistics.first { $0.name == name } ?? ColumnStatistics(name: name, declaredType: declared, nullFraction: 0.1)
             let role: ColumnPlan.Role
-            if (column["pk"] as Int) > 0 && (keyCount == 1 || (column["pk"] as Int) == 1) {
+            let reference = references.first(where: { ($0["from"] as String) == name })
+            if (column["pk"] as Int) > 0 && (keyCount == 1 || name == rowNumberKey) && !(reference != nil && keyCount > 1) {
                 role = .rowNumber
-            } else if let reference = references.first(where: { ($0["from"] as String) == name }) {
+            } else if let reference {
                 let parent: String = reference["table"]
                 role = .reference(parentRows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent.quotedDatabaseIdentifier)") ?? 0)
             } else if name == "Z_ENT" && !entities.isEmpty {
