@@ -1,4 +1,5 @@
 import Backstage
+import BackstageFixtures
 import BackstageHarness
 import Benchmark
 import Foundation
@@ -58,7 +59,8 @@ public final class Scratch: @unchecked Sendable {
 public func makeFixture(layout: String, bytes: Int64, at root: URL) throws -> AppContainer {
     // Clean fixtures write their stores in this process; no child process (executable) is needed.
     try? FileManager.default.removeItem(at: root)
-    _ = try FixtureGenerator(executable: URL(filePath: "/bin/false")).generate(FixtureSpec(layout: layout, size: bytes, state: .clean, seed: 1), at: root)
+    _ = try FixtureGenerator(executable: URL(filePath: "/bin/false"), catalog: try CatalogFolder.notes())
+        .generate(FixtureSpec(layout: layout, size: bytes, state: .clean, seed: 1), at: root)
     return .iOSSandbox(root: root)
 }
 
