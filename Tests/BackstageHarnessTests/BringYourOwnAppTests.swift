@@ -86,4 +86,41 @@ import Testing
         #expect(failed[0].failures.contains { $0.hasPrefix("rows lost or changed: ZICNOTEDATA") }, "\(failed[0].failures)")
         #expect(!failed[0].failures.contains { $0.contains("ZICCLOUDSYNCINGOBJECT") }, "only the table that lost rows is named")
     }
+
+    /// Apple Photos' store: an RTREE with its shadow tables, 22 triggers calling functions only Core
+    /// Data registers, 81 tables. Captured, then v2 relocates it and splits it in two; the RTREE goes
+    /// by its own name. `make soak` runs it at 20 MB in every state.
+    @Test func photosStoreRelocatedAndSplitKeepsEveryRowWithItsRTree() throws {
+        let scratch = try TemporaryDirectory()
+        let store = try SharedStores.copy(.photos, into: scratch.url)
+        let folder = scratch.url.appending(path: "Photos")
+        #expect(try runProcess(backstageExecutable, ["catalog", "init", folder.path, "--from", store.main.path, "--at", "documents/Photos.sqlite"]).status == 0)
+        let tables = try CatalogFolder(at: folder).version("v1").stores[0].tables
+        let cache = ["ZMEDIAANALYSISASSETATTRIBUTES", "ZCOMPUTESYNCATTRIBUTES", "ZCHARACTERRECOGNITIONATTRIBUTES", "ZVISUALSEARCHATTRIBUTES"]
+        let library = tables.filter { !cache.contains($0) && !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains($0) }
+        #expect(library.contains("Z_RT_Asset_boundedByRect") && !library.contains("Z_RT_Asset_boundedByRect_node"), "the RTREE is named by its own name")
+        let plan = UpgradePlan(name: "v1-to-v2") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Photos.sqlite"), to: ContainerLocation(.applicationSupport, "Photos.sqlite"))
+            UpgradeStep.split(ContainerLocation(.applicationSupport, "Photos.sqlite"), into: [
+                .init(store: ContainerLocation(.applicationSupport, "Library.sqlite"), tables: library),
+                .init(store: ContainerLocation(.caches, "Analysis.sqlite"), tables: cache),
+            ])
+        }
+        let planFile = scratch.url.appending(path: "v1-to-v2.json")
+        try JSONEncoder().encode(plan).write(to: planFile)
+        let added = try runProcess(backstageExecutable, ["catalog", "add-version", folder.path, "v2", "--plan", planFile.path, "--writable", "applicationSupport/Library.sqlite"])
+        #expect(added.status == 0, "\(added.stdout) \(added.stderr)")
+        let v2 = try CatalogFolder(at: folder).version("v2")
+        let libraryStore = try #require(v2.stores.first { $0.location.description == "applicationSupport/Library.sqlite" })
+        let schema = try CatalogFolder(at: folder).schema(of: libraryStore)
+        #expect(schema.objects.filter { $0.kind == .trigger }.count == 22, "the Core Data triggers still exist after the split")
+        #expect(schema.objects.first { $0.kind == .virtualTable }?.shadowTables?.count == 3)
+
+        let soak = ProcessInfo.processInfo.environment["BACKSTAGE_SOAK"] != nil
+        let runs = try Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder(at: folder))
+            .simulate(from: "v1", to: "v2", sizes: [soak ? 20_000_000 : 1_000_000], states: soak ? FixtureState.allCases : [.walPending],
+                      crashPoints: soak ? .all : .count(2))
+        #expect(runs.allSatisfy { $0.crashed })
+        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))") }
+    }
 }

@@ -128,14 +128,23 @@ struct SplitRun {
         var rows: [String: Int]
         var sql: [String: String]
         var withoutRowID: Set<String>
+        /// Each virtual table's shadow tables: created by its `CREATE VIRTUAL TABLE`, copied with it.
+        var shadows: [String: [String]] = [:]
         var pageSize: Int
         var isWAL: Bool
     }
 
     private func plan(_ db: Database) throws -> Plan {
         let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        // Shadow tables (an RTREE's _node, an FTS5's _data...) are not named in plans: they move
+        // with their virtual table, by its own name.
+        let listed = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_list WHERE schema = 'main'")
+        let shadowNames = Set(listed.filter { ($0["type"] as String) == "shadow" }.map { $0["name"] as String })
+        let virtualNames = listed.filter { ($0["type"] as String) == "virtual" }.map { $0["name"] as String }
+        var shadows: [String: [String]] = [:]
+        for name in virtualNames { shadows[name] = shadowNames.filter { $0.hasPrefix(name + "_") }.sorted() }
         var sql: [String: String] = [:]
-        for row in tables { sql[row["name"]] = row["sql"] }
+        for row in tables where !shadowNames.contains(row["name"] as String) { sql[row["name"]] = row["sql"] }
         let named = Set(step.into.flatMap(\.tables) + step.discard)
         for table in named where sql[table] == nil {
             throw UpgradeError.missingTable(store: source.main.path, table: table)
@@ -149,9 +158,12 @@ struct SplitRun {
             rows[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(table.quotedDatabaseIdentifier)") ?? 0
         }
         let withoutRowID = Set(sql.filter { $0.value.uppercased().contains("WITHOUT ROWID") }.keys)
+        for shadow in shadows.values.joined() {
+            rows[shadow] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedDatabaseIdentifier)") ?? 0
+        }
         return Plan(
             tablesByTarget: step.into.map { $0.tables + metadata },
-            rows: rows, sql: sql, withoutRowID: withoutRowID,
+            rows: rows, sql: sql, withoutRowID: withoutRowID, shadows: shadows,
             pageSize: try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096,
             isWAL: (try String.fetchOne(db, sql: "PRAGMA main.journal_mode"))?.lowercased() == "wal")
     }
@@ -178,6 +190,17 @@ struct SplitRun {
             for table in tables {
                 guard let create = plan.sql[table] else { continue }
                 try db.execute(sql: Self.qualify(create, schema: "backstage_target"))
+                if let shadows = plan.shadows[table] {
+                    // A virtual table: its index lives in its shadow tables, copied as they are
+                    // (the module's own bookkeeping rows included), so it is the same index.
+                    for shadow in shadows {
+                        let name = shadow.quotedDatabaseIdentifier
+                        try db.execute(sql: "DELETE FROM backstage_target.\(name)")
+                        try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
+                    }
+                    try progress(plan.rows[table] ?? 0)
+                    continue
+                }
                 let name = table.quotedDatabaseIdentifier
                 let info = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
                 let keys = info.filter { ($0["pk"] as Int) > 0 }
@@ -195,9 +218,14 @@ struct SplitRun {
                 }
                 try progress(plan.rows[table] ?? 0)
             }
-            // Triggers last, so the copy fires none.
+            // Triggers last, so the copy fires none; a view goes where every table it reads is.
             for table in tables {
                 for trigger in try schema("trigger", of: table) { try db.execute(sql: Self.qualify(trigger, schema: "backstage_target")) }
+            }
+            for view in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'") {
+                let text: String = view["sql"]
+                let reads = plan.sql.keys.filter { text.range(of: "\\b\(NSRegularExpression.escapedPattern(for: $0))\\b", options: .regularExpression) != nil }
+                if !reads.isEmpty, reads.allSatisfy(tables.contains) { try db.execute(sql: Self.qualify(text, schema: "backstage_target")) }
             }
             let placeholders = databaseQuestionMarks(count: tables.count)
             if try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == true,
@@ -208,7 +236,8 @@ struct SplitRun {
         }
         // Verify on the same connection: every table present with the source's row count. (A full
         // quick_check would re-read the whole file SQLite just wrote, from the page cache.)
-        for table in tables where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM backstage_target.\(table.quotedDatabaseIdentifier)") != plan.rows[table] {
+        for table in tables + tables.flatMap({ plan.shadows[$0] ?? [] })
+        where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM backstage_target.\(table.quotedDatabaseIdentifier)") != plan.rows[table] {
             throw RelocationError.verificationFailed(path: target.temporaryMain.path)
         }
         // The source's journal mode, written in the header; detaching checkpoints the one page.
