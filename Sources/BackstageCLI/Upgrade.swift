@@ -1,5 +1,6 @@
 import ArgumentParser
 import Backstage
+import BackstageHarness
 import Foundation
 
 struct Upgrade: AsyncParsableCommand {
@@ -111,7 +112,7 @@ struct Upgrade: AsyncParsableCommand {
             let elapsed = clock.now - start
             samples.append(elapsed.seconds * 1e6)
         }
-        return samples.sorted()[samples.count / 2]
+        return samples.median
     }
 
     static func render(_ dry: DryRun) -> String {

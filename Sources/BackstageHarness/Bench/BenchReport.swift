@@ -25,7 +25,7 @@ public struct BenchResult: Sendable, Hashable, Codable {
         self.kind = kind
         self.bytes = bytes
         self.runs = runs
-        self.seconds = runs.sorted()[runs.count / 2]
+        self.seconds = runs.median
         self.peakBytes = peakBytes
         self.baselines = baselines
     }

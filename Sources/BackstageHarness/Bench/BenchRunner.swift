@@ -284,7 +284,7 @@ public struct BenchRunner {
             let elapsed = ContinuousClock.now - start
             batches.append(elapsed.seconds * 1e6 / 1_000)
         }
-        return batches.sorted()[batches.count / 2]
+        return batches.median
     }
 
     // MARK: Helpers

@@ -73,16 +73,10 @@ public struct ChainBench {
             }
             for (index, step) in steps.enumerated() {
                 results.append(.init(size: size, plan: step.plan, index: step.index + 1, step: step.plan1.steps[0].description, bytes: bytes[index],
-                                     seconds: Self.median(samples[index]), estimate: Self.median(estimates[index]), peakBytes: peaks[index]))
+                                     seconds: samples[index].median, estimate: estimates[index].median, peakBytes: peaks[index]))
             }
         }
         return ChainBenchReport(app: catalog.manifest.app, from: from, to: to, machine: BenchRunner.machine(), date: Date(), budget: budget, steps: results)
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 }
 
