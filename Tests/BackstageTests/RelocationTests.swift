@@ -1,6 +1,7 @@
 import Backstage
 import BackstageTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite struct RelocationTests {
@@ -134,6 +135,32 @@ import Testing
             _ = try relocator.run(RelocationOptions(strategy: .copy), isCancelled: cancelled.get)
         }
         expectSourceKeptAndNothingMoved(app, store, before)
+    }
+
+    @Test func cancellingTheTaskOfRelocateThrowsCancellationErrorAndKeepsTheSource() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 5_000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        var relocator = Relocator(container: app.container)
+        let copying = Flag(), cancelled = Flag()
+        relocator.phaseHook = { _, phase in
+            if phase == .copying {
+                copying.set()
+                // The copy waits until the test has cancelled its task (the test's own task may be
+                // scheduled late on a busy cooperative pool).
+                for _ in 0..<1000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
+            }
+        }
+        let task = Task { try await relocator.relocate(RelocationOptions(strategy: .copy)) }
+        while !copying.get() { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        cancelled.set()
+
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(snapshot(store)["Notes.sqlite"] == before["Notes.sqlite"], "undone: the source is the store")
+        #expect(!FileManager.default.fileExists(atPath: app.supportStore().main.path))
     }
 
     @Test func cancellingTheTaskThatIteratesTheStreamLeavesOneCompleteStore() async throws {
@@ -284,9 +311,8 @@ func expectSourceKeptAndNothingMoved(_ app: TestContainer, _ store: StoreFileSet
 }
 
 /// A flag a test sets from a callback.
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    func get() -> Bool { lock.withLock { value } }
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    func get() -> Bool { value.withLock { $0 } }
 }

@@ -93,6 +93,30 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 
+    @Test func cancellingTheTaskOfUpgradeThrowsCancellationErrorNeverAnEmptyReport() async throws {
+        let app = try TestContainer()
+        try CoreDataStore.create(app.supportStore().main, notes: 200)
+        var upgrader = Upgrader(container: app.container)
+        let copying = Flag(), cancelled = Flag()
+        upgrader.phaseHook = { _, phase in
+            if phase == .copying {
+                copying.set()
+                // The copy waits until the test has cancelled its task (the test's own task may be
+                // scheduled late on a busy cooperative pool).
+                for _ in 0..<1000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
+            }
+        }
+        let task = Task { try await upgrader.upgrade(splitPlan()) }
+        while !copying.get() { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        cancelled.set()
+
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(FileManager.default.fileExists(atPath: app.supportStore().main.path), "the split was undone")
+        #expect(Upgrader.needsUpgrade(app.container, splitPlan()), "and is still pending")
+    }
+
     @Test func cancellingASplitLeavesTheSourceIntactAndNoTargets() async throws {
         let app = try TestContainer()
         try CoreDataStore.create(app.supportStore().main, notes: 200, walOnlyNotes: 0)
@@ -253,6 +277,14 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             """.utf8).write(to: url)
         let plan = try UpgradePlan.load(from: url)
         #expect(plan.steps.map(\.kind) == [.split, .migrateSchema, .relocate, .quarantine])
+        let accounts = ["1", "2"]
+        let built = UpgradePlan(name: "built") {
+            for account in accounts {
+                UpgradeStep.relocate(from: ContainerLocation(.applicationSupport, "\(account).sqlite"), to: ContainerLocation(.applicationSupport, "Accounts/\(account)/UserData.sqlite"))
+            }
+            if accounts.count > 1 { UpgradeStep.quarantine() } else { UpgradeStep.migrateSchema(ContainerLocation(.caches, "x.sqlite"), []) }
+        }
+        #expect(built.steps.map(\.kind) == [.relocate, .relocate, .quarantine], "the builder takes for and if/else")
 
         try Data(#"{"name": "no-discard", "steps": [{"split": {"store": "applicationSupport/Notes.sqlite", "into": [{"store": "caches/All.sqlite", "tables": ["ZNOTE"]}]}}]}"#.utf8).write(to: url)
         #expect(try UpgradePlan.load(from: url).steps == [.split(ContainerLocation(.applicationSupport, "Notes.sqlite"), into: [.init(store: ContainerLocation(.caches, "All.sqlite"), tables: ["ZNOTE"])])],

@@ -20,7 +20,9 @@ extension AsyncThrowingStream where Failure == Error {
                 try work({ continuation.yield($0) }, cancelled.get)
                 continuation.finish()
             } catch {
-                continuation.finish(throwing: error)
+                // Work stopped because its consumer went away says so the Swift way, whatever the
+                // subsystem's own "cancelled" case: the undoing has been done by then.
+                continuation.finish(throwing: cancelled.get() ? CancellationError() : error)
             }
         }
         return stream

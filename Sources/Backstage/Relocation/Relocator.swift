@@ -56,11 +56,10 @@ public struct Relocator: Sendable {
     ///   before it stay moved; the failed store is left as it was.
     @discardableResult
     public func relocate(_ options: RelocationOptions = RelocationOptions()) async throws -> RelocationReport {
-        var report = RelocationReport()
         for try await event in events(options) {
-            if case .finished(let final) = event { report = final }
+            if case .finished(let report) = event { return report }
         }
-        return report
+        throw CancellationError()
     }
 
     /// Relocates the stores, streaming progress then the report. Cancelling the task that

@@ -73,9 +73,25 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
 }
 
 /// Builds the steps of an ``UpgradePlan``.
+/// Builds a plan's steps, with `if`, `if`/`else` and `for` as in any Swift result builder:
+///
+/// ```swift
+/// let plan = UpgradePlan(name: "v3-to-v4") {
+///     for account in accounts {
+///         UpgradeStep.relocate(from: ContainerLocation(.applicationSupport, "\(account).sqlite"),
+///                              to: ContainerLocation(.applicationSupport, "Accounts/\(account)/UserData.sqlite"))
+///     }
+///     if cleanDocuments { UpgradeStep.quarantine() }
+/// }
+/// ```
 @resultBuilder
 public enum UpgradePlanBuilder {
-    public static func buildBlock(_ steps: UpgradeStep...) -> [UpgradeStep] { steps }
+    public static func buildExpression(_ step: UpgradeStep) -> [UpgradeStep] { [step] }
+    public static func buildBlock(_ steps: [UpgradeStep]...) -> [UpgradeStep] { steps.flatMap { $0 } }
+    public static func buildOptional(_ steps: [UpgradeStep]?) -> [UpgradeStep] { steps ?? [] }
+    public static func buildEither(first steps: [UpgradeStep]) -> [UpgradeStep] { steps }
+    public static func buildEither(second steps: [UpgradeStep]) -> [UpgradeStep] { steps }
+    public static func buildArray(_ steps: [[UpgradeStep]]) -> [UpgradeStep] { steps.flatMap { $0 } }
 }
 
 /// One step of an ``UpgradePlan``.

@@ -136,11 +136,12 @@ public struct Upgrader: Sendable {
     /// Runs the plan and returns its report.
     @discardableResult
     public func upgrade(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) async throws -> UpgradeReport {
-        var report: UpgradeReport?
         for try await event in run(plan, budget: budget) {
-            if case .finished(let final) = event { report = final }
+            if case .finished(let report) = event { return report }
         }
-        return report ?? UpgradeReport(plan: plan.name, estimate: UpgradeEstimate(steps: [], budget: budget))
+        // The stream ended without a report: the task was cancelled. Never an empty report, which
+        // would read as "nothing was needed".
+        throw CancellationError()
     }
 
     /// The synchronous engine.
