@@ -326,4 +326,33 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         }
         #expect(snapshot(app.root).filter { !$0.key.hasSuffix(".backstage/lock") } == before, "\(what): the store stays where it is and the journal is kept for the version that wrote it")
     }
+
+    /// Apple Photos' store: updating ZASSET fires triggers that call NSCoreDataTriggerUpdateAffectedObjectValue,
+    /// a function only Core Data registers. The migration runs, its triggers fire, every row stays.
+    @Test func aMigrationOfARealCoreDataStoreFiresItsTriggersWithoutCoreData() async throws {
+        let app = try TestContainer()
+        let store = try SharedStores.copy(.photos, into: app.applicationSupport)
+        let before = try StoreInspector.rowCounts(of: store)
+        let plan = UpgradePlan(name: "hide-even-assets") {
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Photos.sqlite"), [
+                .init(id: "hide-even", sql: "UPDATE ZASSET SET ZHIDDEN = 1 WHERE Z_PK % 2 = 0"),
+            ])
+        }
+
+        try await Upgrader(container: app.container).upgrade(plan)
+
+        let after = try StoreInspector.rowCounts(of: store)
+        #expect(after.filter { $0.key != "grdb_migrations" } == before, "every row of every table kept")
+        let check = try PythonSQLite.run("""
+            import sqlite3, sys, shutil, tempfile, os
+            d = tempfile.mkdtemp()
+            for f in os.listdir(sys.argv[1]):
+                if f.startswith("Photos.sqlite"): shutil.copy(os.path.join(sys.argv[1], f), d)
+            c = sqlite3.connect(os.path.join(d, "Photos.sqlite"))
+            print(c.execute("select count(*) from sqlite_master where type = 'trigger'").fetchone()[0],
+                  c.execute("select count(*) from ZASSET where ZHIDDEN = 1 and Z_PK % 2 = 0").fetchone()[0] == c.execute("select count(*) from ZASSET where Z_PK % 2 = 0").fetchone()[0],
+                  c.execute("pragma integrity_check").fetchone()[0])
+            """, [app.applicationSupport.path])
+        #expect(check.stdout == "22 True ok\n", "the triggers are still there, the migration applied, the store sound: \(check.stdout)\(check.stderr)")
+    }
 }

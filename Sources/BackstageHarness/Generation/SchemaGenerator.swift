@@ -210,13 +210,7 @@ public struct SchemaGenerator: Sendable {
     /// stand-ins that return NULL, so triggers fire while the rows go in.
     func stubFunctions() throws -> [DatabaseFunction] {
         let sql = schema.objects.filter { $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(separator: " ")
-        let names = Set(sql.matches(of: /([A-Za-z_][A-Za-z0-9_]*)\s*\(/).map { String($0.1) })
-        let known = try DatabaseQueue().read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT lower(name) FROM pragma_function_list")) }
-        let keywords: Set<String> = ["in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast", "case", "select", "from", "where", "begin", "end"]
-        // A table name before a column list matches too: a function of that name is harmless.
-        return names.filter { !known.contains($0.lowercased()) && !keywords.contains($0.lowercased()) }
-            .sorted()
-            .map { DatabaseFunction($0, argumentCount: nil, pure: false) { _ in nil } }
+        return try DatabaseQueue().read { db in try MissingFunctions.missing(in: sql, db: db) }.map(MissingFunctions.standIn)
     }
 
     // MARK: Creating

@@ -31,6 +31,9 @@ struct MigrateRun {
         var configuration = Configuration()
         configuration.busyMode = .timeout(context.busyTimeout)
         configuration.foreignKeysEnabled = true
+        // A migration that updates rows of a Core Data store fires its triggers, which call
+        // functions only Core Data registers.
+        configuration.prepareDatabase { db in try MissingFunctions.register(in: db) }
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: store.main.path, configuration: configuration)

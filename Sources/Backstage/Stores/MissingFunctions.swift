@@ -1,0 +1,34 @@
+import Foundation
+import GRDB
+
+/// Stand-ins for the SQL functions a store's triggers and views call that only the app registers.
+///
+/// Core Data's triggers call `NSCoreDataTriggerUpdateAffectedObjectValue` and friends, which exist
+/// only inside a Core Data process: any statement that fires such a trigger elsewhere fails with
+/// "no such function". Backstage registers each missing function as one that returns NULL, so a
+/// migration can update rows of a real Core Data store and the triggers still run their SQL (the
+/// stand-in only drops the notification Core Data would have sent to its in-memory objects).
+package enum MissingFunctions {
+    /// Registers a stand-in for every function the schema's triggers and views call that this
+    /// SQLite does not have.
+    package static func register(in db: Database) throws {
+        let sql = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type IN ('trigger', 'view') AND sql IS NOT NULL")
+        guard !sql.isEmpty else { return }
+        for name in try missing(in: sql.joined(separator: " "), db: db) { db.add(function: standIn(name)) }
+    }
+
+    /// The names called in `sql` (`name(`) that are neither SQLite functions nor keywords.
+    package static func missing(in sql: String, db: Database) throws -> [String] {
+        let known = Set(try String.fetchAll(db, sql: "SELECT DISTINCT lower(name) FROM pragma_function_list"))
+        let keywords: Set<String> = ["in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast",
+                                     "case", "select", "from", "where", "begin", "end", "into", "over", "filter", "like", "glob"]
+        // A table name before a column list (INSERT INTO t (a, b)) matches too: a function of that name is harmless.
+        let names = Set(sql.matches(of: /([A-Za-z_][A-Za-z0-9_]*)\s*\(/).map { String($0.1) })
+        return names.filter { !known.contains($0.lowercased()) && !keywords.contains($0.lowercased()) }.sorted()
+    }
+
+    /// A function of any arity that returns NULL.
+    package static func standIn(_ name: String) -> DatabaseFunction {
+        DatabaseFunction(name, argumentCount: nil, pure: false) { _ in nil }
+    }
+}
