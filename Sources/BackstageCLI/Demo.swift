@@ -115,7 +115,7 @@ struct Demo: AsyncParsableCommand {
         let summary = Summary(
             container: root.path, rowsBefore: before, rowsOnlyInWAL: before - mainOnly, rowsAfter: rowsAfter,
             leaksBefore: audit.findings.count, leaksAfter: after.findings.count,
-            stepsRun: reports.flatMap(\.steps).filter { $0.outcome != "skipped" }.count,
+            stepsRun: reports.flatMap(\.steps).filter { $0.outcome != .skipped }.count,
             filesMoved: reports.reduce(0) { $0 + $1.relocation.moved.reduce(0) { $0 + $1.files } },
             seconds: seconds, store: v4.main.path, archive: archive.path, archiveEntries: exported.entries,
             documentsReadBack: readBack, documentsDiffering: differing)

@@ -127,10 +127,10 @@ struct Upgrade: AsyncParsableCommand {
     }
 
     static func render(_ report: UpgradeReport, container: AppContainer) -> String {
-        var lines = ["\(report.plan): \(report.steps.filter { $0.outcome != "skipped" }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"]
+        var lines = ["\(report.plan): \(report.steps.filter { $0.outcome != .skipped }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"]
         for line in report.relocation.recovered { lines.append("  recovered an interrupted step (\(line))") }
         for step in report.steps {
-            lines.append("  step \(step.index + 1)  \(step.outcome.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)")
+            lines.append("  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)")
         }
         for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
         return lines.joined(separator: "\n")

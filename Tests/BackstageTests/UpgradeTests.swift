@@ -149,16 +149,16 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(Upgrader.needsUpgrade(app.container, plan))
 
         let first = try await Upgrader(container: app.container).upgrade(plan)
-        #expect(first.steps.map(\.outcome) == ["done"])
+        #expect(first.steps.map(\.outcome) == [.done])
         #expect(!Upgrader.needsUpgrade(app.container, plan))
         let second = try await Upgrader(container: app.container).upgrade(plan)
-        #expect(second.steps.map(\.outcome) == ["skipped"])
+        #expect(second.steps.map(\.outcome) == [.skipped])
 
         // Without its stamp (say, restored from a backup), the store is opened once and found up to date.
         try FileManager.default.removeItem(at: app.container.backstageDirectory.appending(path: "schema"))
         #expect(Upgrader.needsUpgrade(app.container, plan))
         let third = try await Upgrader(container: app.container).upgrade(plan)
-        #expect(third.steps.map(\.outcome) == ["up to date"])
+        #expect(third.steps.map(\.outcome) == [.upToDate])
         #expect(!Upgrader.needsUpgrade(app.container, plan))
         let applied = try PythonSQLite.run("""
             import sqlite3, sys

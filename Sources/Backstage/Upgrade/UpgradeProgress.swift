@@ -57,10 +57,21 @@ public struct UpgradeProgress: Sendable, Hashable {
 public struct UpgradeReport: Sendable, Hashable, Codable {
     /// One step of the plan.
     public struct Step: Sendable, Hashable, Codable {
+        /// What became of a step.
+        public enum Outcome: String, Sendable, Hashable, Codable, CustomStringConvertible {
+            /// It ran and changed the container.
+            case done
+            /// `needsUpgrade` found nothing to do for it.
+            case skipped
+            /// A schema migration whose every migration was already applied.
+            case upToDate = "up to date"
+
+            public var description: String { rawValue }
+        }
+
         public var index: Int
         public var description: String
-        /// `done`, or `skipped` when there was nothing to do.
-        public var outcome: String
+        public var outcome: Outcome
         public var seconds: Double
     }
     public var plan: String

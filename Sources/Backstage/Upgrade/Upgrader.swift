@@ -166,7 +166,7 @@ public struct Upgrader: Sendable {
             if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
-                report.steps.append(.init(index: index, description: step.description, outcome: "skipped", seconds: 0))
+                report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0))
                 continue
             }
             var stepContext = context
@@ -175,7 +175,7 @@ public struct Upgrader: Sendable {
             }
             let hook = phaseHook
             stepContext.phaseHook = { subject, phase in hook?("\(step.kind):\(subject)", phase) }
-            var outcome = "done"
+            var outcome = UpgradeReport.Step.Outcome.done
             switch step {
             case .relocate(let relocate):
                 try stepContext.relocateStore(relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
@@ -183,7 +183,7 @@ public struct Upgrader: Sendable {
                 let result = try SplitRun(context: stepContext, step: split).run()
                 relocation.quarantined += result.quarantined
             case .migrateSchema(let migrate):
-                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = "up to date" }
+                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = .upToDate }
             case .quarantine(let quarantine):
                 let root = quarantine.folder.url(in: container)
                 let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false, measuringFolders: false)
