@@ -5,10 +5,13 @@ import GRDB
 /// own transaction and is recorded in `grdb_migrations`, so a crash rolls back the one in progress
 /// and a rerun applies only what is missing.
 ///
-/// After success the store's schema cookie (bytes 40–43 of the header) is stamped in
-/// `applicationSupport/.backstage/schema/`, so ``isNeeded(_:in:fileSystem:)`` answers from a header
-/// read, without opening SQLite. A later schema change by the app moves the cookie: the next check
-/// opens the store once, finds nothing to apply, and stamps it again.
+/// After success the store's identity (device and inode) and schema cookie (bytes 40–43 of the
+/// header) are stamped in `applicationSupport/.backstage/schema/`, so ``isNeeded(_:in:fileSystem:)``
+/// answers from a `stat` and a header read, without opening SQLite. The cookie only grows over a
+/// database's life (each schema change, each GRDB pool open), so the app using its store, even
+/// migrating its own schema, never makes the check say "pending"; a store replaced by another file
+/// (a restored backup, an older copy moved in) or overwritten with an older copy (a lower cookie)
+/// does, and the next run opens it once and applies what it lacks.
 struct MigrateRun {
     let context: StepContext
     let step: UpgradeStep.MigrateSchema
@@ -18,8 +21,10 @@ struct MigrateRun {
     /// Cheap: a `stat`, a 100-byte header read and a tiny stamp file. True when a migration may be pending.
     static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool {
         let path = step.store.filePath(in: container)
-        guard let header = try? fileSystem.readPrefix(path, count: 100), header.count == 100 else { return false }
-        return stampedCookie(step, in: container, fileSystem: fileSystem) != cookie(header)
+        guard let header = try? fileSystem.readPrefix(path, count: 100), header.count == 100,
+              let status = try? fileSystem.status(path) else { return false }
+        guard let stamp = Stamp.read(step, in: container, fileSystem: fileSystem) else { return true }
+        return stamp.device != status.device || stamp.inode != status.inode || cookie(header) < stamp.cookie
     }
 
     func run() throws -> Bool {
@@ -73,20 +78,33 @@ struct MigrateRun {
         return ran
     }
 
+    /// What the check compares with: which file was migrated, and its schema cookie then.
+    struct Stamp: Equatable {
+        var cookie: UInt32
+        var device: UInt64
+        var inode: UInt64
+
+        var text: String { "\(cookie) \(device) \(inode)" }
+
+        static func read(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Stamp? {
+            guard let bytes = try? fileSystem.readPrefix(stampPath(step, in: container), count: 64) else { return nil }
+            let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+            guard fields.count == 3, let cookie = UInt32(fields[0]), let device = UInt64(fields[1]), let inode = UInt64(fields[2]) else { return nil }
+            return Stamp(cookie: cookie, device: device, inode: inode)
+        }
+    }
+
     private func stamp() throws {
         let header = try context.fileSystem.readPrefix(store.main.path, count: 100)
+        guard let status = try context.fileSystem.status(store.main.path) else { return }
         let url = URL(filePath: Self.stampPath(step, in: context.container))
         try context.fileSystem.createDirectories(url.deletingLastPathComponent().path)
-        try context.fileSystem.writeAtomically(Array(String(Self.cookie(header)).utf8), to: url.path)
+        let stamp = Stamp(cookie: Self.cookie(header), device: status.device, inode: status.inode)
+        try context.fileSystem.writeAtomically(Array(stamp.text.utf8), to: url.path)
     }
 
     static func cookie(_ header: [UInt8]) -> UInt32 {
         header.count >= 44 ? UInt32(header[40]) << 24 | UInt32(header[41]) << 16 | UInt32(header[42]) << 8 | UInt32(header[43]) : 0
-    }
-
-    static func stampedCookie(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> UInt32? {
-        guard let bytes = try? fileSystem.readPrefix(stampPath(step, in: container), count: 16) else { return nil }
-        return UInt32(String(decoding: bytes, as: UTF8.self))
     }
 
     /// One stamp per store and list of migrations: FNV-1a of the location and the identifiers.

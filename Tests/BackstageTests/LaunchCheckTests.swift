@@ -1,0 +1,70 @@
+import Backstage
+import BackstageTestSupport
+import Foundation
+import GRDB
+import Testing
+
+/// `needsUpgrade` on the launch path: never "pending" while the app just uses its store, always
+/// "pending" when the store was replaced, went back in time, or the plan gained work.
+@Suite struct LaunchCheckTests {
+    static let plan = UpgradePlan(name: "v2") {
+        UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
+            .init(id: "v2-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"),
+        ])
+    }
+
+    @Test func aHundredLaunchesOfAnAppUsingItsStoreNeverSayPending() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.supportStore().main, rows: 10)
+        try await Upgrader(container: app.container).upgrade(Self.plan)
+        #expect(!Upgrader.needsUpgrade(app.container, Self.plan))
+
+        for launch in 1...100 {
+            // The app opens its store through StoreContainer (a GRDB pool: the schema cookie moves),
+            // writes, and now and then changes its own schema with its own migrator.
+            let stores = StoreContainer(name: "Notes", container: app.container)
+            try await stores.loadStores()
+            try stores.write { db in
+                try db.execute(sql: "INSERT INTO note (title, body) VALUES (?, zeroblob(100))", arguments: ["launch \(launch)"])
+                if launch % 25 == 0 { try db.execute(sql: "CREATE INDEX note_title_\(launch) ON note (title)") }
+            }
+            #expect(!Upgrader.needsUpgrade(app.container, Self.plan), "launch \(launch) says pending")
+        }
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 110)
+    }
+
+    @Test func aReplacedOlderOrExtendedStoreIsPending() async throws {
+        let app = try TestContainer()
+        let store = app.supportStore()
+        try PythonSQLite.createStore(store.main, rows: 10, journalMode: "delete")
+        let older = app.root.appending(path: "older.sqlite")
+        try FileManager.default.copyItem(at: store.main, to: older)
+        try await Upgrader(container: app.container).upgrade(Self.plan)
+        #expect(!Upgrader.needsUpgrade(app.container, Self.plan))
+
+        // An older copy written over the store in place (same inode, lower schema cookie).
+        try shell("cp '\(older.path)' '\(store.main.path)'")
+        #expect(Upgrader.needsUpgrade(app.container, Self.plan), "overwritten in place by an older copy")
+        try await Upgrader(container: app.container).upgrade(Self.plan)
+        #expect(!Upgrader.needsUpgrade(app.container, Self.plan))
+
+        // A restored backup moved into place (another file).
+        let restored = app.root.appending(path: "restored.sqlite")
+        try FileManager.default.copyItem(at: store.main, to: restored)
+        try FileManager.default.removeItem(at: store.main)
+        try FileManager.default.moveItem(at: restored, to: store.main)
+        #expect(Upgrader.needsUpgrade(app.container, Self.plan), "replaced by another file")
+        let report = try await Upgrader(container: app.container).upgrade(Self.plan)
+        #expect(report.steps.map(\.outcome) == [.upToDate], "opened once, nothing to apply, stamped again")
+        #expect(!Upgrader.needsUpgrade(app.container, Self.plan))
+
+        // The plan gained a migration.
+        let extended = UpgradePlan(name: "v3") {
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
+                .init(id: "v2-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"),
+                .init(id: "v3-archived", sql: "ALTER TABLE note ADD COLUMN archived INTEGER NOT NULL DEFAULT 0"),
+            ])
+        }
+        #expect(Upgrader.needsUpgrade(app.container, extended))
+    }
+}
