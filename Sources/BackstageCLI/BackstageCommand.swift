@@ -13,7 +13,7 @@ struct BackstageCommand: AsyncParsableCommand {
             Exit status: 0 success, 1 a check found a problem, 2 usage error, 3 operational failure.
             """,
         version: "0.1.0",
-        subcommands: [Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self]
+        subcommands: [Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self, Inspect.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self]
     )
 }
 

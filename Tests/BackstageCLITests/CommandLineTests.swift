@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func everyCommandHasAnAbstractAndAnExample() throws {
-        for command in ["demo", "audit", "relocate", "upgrade", "export", "import", "catalog", "fixture", "simulate", "bench"] {
+        for command in ["demo", "audit", "relocate", "upgrade", "export", "import", "catalog", "inspect", "fixture", "simulate", "bench"] {
             let help = try runProcess(backstageExecutable, [command, "--help"])
             #expect(help.status == 0)
             #expect(help.stdout.hasPrefix("OVERVIEW: "))

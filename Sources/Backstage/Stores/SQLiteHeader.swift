@@ -42,8 +42,8 @@ public struct SQLiteHeader: Sendable, Hashable {
 /// or `-shm` whose database is gone. Only a real header counts: an empty file, or a journal whose
 /// header SQLite zeroed (it holds nothing to roll back), is no evidence.
 /// See <https://www.sqlite.org/fileformat2.html#walformat> and `#rollbackjournal`.
-enum SidecarMagic {
-    static func matches(_ sidecar: Sidecar, _ bytes: [UInt8]) -> Bool {
+package enum SidecarMagic {
+    package static func matches(_ sidecar: Sidecar, _ bytes: [UInt8]) -> Bool {
         switch sidecar {
         case .wal: isWAL(bytes)
         case .journal: isJournal(bytes)
@@ -52,17 +52,17 @@ enum SidecarMagic {
     }
 
     /// `0x377f0682` or `0x377f0683` (big-endian), then file format version 3007000.
-    static func isWAL(_ bytes: [UInt8]) -> Bool {
+    package static func isWAL(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 8 && bytes[0] == 0x37 && bytes[1] == 0x7f && bytes[2] == 0x06 && (bytes[3] == 0x82 || bytes[3] == 0x83)
             && Array(bytes[4..<8]) == [0x00, 0x2d, 0xe2, 0x18]
     }
 
-    static func isJournal(_ bytes: [UInt8]) -> Bool {
+    package static func isJournal(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 8 && Array(bytes.prefix(8)) == [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
     }
 
     /// The WAL-index header: version 3007000 in the writer's byte order, twice (two 48-byte copies).
-    static func isWALIndex(_ bytes: [UInt8]) -> Bool {
+    package static func isWALIndex(_ bytes: [UInt8]) -> Bool {
         guard bytes.count >= 52 else { return false }
         let little: [UInt8] = [0x18, 0xe2, 0x2d, 0x00], big: [UInt8] = [0x00, 0x2d, 0xe2, 0x18]
         let first = Array(bytes[0..<4]), second = Array(bytes[48..<52])

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Backstage
+import BackstageFixtures
+import BackstageHarness
+import Foundation
+
+struct Inspect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Tell what a store pulled off a device is, without touching it.",
+        discussion: """
+            Reads a private copy (the store, its -wal and -shm are never opened in place): journal mode, page \\
+            size, main and -wal sizes, the frames the -wal holds that were not checkpointed yet, a hot journal, \\
+            rows per table, Core Data's entities with their rows, the model's version hashes and identifiers, \\
+            external data, and — with --catalog — which catalog version and store it matches.
+
+            Example:
+              backstage inspect Pulled/NoteStore.sqlite --catalog AppleNotes --json
+            """
+    )
+
+    @Argument(help: "The store's main file.", completion: .file())
+    var store: String
+
+    @OptionGroup var catalogOption: CatalogOption
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let catalog = try catalogOption.catalog.map { _ in try catalogOption.load() }
+        let inspection = try StoreInspection(of: StoreFileSet(main: url), catalog: catalog)
+        if json {
+            try Output.json(inspection)
+        } else {
+            Output.out(Self.render(inspection, catalogGiven: catalog != nil))
+        }
+    }
+
+    static func render(_ i: StoreInspection, catalogGiven: Bool) -> String {
+        var lines = ["\(i.path): SQLite, \(i.journalMode) journal, \(i.pageSize)-byte pages"]
+        lines.append("  main file \(formatBytes(i.mainBytes))" + (i.walBytes.map { ", -wal \(formatBytes($0)) with \(i.framesNotCheckpointed) frames not checkpointed" } ?? ", no -wal")
+                     + (i.hotJournal ? "; a hot -journal: the next open rolls a killed transaction back" : ""))
+        lines.append("  \(i.tables.count) tables, \(i.tables.values.reduce(0, +)) rows")
+        if let entities = i.entities {
+            lines.append("  Core Data: \(entities.count) entities, \(i.externalFiles ?? 0) external files (\(formatBytes(i.externalBytes ?? 0))), model \(i.versionIdentifiers?.filter { !$0.isEmpty }.joined(separator: ", ").nonEmpty ?? "without identifiers"), \(i.versionHashes?.count ?? 0) version hashes")
+            for entity in entities.sorted(by: { $0.rows > $1.rows }).prefix(12) where entity.rows > 0 {
+                lines.append("    \(entity.name) (\(entity.table), Z_ENT \(entity.id)): \(entity.rows) rows")
+            }
+        }
+        if catalogGiven { lines.append("  catalog: " + (i.catalogMatch.map { "matches \($0)" } ?? "matches no version of the catalog")) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+}

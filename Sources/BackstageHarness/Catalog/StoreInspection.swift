@@ -1,0 +1,127 @@
+import Backstage
+import BackstageFixtures
+import Foundation
+import GRDB
+
+/// What a store pulled off a device is, read without touching it (a private copy is opened; the
+/// file set itself is only read byte by byte): journal mode, page size, sizes, the frames its
+/// `-wal` holds that were not checkpointed yet, Core Data's entities with their row counts, the
+/// model's version hashes and identifiers, external data, and which catalog version it matches.
+///
+/// For example:
+///
+/// ```swift
+/// let inspection = try StoreInspection(of: StoreFileSet(main: URL(filePath: "Pulled/Notes.sqlite")))
+/// inspection.framesNotCheckpointed   // committed pages only in the -wal
+/// ```
+public struct StoreInspection: Sendable, Hashable, Codable {
+    /// A Core Data entity and how many rows it has.
+    public struct Entity: Sendable, Hashable, Codable {
+        public var name: String
+        public var id: Int
+        public var table: String
+        public var rows: Int
+    }
+
+    public var path: String
+    /// `wal` or `delete`, from the header.
+    public var journalMode: String
+    public var pageSize: Int
+    public var mainBytes: Int64
+    /// The `-wal`'s size, when there is one.
+    public var walBytes: Int64?
+    /// Frames in the `-wal` that were committed but not yet copied into the main file (from the
+    /// `-shm` index when it is there, else the valid frames of the `-wal` itself).
+    public var framesNotCheckpointed: Int
+    /// A hot `-journal` is beside the store: the next open rolls a killed transaction back.
+    public var hotJournal: Bool
+    /// Rows per table.
+    public var tables: [String: Int]
+    /// Core Data's entities with their rows, when it is a Core Data store.
+    public var entities: [Entity]?
+    public var versionHashes: [String: String]?
+    public var versionIdentifiers: [String]?
+    public var externalFiles: Int?
+    public var externalBytes: Int64?
+    /// `version location` of the catalog store whose schema this store has, when a catalog was given.
+    public var catalogMatch: String?
+
+    /// Inspects `store`; with `catalog`, finds the version and store whose schema it has.
+    public init(of store: StoreFileSet, catalog: CatalogFolder? = nil) throws {
+        let fileSystem = FileSystem()
+        let schema = try StoreCapture.capture(store)
+        path = store.main.path
+        journalMode = schema.journalMode
+        pageSize = schema.pageSize
+        mainBytes = try fileSystem.status(store.main.path)?.size ?? 0
+        walBytes = try fileSystem.status(store.sidecar(.wal).path)?.size
+        framesNotCheckpointed = try Self.pendingFrames(store, pageSize: schema.pageSize, fileSystem: fileSystem)
+        let journal = try fileSystem.status(store.sidecar(.journal).path)
+        hotJournal = journal.map { $0.size > 0 } ?? false ? SidecarMagic.isJournal(try fileSystem.readPrefix(store.sidecar(.journal).path, count: 8)) : false
+        tables = schema.tables.mapValues(\.rows)
+        if let facts = schema.coreData {
+            entities = try StoreInspector.withCopy(of: store) { db in
+                try facts.entities.map { entity in
+                    let hasEntityColumn = try db.tableExists(entity.table) && db.columns(in: entity.table).contains { $0.name == "Z_ENT" }
+                    let rows = hasEntityColumn
+                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedDatabaseIdentifier) WHERE Z_ENT = ?", arguments: [entity.id]) ?? 0 : 0
+                    return Entity(name: entity.name, id: entity.id, table: entity.table, rows: rows)
+                }
+            }
+            versionHashes = facts.versionHashes
+            versionIdentifiers = facts.versionIdentifiers
+            externalFiles = facts.externalFiles
+            externalBytes = facts.externalBytes
+        }
+        if let catalog {
+            let objects = Set(schema.objects.map(\.sql))
+            for version in catalog.manifest.versions.reversed() {
+                for candidate in version.stores where Set(try catalog.schema(of: candidate).objects.map(\.sql)) == objects {
+                    catalogMatch = "\(version.name) \(candidate.location)"
+                    break
+                }
+                if catalogMatch != nil { break }
+            }
+        }
+    }
+
+    /// Committed frames not yet in the main file: `mxFrame - nBackfill` from the `-shm`'s WAL-index
+    /// header when it is valid, else the frames of the `-wal` whose salts match its header.
+    static func pendingFrames(_ store: StoreFileSet, pageSize: Int, fileSystem: FileSystem) throws -> Int {
+        guard let wal = try fileSystem.status(store.sidecar(.wal).path), wal.size > 32 else { return 0 }
+        let shm = (try? fileSystem.readPrefix(store.sidecar(.shm).path, count: 136)) ?? []
+        if shm.count >= 136, SidecarMagic.isWALIndex(shm) {
+            let little = shm[0] == 0x18
+            func u32(_ offset: Int) -> Int {
+                let b = shm[offset..<(offset + 4)].map(UInt32.init)
+                return Int(little ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3])
+            }
+            return max(0, u32(16) - u32(96))  // WalIndexHdr.mxFrame - WalCkptInfo.nBackfill
+        }
+        let header = try fileSystem.readPrefix(store.sidecar(.wal).path, count: 32)
+        guard SidecarMagic.isWAL(header) else { return 0 }
+        let salts = Array(header[16..<24])
+        // Frame by frame through one buffer: a WAL can be gigabytes.
+        let file = try fileSystem.openForReading(store.sidecar(.wal).path)
+        defer { file.close() }
+        let frameSize = pageSize + 24
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: frameSize, alignment: 16)
+        defer { buffer.deallocate() }
+        /// Reads `count` bytes into the buffer (fewer only at the end of the file).
+        func fill(_ count: Int) throws -> Int {
+            var filled = 0
+            while filled < count {
+                let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<count]))
+                if n == 0 { break }
+                filled += n
+            }
+            return filled
+        }
+        guard try fill(32) == 32 else { return 0 }
+        var frames = 0
+        while try fill(frameSize) == frameSize, Array(buffer[8..<16]) == salts {
+            frames += 1
+        }
+        return frames
+    }
+}
