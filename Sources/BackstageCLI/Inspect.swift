@@ -8,9 +8,9 @@ struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Tell what a store pulled off a device is, without touching it.",
         discussion: """
-            Reads a private copy (the store, its -wal and -shm are never opened in place): journal mode, page \\
-            size, main and -wal sizes, the frames the -wal holds that were not checkpointed yet, a hot journal, \\
-            rows per table, Core Data's entities with their rows, the model's version hashes and identifiers, \\
+            Reads a private copy (the store, its -wal and -shm are never opened in place): journal mode, page \
+            size, main and -wal sizes, the frames the -wal holds that were not checkpointed yet, a hot journal, \
+            rows per table, Core Data's entities with their rows, the model's version hashes and identifiers, \
             external data, and — with --catalog — which catalog version and store it matches.
 
             Example:
