@@ -285,3 +285,72 @@ final class WriteLog: @unchecked Sendable {
     func markSwitched(oldStore: [String: Data]) { lock.withLock { _switched = true; _oldStore = oldStore } }
     func stop() { lock.withLock { _stopped = true } }
 }
+
+/// A container that creates its stores: the description's migrations run on load, for every store.
+@Suite struct StoreCreationTests {
+    static let migrations: [UpgradeStep.MigrateSchema.Migration] = [
+        .init(id: "v1-notes", sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT NOT NULL)"),
+        .init(id: "v2-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0; CREATE INDEX note_pinned ON note (pinned)"),
+    ]
+
+    @Test func aNewStoreAndANewAccountStoreAreCreatedWithTheirSchemaWhereTheirDescriptionSays() async throws {
+        let app = try TestContainer()
+        let stores = StoreContainer(name: "Cache", container: app.container)
+        var description = StoreDescription(name: "Cache", url: app.container.caches.appending(path: "Cache.sqlite"))
+        description.migrations = Self.migrations
+        stores.storeDescriptions = [description]
+        try await stores.loadStores()
+
+        try stores.write { db in try db.execute(sql: "INSERT INTO note (title, pinned) VALUES ('created by its description', 1)") }
+        let account = try stores.accountStore("bob")
+        try await account.write { db in try db.execute(sql: "INSERT INTO note (title) VALUES ('bob''s')") }
+        try stores.close()
+
+        let accountFile = app.container.caches.appending(path: "Accounts/bob/Cache.sqlite")
+        #expect(FileManager.default.fileExists(atPath: accountFile.path), "a Caches store's account stays in Caches")
+        #expect(!FileManager.default.fileExists(atPath: app.applicationSupport.appending(path: "Accounts").path))
+        let schema = try PythonSQLite.schema(StoreFileSet(main: accountFile))
+        #expect(schema.tables.contains("note") && schema.tables.contains("grdb_migrations"))
+    }
+
+    @Test func aStoreUpgradedByAPlanAndAFreshStoreAgree() async throws {
+        let app = try TestContainer()
+        // An installed v1: only the first migration ran, by the app of the day.
+        let old = StoreContainer(name: "Notes", container: app.container)
+        var v1 = StoreDescription(name: "Notes")
+        v1.migrations = Array(Self.migrations.prefix(1))
+        old.storeDescriptions = [v1]
+        try await old.loadStores()
+        try old.write { db in try db.execute(sql: "INSERT INTO note (title) VALUES ('kept')") }
+        try old.close()
+        // v2 upgrades it with a plan whose migrateSchema step lists the same ids.
+        try await Upgrader(container: app.container).upgrade(UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), Self.migrations)
+        })
+        // Loading it with v2's description runs nothing again; a fresh install gets the same schema.
+        let upgraded = StoreContainer(name: "Notes", container: app.container)
+        var v2 = StoreDescription(name: "Notes")
+        v2.migrations = Self.migrations
+        upgraded.storeDescriptions = [v2]
+        try await upgraded.loadStores()
+        let notes = try upgraded.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM note") }
+        try upgraded.close()
+        let fresh = StoreContainer(name: "Fresh", container: app.container)
+        var freshDescription = StoreDescription(name: "Fresh")
+        freshDescription.migrations = Self.migrations
+        fresh.storeDescriptions = [freshDescription]
+        try await fresh.loadStores()
+        try fresh.close()
+
+        #expect(notes == 1)
+        let sql = { (name: String) throws -> String in
+            try PythonSQLite.run("""
+                import sqlite3, sys
+                c = sqlite3.connect(sys.argv[1])
+                print(sorted(r[0] for r in c.execute("select sql from sqlite_master where name not like 'sqlite_%' and sql is not null")))
+                print(sorted(r[0] for r in c.execute("select identifier from grdb_migrations")))
+                """, [app.applicationSupport.appending(path: name).path]).stdout
+        }
+        #expect(try sql("Notes.sqlite") == sql("Fresh.sqlite"), "same tables, index and migration history")
+    }
+}

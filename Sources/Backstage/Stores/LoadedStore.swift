@@ -23,6 +23,8 @@ final class LoadedStore: @unchecked Sendable {
         let journalMode = description.journalMode
         let readOnly = description.isReadOnly
         configuration.prepareDatabase { db in
+            // Core Data stores' triggers call functions only Core Data registers.
+            try MissingFunctions.register(in: db)
             for (name, value) in pragmas where name != "journal_mode" {
                 try db.execute(sql: "PRAGMA \(name) = \(value)")
             }
@@ -45,6 +47,19 @@ final class LoadedStore: @unchecked Sendable {
             throw Self.map(error, path: path, timeout: description.timeout)
         }
         identity = url.map(FileIdentity.init)
+        if description.shouldMigrateStoreAutomatically && !description.isReadOnly && !description.migrations.isEmpty {
+            var migrator = DatabaseMigrator()
+            for migration in description.migrations {
+                let sql = migration.sql
+                migrator.registerMigration(migration.id) { db in try db.execute(sql: sql) }
+            }
+            do {
+                try migrator.migrate(writer)
+            } catch let error as DatabaseError {
+                try? writer.close()
+                throw StoreError.sqlite(path: path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
+            }
+        }
     }
 
     /// Turns SQLite's read-only and busy errors into ``StoreError`` cases naming the file.

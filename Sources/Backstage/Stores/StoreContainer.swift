@@ -175,8 +175,9 @@ public final class StoreContainer: @unchecked Sendable {
         try old.close()
     }
 
-    /// The store of account `id`, `applicationSupport/Accounts/<id>/<file>`, created on first use
-    /// with the settings of `configuration`'s description. Accounts never share a file.
+    /// The store of account `id`, `<folder>/Accounts/<id>/<file>` beside where `configuration`'s
+    /// description puts its store (a Caches store's accounts stay in Caches), created on first use
+    /// with that description's settings and migrations. Accounts never share a file.
     public func accountStore(_ id: String, configuration: String? = nil) throws -> any DatabaseWriter {
         guard !id.isEmpty, id != ".", id != "..", id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw StoreError.invalidAccountID(id)
@@ -186,8 +187,8 @@ public final class StoreContainer: @unchecked Sendable {
         guard var description = storeDescriptions.first(where: { $0.configuration == configuration }) else {
             throw StoreError.notLoaded(configuration: configuration ?? "default")
         }
-        let fileName = description.resolvedURL(in: container).lastPathComponent
-        let url = container.applicationSupport.appending(path: "Accounts/\(id)/\(fileName)")
+        let base = description.resolvedURL(in: container)
+        let url = base.deletingLastPathComponent().appending(path: "Accounts/\(id)/\(base.lastPathComponent)")
         description.url = url
         let store = try open(description, url: url)
         lock.withLock { accounts[accountKey] = store }

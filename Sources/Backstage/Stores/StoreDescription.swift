@@ -13,7 +13,8 @@ import Foundation
 ///
 /// The defaults are Core Data's: type SQLite, URL `applicationSupport/<Name>.sqlite` (resolved by
 /// ``StoreContainer``), no configuration, read-write, a 240 s busy timeout, no pragmas (so the
-/// journal mode is WAL), migrate and infer automatically, add synchronously.
+/// journal mode is WAL), migrate and infer automatically, add synchronously. Give it the store's
+/// ``migrations`` and loading creates or brings up to date its schema, as Core Data does from its model.
 public struct StoreDescription: Sendable, Hashable, Codable {
     /// The kind of store.
     public enum StoreType: String, Sendable, Hashable, Codable {
@@ -39,8 +40,13 @@ public struct StoreDescription: Sendable, Hashable, Codable {
     public private(set) var sqlitePragmas: [String: String] = [:]
     /// Free-form options, by key.
     public private(set) var options: [String: String] = [:]
-    /// Whether the app migrates the store automatically when its schema is older.
+    /// Whether loading the store applies ``migrations`` it has not had yet. Core Data's default: true.
     public var shouldMigrateStoreAutomatically = true
+    /// The store's schema, as migrations applied in order by GRDB's `DatabaseMigrator` when the store
+    /// is loaded (new stores are created by them; per-account and switched stores too). They are
+    /// recorded in `grdb_migrations`, the history an upgrade plan's `migrateSchema` step shares: a
+    /// store the plan upgraded and a store created fresh by its description agree on what ran.
+    public var migrations: [UpgradeStep.MigrateSchema.Migration] = []
     /// Whether mapping models are inferred (Core Data compatibility; kept for configuration files).
     public var shouldInferMappingModelAutomatically = true
     /// Whether ``StoreContainer/loadStores()`` opens this store off the caller's thread.
