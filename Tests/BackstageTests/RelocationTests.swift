@@ -143,19 +143,10 @@ import Testing
         try PythonSQLite.createStore(store.main, rows: 5_000, journalMode: "delete", bodyBytes: 1000)
         let before = snapshot(store)
         var relocator = Relocator(container: app.container)
-        let copying = Flag(), cancelled = Flag()
-        relocator.phaseHook = { _, phase in
-            if phase == .copying {
-                copying.set()
-                // The copy waits until the test has cancelled its task (the test's own task may be
-                // scheduled late on a busy cooperative pool).
-                for _ in 0..<1000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
-            }
-        }
+        let gate = CancellationGate(at: .copying)
+        relocator.phaseHook = gate.hook
         let task = Task { try await relocator.relocate(RelocationOptions(strategy: .copy)) }
-        while !copying.get() { try await Task.sleep(for: .milliseconds(5)) }
-        task.cancel()
-        cancelled.set()
+        try await gate.cancel(task)
 
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
@@ -311,6 +302,31 @@ func expectSourceKeptAndNothingMoved(_ app: TestContainer, _ store: StoreFileSet
 }
 
 /// A flag a test sets from a callback.
+/// Holds a run at a phase until the test has cancelled the task running it: the cancellation lands
+/// mid-step however late the test's own task is scheduled on a busy cooperative pool.
+final class CancellationGate: Sendable {
+    let phase: StepPhase
+    private let reached = Flag(), cancelled = Flag()
+
+    init(at phase: StepPhase) {
+        self.phase = phase
+    }
+
+    var hook: @Sendable (String, StepPhase) -> Void {
+        { [self] _, current in
+            guard current == phase else { return }
+            reached.set()
+            for _ in 0..<1000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
+        }
+    }
+
+    func cancel<T: Sendable>(_ task: Task<T, any Error>) async throws {
+        while !reached.get() { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        cancelled.set()
+    }
+}
+
 final class Flag: Sendable {
     private let value = Mutex(false)
     func set() { value.withLock { $0 = true } }

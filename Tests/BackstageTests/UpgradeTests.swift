@@ -97,19 +97,10 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         let app = try TestContainer()
         try CoreDataStore.create(app.supportStore().main, notes: 200)
         var upgrader = Upgrader(container: app.container)
-        let copying = Flag(), cancelled = Flag()
-        upgrader.phaseHook = { _, phase in
-            if phase == .copying {
-                copying.set()
-                // The copy waits until the test has cancelled its task (the test's own task may be
-                // scheduled late on a busy cooperative pool).
-                for _ in 0..<1000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
-            }
-        }
+        let gate = CancellationGate(at: .copying)
+        upgrader.phaseHook = gate.hook
         let task = Task { try await upgrader.upgrade(splitPlan()) }
-        while !copying.get() { try await Task.sleep(for: .milliseconds(5)) }
-        task.cancel()
-        cancelled.set()
+        try await gate.cancel(task)
 
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
