@@ -52,4 +52,20 @@ import Testing
         #expect(try PythonSQLite.inspect(app.supportStore()).rows == 42)
         #expect(snapshot(real.url).isEmpty, "nothing of the store left in Documents")
     }
+
+    @Test(arguments: [false, true])
+    func aLinkedApplicationSupportReceivesTheStore(onAnotherDisk: Bool) async throws {
+        if onAnotherDisk && !Self.sharedMemoryAvailable { return }
+        let elsewhere = try TemporaryDirectory(base: onAnotherDisk ? URL(filePath: "/dev/shm") : FileManager.default.temporaryDirectory)
+        let app = try TestContainer()
+        try FileManager.default.removeItem(at: app.applicationSupport)
+        try FileManager.default.createSymbolicLink(atPath: app.applicationSupport.path, withDestinationPath: elsewhere.path)
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 20, walOnly: 5)
+
+        let report = try await Relocator(container: app.container).relocate()
+
+        #expect(report.moved.map(\.strategy) == [onAnotherDisk ? .copy : .rename])
+        #expect(try PythonSQLite.inspect(StoreFileSet(main: elsewhere.url.appending(path: "Notes.sqlite"))).rows == 25)
+        #expect(try Auditor(container: app.container).audit().isClean)
+    }
 }

@@ -201,7 +201,10 @@ package struct FileSystem: Sendable {
 
     package func createDirectories(_ path: String, mode: mode_t = 0o755, durable: Bool = true) throws(FileSystemError) {
         if let st = try status(path) {
-            guard st.kind == .directory else { throw FileSystemError(operation: .mkdir, path: path, code: EEXIST) }
+            // A link to a folder is a folder (Application Support linked elsewhere, say).
+            var isFolder = st.kind == .directory
+            if st.kind == .symlink, let target = resolvedPath(path) { isFolder = try status(target)?.kind == .directory }
+            guard isFolder else { throw FileSystemError(operation: .mkdir, path: path, code: EEXIST) }
             return
         }
         let parent = (path as NSString).deletingLastPathComponent
