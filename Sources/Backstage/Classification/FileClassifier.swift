@@ -124,22 +124,33 @@ public struct FileClassifier: Sendable {
 /// a SQLite header, a valid WAL, journal or WAL-index header, or a sidecar's database beside it.
 /// A name alone proves nothing: an empty `notes.db`, a `Trip-journal`, a `Cargo.lock` or a file
 /// of zeros named `Diary-wal` are the user's.
-private struct Evidence {
+private final class Evidence {
     let directory: String
     let statuses: [String: FileStatus]
     let fileSystem: FileSystem
+    /// Headers read so far: a store's main file is asked about once for itself and once per sidecar.
+    private var headers: [String: [UInt8]] = [:]
 
-    /// Reads the first 100 bytes of a regular file of the folder.
+    init(directory: String, statuses: [String: FileStatus], fileSystem: FileSystem) {
+        self.directory = directory
+        self.statuses = statuses
+        self.fileSystem = fileSystem
+    }
+
+    /// The first 100 bytes of a regular file of the folder, read once.
     func header(_ name: String) throws -> [UInt8] {
+        if let known = headers[name] { return known }
         guard statuses[name]?.kind == .regular, statuses[name]?.size ?? 0 > 0 else { return [] }
-        return try fileSystem.readPrefix(directory + "/" + name, count: 100)
+        let bytes = try fileSystem.readPrefix(directory + "/" + name, count: 100)
+        headers[name] = bytes
+        return bytes
     }
 
     func kind(of name: String) throws -> FileKind {
         if TemporaryName.isTemporary(name) { return .backstageTemporary }
         if let (base, sidecar) = FileClassifier.splitSidecar(name) {
             if try isDatabase(base) { return sidecar.kind }
-            if try SidecarMagic.matches(sidecar, try header(name)) { return .orphanSidecar }
+            if SidecarMagic.matches(sidecar, try header(name)) { return .orphanSidecar }
         }
         return try isDatabase(name) ? .database : (name.hasPrefix(".") ? .hidden : .document)
     }
@@ -149,7 +160,7 @@ private struct Evidence {
     func isDatabase(_ name: String) throws -> Bool {
         guard let status = statuses[name], status.kind == .regular else { return false }
         if status.size > 0 { return SQLiteHeader.hasMagic(try header(name)) }
-        for sidecar in [Sidecar.wal, .journal] where try SidecarMagic.matches(sidecar, try header(name + sidecar.rawValue)) {
+        for sidecar in [Sidecar.wal, .journal] where SidecarMagic.matches(sidecar, try header(name + sidecar.rawValue)) {
             return true
         }
         return false

@@ -36,7 +36,7 @@ public struct ChainBench {
         // One plan file per step, so each is timed on its own.
         let stepsFolder = workspace.appending(path: "steps")
         try FileManager.default.createDirectory(at: stepsFolder, withIntermediateDirectories: true)
-        var steps: [(plan: String, index: Int, file: URL, plan1: UpgradePlan)] = []
+        var steps: [(plan: String, index: Int, file: URL, single: UpgradePlan)] = []
         for (plan, _) in chain {
             for (index, step) in plan.steps.enumerated() {
                 let single = UpgradePlan(name: "\(plan.name) step \(index + 1)", steps: [step])
@@ -61,10 +61,10 @@ public struct ChainBench {
                 guard copied.status == 0 else { throw BenchError(message: "copying the fixture failed: \(copied.stderr)") }
                 let upgrader = Upgrader(container: .iOSSandbox(root: root))
                 for (index, step) in steps.enumerated() {
-                    log("run \(run)/\(runs) at \(formatBytes(size)): \(step.plan1.name)")
-                    let estimate = upgrader.estimate(step.plan1, budget: budget)
+                    log("run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
+                    let estimate = upgrader.estimate(step.single, budget: budget)
                     let measured = try ChildProcess.measure(executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
-                    guard measured.status == 0 else { throw BenchError(message: "\(step.plan1.name) failed: \(measured.stderr)") }
+                    guard measured.status == 0 else { throw BenchError(message: "\(step.single.name) failed: \(measured.stderr)") }
                     samples[index].append(measured.seconds)
                     estimates[index].append(estimate.seconds)
                     bytes[index] = max(bytes[index], estimate.bytes)
@@ -72,7 +72,7 @@ public struct ChainBench {
                 }
             }
             for (index, step) in steps.enumerated() {
-                results.append(.init(size: size, plan: step.plan, index: step.index + 1, step: step.plan1.steps[0].description, bytes: bytes[index],
+                results.append(.init(size: size, plan: step.plan, index: step.index + 1, step: step.single.steps[0].description, bytes: bytes[index],
                                      seconds: samples[index].median, estimate: estimates[index].median, peakBytes: peaks[index]))
             }
         }

@@ -55,18 +55,18 @@ public enum CatalogCheck {
         // Stores a migration ran on: its SQL may create or drop tables (and GRDB adds grdb_migrations).
         var migrated: Set<ContainerLocation> = []
         for (index, step) in plan.steps.enumerated() {
-            let where_ = "plan \(plan.name), step \(index + 1) (\(step.kind))"
+            let place = "plan \(plan.name), step \(index + 1) (\(step.kind))"
             switch step {
             case .relocate(let relocate):
                 guard let tables = stores.removeValue(forKey: relocate.from) else {
-                    problem("\(where_) moves \(relocate.from), which \(from.name) does not have")
+                    problem("\(place) moves \(relocate.from), which \(from.name) does not have")
                     continue
                 }
                 stores[relocate.to, default: []].formUnion(tables)
                 if migrated.remove(relocate.from) != nil { migrated.insert(relocate.to) }
             case .split(let split):
                 guard let tables = stores.removeValue(forKey: split.store) else {
-                    problem("\(where_) splits \(split.store), which is not there at that step")
+                    problem("\(place) splits \(split.store), which is not there at that step")
                     continue
                 }
                 // Core Data's bookkeeping goes to every target, as the split step does.
@@ -75,19 +75,19 @@ public enum CatalogCheck {
                 for target in split.into {
                     stores[target.store, default: []].formUnion(bookkeeping)
                     for table in target.tables where !tables.contains(table) {
-                        problem("\(where_) puts table \(table) in \(target.store), but \(split.store) has no table \(table)")
+                        problem("\(place) puts table \(table) in \(target.store), but \(split.store) has no table \(table)")
                     }
                     stores[target.store, default: []].formUnion(target.tables.filter(tables.contains))
                     placed.formUnion(target.tables)
                 }
                 for table in split.discard where !tables.contains(table) {
-                    problem("\(where_) discards table \(table), which \(split.store) does not have")
+                    problem("\(place) discards table \(table), which \(split.store) does not have")
                 }
                 for table in tables.subtracting(placed).subtracting(split.discard).sorted() {
-                    problem("\(where_) leaves table \(table) of \(split.store) unaccounted for: keep, move or discard it")
+                    problem("\(place) leaves table \(table) of \(split.store) unaccounted for: keep, move or discard it")
                 }
             case .migrateSchema(let migrate):
-                if stores[migrate.store] == nil { problem("\(where_) migrates \(migrate.store), which is not there at that step") }
+                if stores[migrate.store] == nil { problem("\(place) migrates \(migrate.store), which is not there at that step") }
                 migrated.insert(migrate.store)
             case .quarantine:
                 break

@@ -130,11 +130,10 @@ public struct SchemaGenerator: Sendable {
             try existingRows(table, in: db) + (schema.objects.first { $0.name == table }?.withoutRowID == true
                 ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0 : 0)
         }
-        let writer = RowWriter(generator: self, table: table, maker: maker)
         switch ending {
         case .close:
             try queue.inTransaction { db in
-                try writer.write(rows: (start + 1)...(start + rows), in: db)
+                _ = try fill(table, rows: (start + 1)...(start + rows), maker: maker, in: db)
                 return .commit
             }
             try queue.close()
@@ -142,14 +141,14 @@ public struct SchemaGenerator: Sendable {
             try queue.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
             for row in (start + 1)...(start + rows) {
                 try queue.inTransaction { db in
-                    try writer.write(rows: row...row, in: db)
+                    _ = try fill(table, rows: row...row, maker: maker, in: db)
                     return .commit
                 }
             }
             kill(getpid(), SIGKILL)
         case .killMidTransaction:
             try queue.inTransaction { db in
-                try writer.write(rows: (start + 1)...(start + rows), in: db)
+                _ = try fill(table, rows: (start + 1)...(start + rows), maker: maker, in: db)
                 return .commit
             }
             try queue.writeWithoutTransaction { db in
@@ -161,24 +160,13 @@ public struct SchemaGenerator: Sendable {
                     // Never committed: about half the rows deleted and more added, so the tiny cache
                     // spills changed pages into the database file itself.
                     try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE abs(random()) % 2 = 0")
-                    try writer.write(rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), in: db)
+                    _ = try fill(table, rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), maker: maker, in: db)
                 } catch {
                     try? db.execute(sql: "ROLLBACK")
                     throw error
                 }
                 kill(getpid(), SIGKILL)
             }
-        }
-    }
-
-    /// Writes generated rows of one table with one prepared statement.
-    struct RowWriter {
-        let generator: SchemaGenerator
-        let table: String
-        let maker: ValueMaker
-
-        func write(rows: ClosedRange<Int>, in db: Database) throws {
-            _ = try generator.fill(table, rows: rows, maker: maker, in: db)
         }
     }
 
