@@ -122,6 +122,7 @@ public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
     case wrongOrder(from: String, to: String)
     case missingPlan(version: String)
     case exists(path: String)
+    case shipped(version: String, newest: String)
 
     public var description: String {
         switch self {
@@ -131,6 +132,7 @@ public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
         case .wrongOrder(let from, let to): "\(from) is newer than \(to): an upgrade goes from an older version to a newer one"
         case .missingPlan(let version): "version \(version) names no plan to reach it"
         case .exists(let path): "\(path) already holds a catalog; add versions with `backstage catalog add-version`"
+        case .shipped(let version, let newest): "\(version) has shipped (\(newest) follows it) and never changes: a correction ships as a new version (`backstage catalog add-version`)"
         }
     }
 }

@@ -43,12 +43,19 @@ public struct CatalogVersion: Sendable, Hashable, Codable {
     public var plan: String?
     /// The stores this version keeps.
     public var stores: [CatalogStore]
+    /// The fingerprint of the plan (and of each of its migrations) when the version was added.
+    /// Every version older than the newest has shipped: its plan must never change again.
+    public var frozen: PlanFingerprint?
+    /// Queries whose result must hold after an upgrade to this version.
+    public var checks: [DataCheck]?
 
-    public init(name: String, summary: String? = nil, plan: String? = nil, stores: [CatalogStore]) {
+    public init(name: String, summary: String? = nil, plan: String? = nil, stores: [CatalogStore], frozen: PlanFingerprint? = nil, checks: [DataCheck]? = nil) {
         self.name = name
         self.summary = summary
         self.plan = plan
         self.stores = stores
+        self.frozen = frozen
+        self.checks = checks
     }
 
     /// The store the app writes to: where a killed writer leaves its `-wal` or hot journal.
@@ -68,13 +75,144 @@ public struct CatalogStore: Sendable, Hashable, Codable {
     public var mainTable: String?
     /// The file holding its ``StoreSchema``, relative to the catalog folder.
     public var schema: String
+    /// The schema a fresh install of this version creates for the store, as a `.sql` file relative
+    /// to the catalog folder: an upgraded store must equal it (`add-version --expect`).
+    public var freshInstall: String?
 
-    public init(location: ContainerLocation, tables: [String], writable: Bool? = nil, mainTable: String? = nil, schema: String) {
+    public init(location: ContainerLocation, tables: [String], writable: Bool? = nil, mainTable: String? = nil, schema: String, freshInstall: String? = nil) {
         self.location = location
         self.tables = tables
         self.writable = writable
         self.mainTable = mainTable
         self.schema = schema
+        self.freshInstall = freshInstall
+    }
+}
+
+/// What a shipped version's plan was when it was added: SHA-256 of the plan (as decoded, so a
+/// change of whitespace is no change) and of each migration's SQL.
+public struct PlanFingerprint: Sendable, Hashable, Codable {
+    public var plan: String
+    /// Migration identifier → SHA-256 of its SQL.
+    public var migrations: [String: String]
+
+    public init(plan: String, migrations: [String: String]) {
+        self.plan = plan
+        self.migrations = migrations
+    }
+}
+
+/// A query whose result must hold after an upgrade: the same as before it, or a given value.
+///
+/// ```json
+/// { "name": "no favourite left unset", "store": "applicationSupport/Cookbook.sqlite",
+///   "sql": "SELECT count(*) FROM ZRECIPE WHERE ZFAVORITE IS NULL", "equals": 0 }
+/// { "name": "every recipe kept", "store": "applicationSupport/Cookbook.sqlite",
+///   "sql": "SELECT count(*), sum(length(ZTITLE)) FROM ZRECIPE", "unchanged": true }
+/// ```
+///
+/// An `unchanged` check runs before the upgrade on the first store of the version upgraded from
+/// where its query runs (the tables it reads may have lived elsewhere then), and after it on
+/// ``store``; every row and column of the result must be the same.
+public struct DataCheck: Sendable, Hashable, Codable {
+    public enum Expectation: Sendable, Hashable {
+        /// The result after the upgrade equals the result before it.
+        case unchanged
+        /// The result is one row of one value, equal to this one (0 equals 0.0).
+        case equals(CheckValue)
+    }
+
+    /// A name for reports.
+    public var name: String
+    /// The store of this version it queries.
+    public var store: ContainerLocation
+    /// One `SELECT`.
+    public var sql: String
+    public var expect: Expectation
+
+    public init(name: String, store: ContainerLocation, sql: String, expect: Expectation) {
+        self.name = name
+        self.store = store
+        self.sql = sql
+        self.expect = expect
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, store, sql, unchanged, equals }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        store = try container.decode(ContainerLocation.self, forKey: .store)
+        sql = try container.decode(String.self, forKey: .sql)
+        if container.contains(.equals) {
+            expect = .equals(try container.decode(CheckValue.self, forKey: .equals))
+        } else if try container.decodeIfPresent(Bool.self, forKey: .unchanged) == true {
+            expect = .unchanged
+        } else {
+            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription: "check \(name) says neither \"unchanged\": true nor \"equals\": VALUE"))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(store, forKey: .store)
+        try container.encode(sql, forKey: .sql)
+        switch expect {
+        case .unchanged: try container.encode(true, forKey: .unchanged)
+        case .equals(let value): try container.encode(value, forKey: .equals)
+        }
+    }
+}
+
+/// One SQL value, as JSON writes it.
+public enum CheckValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
+        else if let value = try? container.decode(Double.self) { self = .real(value) }
+        else { self = .text(try container.decode(String.self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .integer(let value): try container.encode(value)
+        case .real(let value): try container.encode(value)
+        case .text(let value): try container.encode(value)
+        }
+    }
+
+    /// Parses a command-line value: NULL, an integer, a real, or text.
+    public init(parsing text: String) {
+        if text.uppercased() == "NULL" { self = .null }
+        else if let value = Int64(text) { self = .integer(value) }
+        else if let value = Double(text) { self = .real(value) }
+        else { self = .text(text) }
+    }
+
+    /// SQL's equality for numbers: 0 equals 0.0.
+    public func matches(_ other: CheckValue) -> Bool {
+        switch (self, other) {
+        case (.integer(let a), .real(let b)), (.real(let b), .integer(let a)): Double(a) == b
+        default: self == other
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "NULL"
+        case .integer(let value): String(value)
+        case .real(let value): String(value)
+        case .text(let value): "'\(value)'"
+        }
     }
 }
 

@@ -19,7 +19,7 @@ struct Catalog: AsyncParsableCommand {
             Example:
               backstage catalog init Cookbook --from ~/Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
             """,
-        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogShow.self, CatalogCheckCommand.self]
+        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self]
     )
 }
 
@@ -137,7 +137,15 @@ struct CatalogShow: AsyncParsableCommand {
                 if let coreData = schema.coreData {
                     line += "; Core Data: \(coreData.entities.count) entities, \(coreData.externalFiles) external files (\(formatBytes(coreData.externalBytes)))"
                 }
+                if let fresh = store.freshInstall { line += "; fresh install: \(fresh)" }
                 lines.append(line)
+            }
+            for check in version.checks ?? [] {
+                let expectation = switch check.expect {
+                case .unchanged: "unchanged by the upgrade"
+                case .equals(let value): "= \(value)"
+                }
+                lines.append("    check \"\(check.name)\" on \(check.store): \(check.sql) \(expectation)")
             }
         }
         return lines.joined(separator: "\n")
@@ -147,12 +155,14 @@ struct CatalogShow: AsyncParsableCommand {
 struct CatalogCheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Check a catalog: files present, and every plan accounting for every table.",
+        abstract: "Check a catalog: files present, every plan accounting for every table, shipped plans unchanged.",
         discussion: """
             Exits 1 with one line per problem: a schema file missing or unreadable, a table a store declares \
             that its schema lacks, a plan naming an unknown store or table, a table of the version before \
             that the plan neither keeps, moves, splits nor discards, a table the plan leaves where the next \
-            version does not declare it.
+            version does not declare it, a store whose recorded schema differs from its fresh install's, a \
+            shipped plan (any version but the newest) or migration changed since it was added, a data check \
+            naming a store its version lacks or not compiling against its schema.
 
             Example:
               backstage catalog check Cookbook
@@ -187,12 +197,21 @@ struct CatalogAddVersion: AsyncParsableCommand {
         abstract: "Add the version a plan reaches from the catalog's newest one.",
         discussion: """
             The plan is run for real on a small generated container of the newest version; every store it \
-            leaves is captured as the new version's, and the plan is copied into the catalog. When the plan \
-            names a store or table that is not there, or leaves a table unaccounted for, nothing is written \
-            and each problem is printed (exit 1).
+            leaves is captured as the new version's, and the plan is copied into the catalog and fingerprinted: \
+            once a newer version follows, it has shipped and `catalog check` fails if it changes.
+
+            --expect LOCATION=FILE gives the store (or .sql script) a fresh install of the new version creates \
+            at LOCATION: the store the plan leaves there must have the same schema (tables and columns with \
+            type, NOT NULL, default, primary key and collation; indexes; foreign keys; triggers; views; \
+            virtual tables). Its schema is kept in the catalog, and `catalog check` and `simulate` compare \
+            with it too.
+
+            When the plan names a store or table that is not there, leaves a table unaccounted for, or \
+            leaves a schema that differs from a fresh install, nothing is written and each problem is \
+            printed (exit 1).
 
             Example:
-              backstage catalog add-version Cookbook v2 --plan v1-to-v2.json
+              backstage catalog add-version Cookbook v2 --plan v1-to-v2.json --expect applicationSupport/Cookbook.sqlite=fresh-v2.sqlite
             """
     )
 
@@ -211,13 +230,97 @@ struct CatalogAddVersion: AsyncParsableCommand {
     @Option(help: "What changed in this version, for people.")
     var summary: String?
 
+    @Option(help: ArgumentHelp("The store (or .sql script) a fresh install of this version creates at LOCATION (repeatable).", valueName: "location=file"))
+    var expect: [String] = []
+
+    @Flag(help: "Replace the newest version of this name, which has not shipped yet (no version follows it).")
+    var replace = false
+
+    func parsedExpectations() throws -> [ContainerLocation: URL] {
+        var result: [ContainerLocation: URL] = [:]
+        for item in expect {
+            guard let equals = item.firstIndex(of: "="), let location = ContainerLocation(String(item[..<equals])), item.index(after: equals) < item.endIndex else {
+                throw ValidationError("--expect \(item): write LOCATION=FILE, such as applicationSupport/Cookbook.sqlite=fresh.sqlite.")
+            }
+            guard result[location] == nil else { throw ValidationError("--expect names \(location) twice.") }
+            result[location] = URL(filePath: String(item[item.index(after: equals)...]), relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        }
+        return result
+    }
+
+    func validate() throws { _ = try parsedExpectations() }
+
     func run() async throws {
         var catalog = try CatalogFolder(at: URL(filePath: directory))
-        let outcome = try CatalogBuilder.addVersion(name, plan: URL(filePath: plan), summary: summary, writable: writable, to: &catalog, executable: Executable.url)
+        let outcome = try CatalogBuilder.addVersion(name, plan: URL(filePath: plan), summary: summary, writable: writable, expect: try parsedExpectations(),
+                                                    replace: replace, to: &catalog, executable: Executable.url)
         guard outcome.problems.isEmpty else {
             for problem in outcome.problems { Output.out(problem.description) }
             throw ExitCode(ExitStatus.checkFailed)
         }
         Output.out(try CatalogShow.render(catalog))
+    }
+}
+
+struct CatalogAddCheck: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-check",
+        abstract: "Declare a query whose result must hold after an upgrade to a version.",
+        discussion: """
+            `simulate` runs every check of its --to version after every run and names the check that fails. \
+            With --unchanged, the result (every row and column) must be what the same query returned before \
+            the upgrade, on the first store of the version upgraded from where it runs; with --equals VALUE, \
+            the query must return that one value (NULL, a number or text). The query must compile against \
+            the store's recorded schema.
+
+            Examples:
+              backstage catalog add-check Cookbook v3 "no favourite unset" --store applicationSupport/Cookbook.sqlite \\
+                --sql "SELECT count(*) FROM ZRECIPE WHERE ZFAVORITE IS NULL" --equals 0
+              backstage catalog add-check Cookbook v3 "recipes kept" --store applicationSupport/Cookbook.sqlite \\
+                --sql "SELECT count(*), total(length(ZTITLE)) FROM ZRECIPE" --unchanged
+            """
+    )
+
+    @Argument(help: "The catalog folder.", completion: .directory)
+    var directory: String
+
+    @Argument(help: "The version the check holds after.")
+    var version: String
+
+    @Argument(help: "The check's name, for reports.")
+    var name: String
+
+    @Option(help: "The store of that version it queries.")
+    var store: ContainerLocation
+
+    @Option(help: "One SELECT.")
+    var sql: String
+
+    @Option(help: "The one value the query must return: NULL, a number or text.")
+    var equals: String?
+
+    @Flag(help: "The result must be the same before and after the upgrade.")
+    var unchanged = false
+
+    func validate() throws {
+        guard (equals != nil) != unchanged else { throw ValidationError("Give exactly one of --equals VALUE and --unchanged.") }
+    }
+
+    func run() async throws {
+        var catalog = try CatalogFolder(at: URL(filePath: directory))
+        guard let index = catalog.manifest.versions.firstIndex(where: { $0.name == version }) else {
+            throw CatalogError.unknownVersion(version, known: catalog.manifest.versions.map(\.name))
+        }
+        let check = DataCheck(name: name, store: store, sql: sql, expect: equals.map { .equals(CheckValue(parsing: $0)) } ?? .unchanged)
+        var updated = catalog
+        updated.manifest.versions[index].checks = (catalog.manifest.versions[index].checks ?? []).filter { $0.name != name } + [check]
+        let problems = CatalogCheck.problems(in: updated).filter { $0.version == version && $0.message.hasPrefix("check \"\(name)\"") }
+        guard problems.isEmpty else {
+            for problem in problems { Output.out(problem.description) }
+            throw ExitCode(ExitStatus.checkFailed)
+        }
+        catalog = updated
+        try catalog.writeManifest()
+        Output.out("\(version): check \"\(name)\" added (\(catalog.manifest.versions[index].checks?.count ?? 0) check(s))")
     }
 }

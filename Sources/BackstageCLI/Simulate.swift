@@ -12,8 +12,9 @@ struct Simulate: AsyncParsableCommand {
             plans up to --to in a child process killed by SIGKILL at a step/phase boundary, reruns it until it \
             completes, then checks the invariants: every row kept (per-table content hashes, mapped through the \
             plans), no internal file in Documents, user documents byte-identical, integrity_check ok on every \
-            store, no temporaries or journal left, and the time against the launch budget. Exits 1 when an \
-            invariant breaks.
+            store, no temporaries or journal left, every store's schema equal to a fresh install's (or to the \
+            schema recorded for --to), every data check of --to holding, and the time against the launch \
+            budget. Exits 1 when an invariant breaks; --junit FILE writes the runs as JUnit XML for CI.
 
             Example:
               backstage simulate --from v1 --to v4 --sizes 2MB --states all --crash-points all
@@ -48,6 +49,9 @@ struct Simulate: AsyncParsableCommand {
 
     @Flag(help: "Print every run as JSON.")
     var json = false
+
+    @Option(help: ArgumentHelp("Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.", valueName: "file"), completion: .file(extensions: ["xml"]))
+    var junit: String?
 
     @Option(name: .customLong("plan"), help: ArgumentHelp("A plan file to run instead of the catalog's chain (repeat for several, in order): a candidate plan under test, checked against the --to layout.", valueName: "file"))
     var plans: [String] = []
@@ -95,6 +99,10 @@ struct Simulate: AsyncParsableCommand {
         }
         progress.finish()
         let summary = Summary(runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(), passed: runs.allSatisfy(\.passed), seconds: Date().timeIntervalSince(started))
+        if let junit {
+            let xml = JUnitReport.xml(runs, suite: "\(try catalogOption.load().manifest.app) \(from) → \(to)", seconds: summary.seconds)
+            try FileSystem().writeAtomically(Array(xml.utf8), to: URL(filePath: junit, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).path)
+        }
         if json {
             try Output.json(summary)
         } else {

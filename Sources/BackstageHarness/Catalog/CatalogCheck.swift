@@ -1,6 +1,7 @@
 import Backstage
 import BackstageFixtures
 import Foundation
+import GRDB
 
 /// One problem `catalog check` found, named so a user can fix it.
 public struct CatalogProblem: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -11,23 +12,46 @@ public struct CatalogProblem: Sendable, Hashable, Codable, CustomStringConvertib
     public var description: String { "\(version): \(message)" }
 }
 
-/// Checks a catalog: every file it names is there and readable, and every plan, run over the
+/// Checks a catalog: every file it names is there and readable; every plan, run over the
 /// stores of the version before, puts each table exactly where the next version says it is —
-/// nothing named that does not exist, nothing left unaccounted for.
+/// nothing named that does not exist, nothing left unaccounted for; each store's schema equals
+/// its fresh install's where one was given; no shipped plan changed; every data check names a
+/// store of its version and compiles against its schema.
 public enum CatalogCheck {
     public static func problems(in catalog: CatalogFolder) -> [CatalogProblem] {
-        var problems: [CatalogProblem] = []
+        var problems = fingerprintProblems(in: catalog, versions: catalog.manifest.versions, reportingMissing: true)
         var previous: CatalogVersion?
         for version in catalog.manifest.versions {
             func problem(_ message: String) { problems.append(CatalogProblem(version: version.name, message: message)) }
+            var recorded: [ContainerLocation: StoreSchema] = [:]
             for store in version.stores {
                 do {
                     let schema = try catalog.schema(of: store)
+                    recorded[store.location] = schema
                     for table in store.tables where !schema.tableNames.contains(table) {
                         problem("table \(table) of \(store.location) is not in its schema \(store.schema)")
                     }
+                    if let fresh = store.freshInstall {
+                        let differences = try SchemaDescription(contentsOf: catalog.url.appending(path: fresh)).differences(from: SchemaDescription(schema))
+                        for difference in differences { problem("\(store.location) differs from a fresh install (\(fresh)): \(difference)") }
+                    }
                 } catch {
                     problem("\(error)")
+                }
+            }
+            for check in version.checks ?? [] {
+                guard let schema = recorded[check.store] else {
+                    if !version.stores.contains(where: { $0.location == check.store }) {
+                        problem("check \"\(check.name)\" queries \(check.store), which \(version.name) does not have")
+                    }
+                    continue
+                }
+                do {
+                    try SchemaDescription.withDatabase(recorded: schema) { db in _ = try db.makeStatement(sql: check.sql) }
+                } catch let error as DatabaseError {
+                    problem("check \"\(check.name)\" does not compile against \(check.store): \(error.message ?? "\(error.resultCode)")")
+                } catch {
+                    problem("check \"\(check.name)\": \(error)")
                 }
             }
             if let previous {
@@ -42,6 +66,31 @@ public enum CatalogCheck {
                 }
             }
             previous = version
+        }
+        return problems
+    }
+
+    /// Versions whose plan changed since it was added (every version but the newest has shipped),
+    /// and, when `reportingMissing`, shipped versions with no fingerprint.
+    static func fingerprintProblems(in catalog: CatalogFolder, versions: [CatalogVersion], reportingMissing: Bool) -> [CatalogProblem] {
+        var problems: [CatalogProblem] = []
+        for (index, version) in versions.enumerated() {
+            guard let file = catalog.planURL(of: version) else { continue }
+            guard let frozen = version.frozen else {
+                if reportingMissing && index < versions.count - 1 {
+                    problems.append(CatalogProblem(version: version.name, message: "its plan \(version.plan ?? "") has no fingerprint: it was added before Backstage recorded them; the next `catalog add-version` records it as it is now"))
+                }
+                continue
+            }
+            guard let current = try? PlanFingerprint(of: UpgradePlan.load(from: file)) else { continue }  // unreadable: reported elsewhere
+            let changes = frozen.changes(to: current)
+            guard !changes.isEmpty else { continue }
+            let what = changes.joined(separator: "; ")
+            if index < versions.count - 1 {
+                problems.append(CatalogProblem(version: version.name, message: "has shipped, but its plan \(version.plan ?? "") changed since (\(what)): installs that already ran it will never run the change. Restore the plan and ship the correction as a new version (`backstage catalog add-version`)"))
+            } else {
+                problems.append(CatalogProblem(version: version.name, message: "its plan \(version.plan ?? "") changed since the version was added (\(what)); its recorded stores come from the old plan: add it again with `backstage catalog add-version DIR \(version.name) --plan FILE --replace`"))
+            }
         }
         return problems
     }
