@@ -92,7 +92,9 @@ public struct CatalogFolder: Sendable {
         guard start <= end else { throw CatalogError.wrongOrder(from: from, to: to) }
         return try manifest.versions[(start + 1)..<(end + 1)].map { version in
             guard let file = planURL(of: version) else { throw CatalogError.missingPlan(version: version.name) }
-            return (try UpgradePlan.load(from: file), file)
+            var plan = try UpgradePlan.load(from: file)
+            if plan.version == nil { plan.version = version.name }
+            return (plan, file)
         }
     }
 

@@ -7,6 +7,8 @@ public enum FixtureError: Error, Sendable, Hashable, CustomStringConvertible {
     case notEmpty(path: String)
     case invalidSize(String)
     case writerFailed(path: String, reason: String)
+    /// The `backstage` executable that runs child processes was not found.
+    case executableNotFound(reason: String)
 
     public var description: String {
         switch self {
@@ -15,6 +17,7 @@ public enum FixtureError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notEmpty(let path): "\(path) already exists and is not empty; give a new folder"
         case .invalidSize(let text): "\(text) is not a size: write a number with KB, MB or GB, such as 2MB"
         case .writerFailed(let path, let reason): "the fixture writer for \(path) failed: \(reason)"
+        case .executableNotFound(let reason): "the backstage executable was not found: \(reason)"
         }
     }
 }

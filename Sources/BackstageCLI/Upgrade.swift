@@ -8,9 +8,11 @@ struct Upgrade: AsyncParsableCommand {
         abstract: "Run upgrade plans on a container: relocate, split, migrate, quarantine.",
         discussion: """
             Each --plan is a JSON upgrade plan (see the DocC article "Upgrading an app's storage"); plans \
-            run in the order given. Steps already done are skipped, and a step a crash interrupted is \
+            run in the order given, as one chain. Steps already done are skipped, and a step a crash interrupted is \
             finished or undone first. The estimate is computed before anything is touched and compared \
-            with --budget, the launch watchdog's budget.
+            with --budget, the launch watchdog's budget. Plans that name their "version" record it when the \
+            chain completes; a container a newer chain (one knowing these versions and more) upgraded is \
+            refused with nothing changed (exit 3).
 
             Example:
               backstage upgrade ~/Containers/MyApp --plan Fixtures/Notes/plans/v1-to-v2.json --dry-run
@@ -80,7 +82,9 @@ struct Upgrade: AsyncParsableCommand {
         }
         var reports: [UpgradeReport] = []
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        for plan in loaded {
+        // The plans run as one chain: a container a newer build upgraded past the versions they
+        // reach is refused before anything is touched.
+        for plan in [UpgradePlan(chain: loaded)] {
             for try await event in upgrader.run(plan, budget: budget) {
                 switch event {
                 case .planned(let estimate):

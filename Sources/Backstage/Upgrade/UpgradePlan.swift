@@ -26,12 +26,47 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     public var name: String
     /// The steps, run in order.
     public var steps: [UpgradeStep]
+    /// The storage version the plan reaches, such as `v4` or `2.3`. When set, a completed run
+    /// records it in the container, and a build of the app that knows fewer versions refuses to
+    /// run over storage a newer build upgraded (see ``init(chain:)``).
+    public var version: String?
+    /// The versions of the plans of a chain, oldest first.
+    private var chainVersions: [String]?
+
+    private enum CodingKeys: String, CodingKey { case name, steps, version }
 
     /// Creates a plan.
-    public init(name: String, steps: [UpgradeStep]) {
+    public init(name: String, version: String? = nil, steps: [UpgradeStep]) {
         self.name = name
+        self.version = version
         self.steps = steps
     }
+
+    /// One plan running the steps of `plans`, in order: the app's whole history, as a GRDB
+    /// migrator holds every migration. Steps already done are skipped in microseconds, so an app
+    /// passes every plan it ever shipped, whatever version its user's storage is at.
+    ///
+    /// The chain knows the ``version`` of each of its plans: when the container was upgraded by a
+    /// chain that knew all of them and one more (a newer build, then this older one installed
+    /// over it), ``Upgrader/needsUpgrade(_:_:)`` says so and ``Upgrader`` refuses to run with
+    /// ``UpgradeError/newerStorage(container:version:known:)``, touching nothing.
+    ///
+    /// ```swift
+    /// let chain = UpgradePlan(chain: try ["v1-to-v2", "v2-to-v3", "v3-to-v4"].map { name in
+    ///     try UpgradePlan.load(from: Bundle.main.url(forResource: name, withExtension: "json")!)
+    /// })
+    /// if Upgrader.needsUpgrade(container, chain) { try await Upgrader(container: container).upgrade(chain) }
+    /// ```
+    public init(chain plans: [UpgradePlan]) {
+        self.name = plans.count == 1 ? plans[0].name : plans.map(\.name).joined(separator: " → ")
+        self.steps = plans.flatMap(\.steps)
+        self.chainVersions = plans.flatMap(\.versions)
+        self.version = chainVersions?.last
+    }
+
+    /// The storage versions this plan knows, oldest first: its own ``version``, or those of the
+    /// plans of a chain.
+    public var versions: [String] { chainVersions ?? version.map { [$0] } ?? [] }
 
     /// Creates a plan from its steps, written one per line.
     ///
@@ -269,6 +304,10 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     case cancelled(step: String)
     /// The estimate exceeds the launch budget and the caller asked not to start.
     case overBudget(estimated: Double, budget: Double)
+    /// A newer build of the app upgraded the container's storage to `version`, which this build's
+    /// plans (knowing `known`) do not reach: an older build installed over a newer one. Nothing
+    /// was changed.
+    case newerStorage(container: String, version: String, known: [String])
 
     public var description: String {
         switch self {
@@ -278,6 +317,8 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .migrationFailed(let store, let id, let message): "migration \(id) failed on \(store) and was rolled back: \(message)"
         case .relocation(let error): error.description
         case .cancelled(let step): "the upgrade was cancelled during \(step); the container is consistent"
+        case .newerStorage(let container, let version, let known):
+            "the app's storage (\(container)) was upgraded to \(version) by a newer build of the app; this build knows \(known.joined(separator: ", ")) and changed nothing: install the newer build again, or restore a backup this build made"
         case .overBudget(let estimated, let budget): String(format: "the upgrade would take about %.1f s, more than the %.0f s launch budget; run it behind a progress screen", estimated, budget)
         }
     }

@@ -47,10 +47,20 @@ public struct Upgrader: Sendable {
     /// It never opens SQLite: a few `stat`s, a 100-byte header read per migrated store, a small
     /// stamp file and one listing of Documents when the plan quarantines. When nothing is pending
     /// it answers in microseconds, so it belongs on the launch path.
+    ///
+    /// Storage a newer build upgraded beyond the versions `plan` knows (see
+    /// ``UpgradePlan/init(chain:)``) answers true: running the plan then throws
+    /// ``UpgradeError/newerStorage(container:version:known:)``, never "nothing to do".
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
         if fileSystem.exists(ContainerLocation(.applicationSupport, ".backstage/journal.json").filePath(in: container)) { return true }
+        if !plan.versions.isEmpty, StorageVersion.read(container, fileSystem: fileSystem)?.isNewer(than: plan.versions) == true { return true }
         return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem) }
+    }
+
+    /// The storage version the last versioned plan reached in `container`, nil when none ran.
+    public static func storageVersion(of container: AppContainer) -> String? {
+        StorageVersion.read(container, fileSystem: FileSystem())?.reached
     }
 
     static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
@@ -150,6 +160,9 @@ public struct Upgrader: Sendable {
         let started = Date()
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
+        if !plan.versions.isEmpty, let stored = StorageVersion.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions) {
+            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: stored.reached, known: plan.versions)
+        }
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         context.phaseHook = phaseHook
         context.isCancelled = isCancelled
@@ -191,8 +204,42 @@ public struct Upgrader: Sendable {
             }
             report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))
         }
+        if let reached = plan.versions.last {
+            try StorageVersion(reached: reached, known: plan.versions).write(container, fileSystem: fileSystem)
+        }
         report.relocation = relocation
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+}
+
+/// The storage version a container reached, and the versions the build that upgraded it knew:
+/// `applicationSupport/.backstage/version.json`, written when a versioned plan completes.
+struct StorageVersion: Codable, Equatable {
+    var reached: String
+    var known: [String]
+
+    static func path(in container: AppContainer) -> String {
+        ContainerLocation(.applicationSupport, ".backstage/version.json").filePath(in: container)
+    }
+
+    static func read(_ container: AppContainer, fileSystem: FileSystem) -> StorageVersion? {
+        guard let bytes = try? fileSystem.readPrefix(path(in: container), count: 64 * 1024), !bytes.isEmpty else { return nil }
+        return try? JSONDecoder().decode(StorageVersion.self, from: Data(bytes))
+    }
+
+    func write(_ container: AppContainer, fileSystem: FileSystem) throws {
+        let path = Self.path(in: container)
+        try fileSystem.createDirectories(URL(filePath: path).deletingLastPathComponent().path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try fileSystem.writeAtomically(Array(try encoder.encode(self)), to: path)
+    }
+
+    /// True when a build knowing `versions` is older than the one that wrote this: that build
+    /// knew every one of them, and reached a version not among them. (A build that knew fewer
+    /// versions than the reader wrote it: the reader is the newer one.)
+    func isNewer(than versions: [String]) -> Bool {
+        !versions.contains(reached) && Set(versions).isSubset(of: known)
     }
 }

@@ -120,7 +120,7 @@ public struct Simulator: Sendable {
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
                 let manifest = try FixtureManifest.generate(spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
                 let columns = try Self.columns(of: catalog.version(from), in: .iOSSandbox(root: pristine))
-                let before = try checksBefore(from: from, to: to, in: .iOSSandbox(root: pristine))
+                let before = try catalog.dataCheckResultsBefore(upgrading: from, to: to, in: .iOSSandbox(root: pristine))
                 var random = SeededRandom(seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
                 var baseline = 0.05
                 // Random instants are fractions of an uninterrupted run's time, so one runs first.
@@ -141,8 +141,8 @@ public struct Simulator: Sendable {
                     run.size = size
                     run.state = state
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
-                    run.failures += try checkSchemas(of: to, in: .iOSSandbox(root: root))
-                    run.failures += try checkData(of: to, in: .iOSSandbox(root: root), before: before)
+                    run.failures += try catalog.schemaFailures(of: to, in: .iOSSandbox(root: root))
+                    run.failures += try catalog.dataCheckFailures(of: to, in: .iOSSandbox(root: root), before: before)
                     runs.append(run)
                     progress(run)
                 }
@@ -178,50 +178,6 @@ public struct Simulator: Sendable {
         run.seconds = Date().timeIntervalSince(started)
         run.exceedsBudget = run.seconds > budget
         return run
-    }
-
-    /// The results of `to`'s `unchanged` data checks on the fixture, before the upgrade.
-    private func checksBefore(from: String, to: String, in container: AppContainer) throws -> [String: [[CheckValue]]] {
-        let stores = try catalog.version(from).stores.map { StoreFileSet(main: $0.location.url(in: container)) }
-        var results: [String: [[CheckValue]]] = [:]
-        for check in try catalog.version(to).checks ?? [] where check.expect == .unchanged {
-            results[check.name] = check.resultBefore(in: stores)
-        }
-        return results
-    }
-
-    /// Every store of `version` has the schema of a fresh install (or, where the catalog has none,
-    /// the schema recorded when the version was added).
-    private func checkSchemas(of version: String, in container: AppContainer) throws -> [String] {
-        var failures: [String] = []
-        for store in try catalog.version(version).stores {
-            let url = store.location.url(in: container)
-            guard FileManager.default.fileExists(atPath: url.path) else { continue }  // reported as missing by the row check
-            let (expected, source) = if let fresh = store.freshInstall {
-                (try SchemaDescription(contentsOf: catalog.url.appending(path: fresh)), "a fresh install")
-            } else {
-                (try SchemaDescription(catalog.schema(of: store)), "the schema recorded for \(version)")
-            }
-            for difference in expected.differences(from: try SchemaDescription(contentsOf: url)) {
-                failures.append("schema of \(store.location) differs from \(source): \(difference)")
-            }
-        }
-        return failures
-    }
-
-    /// `version`'s data checks, on its stores after the upgrade.
-    private func checkData(of version: String, in container: AppContainer, before: [String: [[CheckValue]]]) throws -> [String] {
-        var failures: [String] = []
-        for check in try catalog.version(version).checks ?? [] {
-            let store = StoreFileSet(main: check.store.url(in: container))
-            do {
-                let after = try check.result(of: store)
-                if let failure = check.failure(after: after, before: before[check.name]) { failures.append(failure) }
-            } catch {
-                failures.append("check \"\(check.name)\" could not run on \(check.store): \(error)")
-            }
-        }
-        return failures
     }
 
     /// Tables a migration of `steps` writes rows of (`UPDATE`, `INSERT`, `DELETE`, `REPLACE` naming
