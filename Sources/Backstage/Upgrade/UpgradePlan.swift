@@ -77,8 +77,8 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     ///     UpgradeStep.quarantine()
     /// }
     /// ```
-    public init(name: String, @UpgradePlanBuilder steps: () -> [UpgradeStep]) {
-        self.init(name: name, steps: steps())
+    public init(name: String, version: String? = nil, @UpgradePlanBuilder steps: () -> [UpgradeStep]) {
+        self.init(name: name, version: version, steps: steps())
     }
 
     /// Reads a plan from JSON.

@@ -77,6 +77,11 @@ enum SQLTokens {
                 tokens.append(.word(text.lowercased()))
                 continue
             }
+            if i + 1 < chars.count, ["<=", ">=", "<>", "!=", "==", "||", "<<", ">>", "->"].contains(String(c) + String(chars[i + 1])) {
+                tokens.append(.symbol(String(c) + String(chars[i + 1])))
+                i += 2
+                continue
+            }
             tokens.append(.symbol(String(c)))
             i += 1
         }

@@ -143,7 +143,10 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
             }
             return try inMemory(path: url.path, build: { db in try db.execute(sql: script) }, body)
         }
-        let header = try FileSystem().readPrefix(url.path, count: 100)
+        let header: [UInt8]
+        do { header = try FileSystem().readPrefix(url.path, count: 100) } catch {
+            throw CatalogError.unreadable(path: url.path, reason: error.reason)
+        }
         guard SQLiteHeader(header) != nil else {
             throw CatalogError.unreadable(path: url.path, reason: "it is neither a SQLite database nor a .sql file")
         }

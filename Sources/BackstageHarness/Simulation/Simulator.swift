@@ -44,6 +44,20 @@ public struct SimulationRun: Sendable, Hashable, Codable {
     public var failures: [String]
 
     public var passed: Bool { failures.isEmpty }
+
+    public init(from: String, to: String, size: Int64, state: FixtureState, crashPoint: String?, crashed: Bool, reruns: Int,
+                seconds: Double, exceedsBudget: Bool, failures: [String]) {
+        self.from = from
+        self.to = to
+        self.size = size
+        self.state = state
+        self.crashPoint = crashPoint
+        self.crashed = crashed
+        self.reruns = reruns
+        self.seconds = seconds
+        self.exceedsBudget = exceedsBudget
+        self.failures = failures
+    }
 }
 
 /// Rebuilds old layouts, runs the upgrade chain in a child process killed with SIGKILL at each
