@@ -78,6 +78,13 @@ let package = Package(
             dependencies: ["Backstage", "BackstageFixtures", "BackstageHarness", "BackstageTestSupport"]
         ),
         .testTarget(
+            name: "DocumentationTests",
+            dependencies: [
+                "Backstage", "BackstageExport", "BackstageFixtures", "BackstageHarness", "BackstageTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
             name: "BackstageCLITests",
             dependencies: ["BackstageTestSupport", "BackstageHarness", .product(name: "GRDB", package: "GRDB.swift")]
         ),

@@ -38,8 +38,6 @@ public struct StoreDescription: Sendable, Hashable, Codable {
     public var timeout: Double = 240
     /// SQLite pragmas applied when each connection opens, by name.
     public private(set) var sqlitePragmas: [String: String] = [:]
-    /// Free-form options, by key.
-    public private(set) var options: [String: String] = [:]
     /// Whether loading the store applies ``migrations`` it has not had yet. Core Data's default: true.
     public var shouldMigrateStoreAutomatically = true
     /// The store's schema, as migrations applied in order by GRDB's `DatabaseMigrator` when the store
@@ -47,10 +45,6 @@ public struct StoreDescription: Sendable, Hashable, Codable {
     /// recorded in `grdb_migrations`, the history an upgrade plan's `migrateSchema` step shares: a
     /// store the plan upgraded and a store created fresh by its description agree on what ran.
     public var migrations: [UpgradeStep.MigrateSchema.Migration] = []
-    /// Whether mapping models are inferred (Core Data compatibility; kept for configuration files).
-    public var shouldInferMappingModelAutomatically = true
-    /// Whether ``StoreContainer/loadStores()`` opens this store off the caller's thread.
-    public var shouldAddStoreAsynchronously = false
     /// Allows the store inside the user-visible Documents folder. Off by default: internal
     /// stores do not belong where users can delete them.
     public var allowsDocumentsLocation = false
@@ -65,11 +59,6 @@ public struct StoreDescription: Sendable, Hashable, Codable {
     /// Sets (or with nil, removes) a pragma, such as `setPragma("DELETE", named: "journal_mode")`.
     public mutating func setPragma(_ value: String?, named name: String) {
         sqlitePragmas[name.lowercased()] = value
-    }
-
-    /// Sets (or with nil, removes) an option.
-    public mutating func setOption(_ value: String?, forKey key: String) {
-        options[key] = value
     }
 
     /// The journal mode the store is opened with: the `journal_mode` pragma, or `wal`.
