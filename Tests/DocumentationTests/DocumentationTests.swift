@@ -99,7 +99,9 @@ import Testing
     }
 
     @Test func everyManifestBlockIsAValidManifestNamingBackstagesProducts() throws {
-        let ours = try runProcess("/usr/bin/env", ["swift", "package", "dump-package"], currentDirectory: Self.root)
+        // Its own scratch path: `swift test` holds the lock of the package's .build.
+        let scratchPath = try TemporaryDirectory()
+        let ours = try runProcess("/usr/bin/env", ["swift", "package", "--scratch-path", scratchPath.path, "dump-package"], currentDirectory: Self.root)
         #expect(ours.status == 0, "\(ours.stderr)")
         let products = try #require(try JSONSerialization.jsonObject(with: Data(ours.stdout.utf8)) as? [String: Any])["products"] as? [[String: Any]]
         let names = Set((products ?? []).compactMap { $0["name"] as? String })
