@@ -3,7 +3,8 @@ import BackstageTestSupport
 import Foundation
 import Testing
 
-/// The README's Swift example, kept here so it always compiles and does what it says.
+/// The README's Swift examples, run here so they always compile and do what they say (the
+/// `// doc:` regions are checked against the documentation by DocumentationTests).
 @Suite struct ReadmeExampleTests {
     @Test func theReadmeExampleMovesTheStoreOut() async throws {
         let app = try TestContainer()
@@ -12,7 +13,7 @@ import Testing
         var printed: [String] = []
         func print(_ line: String) { printed.append(line) }
 
-        // README begin
+        // doc: README.md#1
         let container = AppContainer.iOSSandbox(root: appRoot)
         let audit = try Auditor(container: container).audit()
         if !audit.isClean {
@@ -21,7 +22,7 @@ import Testing
                 print("\(store.store) moved to Application Support by \(store.strategy)")
             }
         }
-        // README end
+        // end doc
 
         #expect(printed == ["MyApp.sqlite moved to Application Support by rename"])
         #expect(try PythonSQLite.inspect(app.supportStore("MyApp.sqlite")).rows == 20)
@@ -32,7 +33,7 @@ import Testing
         let appRoot = app.root
         let testStoreURL = app.root.appending(path: "Test.sqlite")
 
-        // README stores begin
+        // doc: README.md#2
         let stores = StoreContainer(name: "Notes", container: .iOSSandbox(root: appRoot))
         stores.storeDescriptions[0].timeout = 10                        // busy timeout, 240 s by default
         try await stores.loadStores()                                   // Library/Application Support/Notes.sqlite
@@ -48,7 +49,7 @@ import Testing
         }
         try await stores.switchStore(to: realStoreURL)                  // and swapped back, untouched
         let titles = try stores.read { db in try String.fetchAll(db, sql: "SELECT title FROM note") }
-        // README stores end
+        // end doc
 
         #expect(titles == ["real"])
         try stores.close()
@@ -57,6 +58,7 @@ import Testing
 
     /// The DocC article "Upgrading an app's storage" shows one plan in Swift and in JSON: they must agree.
     @Test func theUpgradeArticlesSwiftAndJSONPlansAreTheSamePlan() throws {
+        // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#0
         let userData = ContainerLocation(.applicationSupport, "UserData.sqlite")
         let plan = UpgradePlan(name: "v1-to-v3") {
             UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"),
@@ -70,6 +72,7 @@ import Testing
                 .init(id: "v3-pinned", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"),
             ])
         }
+        // end doc
         let article = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Sources/Backstage/Backstage.docc/UpgradingStorage.md")
         let text = try String(contentsOf: article, encoding: .utf8)
         let json = try #require(text.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)

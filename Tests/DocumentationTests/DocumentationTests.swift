@@ -2,8 +2,8 @@ import BackstageTestSupport
 import Foundation
 import Testing
 
-/// Every Swift block of the README and of the DocC articles compiles: each is in Snippets.swift
-/// (compiled with this target) character for character, or is a package manifest that
+/// Every Swift block of the README and of the DocC articles compiles: each is in a `// doc:`
+/// region of the tests (Snippets.swift, or a test that runs it) character for character, or is a package manifest that
 /// `swift package dump-package` accepts and whose products Backstage has, or is the example test
 /// of "Testing upgrades in Swift" (compiled and run as CookbookUpgradeTests).
 @Suite struct DocumentationTests {
@@ -51,24 +51,35 @@ import Testing
         return blocks
     }
 
-    /// The regions of Snippets.swift, by `file#index`, dedented.
+    /// The `// doc: file#index` … `// end doc` regions of the test sources, dedented to their
+    /// marker's indentation, and the text of the files that hold them.
     static func snippets() throws -> (regions: [String: String], source: String) {
-        let source = try String(contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Snippets.swift"), encoding: .utf8)
         var regions: [String: String] = [:]
-        var key: String?
-        var lines: [String] = []
-        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("    // doc: ") {
-                key = String(line.dropFirst("    // doc: ".count))
-                lines = []
-            } else if line == "    // end doc", let current = key {
-                regions[current] = lines.joined(separator: "\n")
-                key = nil
-            } else if key != nil {
-                lines.append(line.hasPrefix("        ") ? String(line.dropFirst(8)) : String(line))
+        var sources = ""
+        let tests = root.appending(path: "Tests")
+        for path in FileManager.default.subpaths(atPath: tests.path) ?? [] where path.hasSuffix(".swift") && path != "DocumentationTests/DocumentationTests.swift" {
+            let text = try String(contentsOf: tests.appending(path: path), encoding: .utf8)
+            guard text.contains("// doc: ") else { continue }
+            sources += text
+            var key: String?
+            var indent = 0
+            var lines: [String] = []
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = line.drop { $0 == " " }
+                if trimmed.hasPrefix("// doc: ") {
+                    key = String(trimmed.dropFirst("// doc: ".count))
+                    indent = line.count - trimmed.count
+                    lines = []
+                } else if trimmed == "// end doc", let current = key {
+                    #expect(regions[current] == nil, "\(current) is in the tests twice")
+                    regions[current] = lines.joined(separator: "\n")
+                    key = nil
+                } else if key != nil {
+                    lines.append(line.prefix(indent).allSatisfy { $0 == " " } ? String(line.dropFirst(indent)) : String(line))
+                }
             }
         }
-        return (regions, source)
+        return (regions, sources)
     }
 
     @Test func thereAreBlocksToCheck() throws {
@@ -84,18 +95,18 @@ import Testing
         for block in try Self.swiftBlocks() where !block.isManifest && !block.isExampleTest {
             let lines = block.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             for line in lines where line.hasPrefix("import ") {
-                #expect(source.contains("\n\(line)\n"), "\(block): Snippets.swift does not \(line)")
+                #expect(source.contains("\n\(line)\n"), "\(block): no test source with its copy does \(line)")
             }
             let body = lines.filter { !$0.hasPrefix("import ") }.drop { $0.isEmpty }.joined(separator: "\n")
             let key = block.description
             seen.insert(key)
             guard let region = regions[key] else {
-                Issue.record("\(block) is not in Tests/DocumentationTests/Snippets.swift: add it there, as the body of a function")
+                Issue.record("\(block) is compiled nowhere: add it to Tests/DocumentationTests/Snippets.swift as the body of a function, between `// doc: \(key)` and `// end doc`")
                 continue
             }
-            #expect(region == body, "\(block) differs from its copy in Snippets.swift")
+            #expect(region == body, "\(block) differs from its compiled copy in the tests")
         }
-        #expect(Set(regions.keys).subtracting(seen).isEmpty, "Snippets.swift holds blocks the documentation no longer has: \(Set(regions.keys).subtracting(seen))")
+        #expect(Set(regions.keys).subtracting(seen).isEmpty, "the tests hold blocks the documentation no longer has: \(Set(regions.keys).subtracting(seen))")
     }
 
     @Test func everyManifestBlockIsAValidManifestNamingBackstagesProducts() throws {

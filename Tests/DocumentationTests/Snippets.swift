@@ -1,7 +1,8 @@
 // Every Swift block of the README and the DocC articles, compiled here (DocumentationTests
 // checks each is the documentation's, character for character). Each is the body of a function
 // whose parameters are the names the documentation leaves to the reader (appRoot, container...).
-// Package manifests and the example test of "Testing upgrades in Swift" are checked elsewhere.
+// Blocks a test runs are marked where it runs them instead (ReadmeExampleTests); package
+// manifests and the example test of "Testing upgrades in Swift" are checked elsewhere.
 import Backstage
 import BackstageExport
 import BackstageFixtures
@@ -17,73 +18,39 @@ func updateProgressScreen(step: String, done: Int64, of total: Int64) {}
 
 enum Snippets {
 
-    static func readmeRelocation(appRoot: URL) async throws {
-    // doc: README.md#1
-        let container = AppContainer.iOSSandbox(root: appRoot)
-        let audit = try Auditor(container: container).audit()
-        if !audit.isClean {
-            let report = try await Relocator(container: container).relocate()
-            for store in report.moved {
-                print("\(store.store) moved to Application Support by \(store.strategy)")
-            }
-        }
-    // end doc
-    }
-
-    static func readmeStoreContainer(appRoot: URL, testStoreURL: URL) async throws -> [String] {
-    // doc: README.md#2
-        let stores = StoreContainer(name: "Notes", container: .iOSSandbox(root: appRoot))
-        stores.storeDescriptions[0].timeout = 10                        // busy timeout, 240 s by default
-        try await stores.loadStores()                                   // Library/Application Support/Notes.sqlite
-        try stores.write { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS note (id INTEGER PRIMARY KEY, title TEXT)")
-            try db.execute(sql: "INSERT INTO note (title) VALUES ('real')")
-        }
-        let realStoreURL = try #require(stores.url(for: nil))
-        try await stores.switchStore(to: testStoreURL)                  // a test database swapped in
-        try stores.write { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS note (id INTEGER PRIMARY KEY, title TEXT)")
-            try db.execute(sql: "INSERT INTO note (title) VALUES ('test')")
-        }
-        try await stores.switchStore(to: realStoreURL)                  // and swapped back, untouched
-        let titles = try stores.read { db in try String.fetchAll(db, sql: "SELECT title FROM note") }
-    // end doc
-        return titles
-    }
-
     static func backstageOverview(appRoot: URL) async throws {
-    // doc: Sources/Backstage/Backstage.docc/Backstage.md#0
+        // doc: Sources/Backstage/Backstage.docc/Backstage.md#0
         let container = AppContainer.iOSSandbox(root: appRoot)
         let audit = try Auditor(container: container).audit()
         if !audit.isClean {
             let report = try await Relocator(container: container).relocate()
             print(report.moved.map(\.store))
         }
-    // end doc
+        // end doc
     }
 
     static func loadOneStore(appRoot: URL) async throws {
-    // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#0
+        // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#0
         let stores = StoreContainer(name: "Notes", container: .iOSSandbox(root: appRoot))
         try await stores.loadStores()      // Library/Application Support/Notes.sqlite, WAL mode
         try stores.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS note (id INTEGER PRIMARY KEY, title TEXT)")
         }
-    // end doc
+        // end doc
     }
 
     static func describeAStore(stores: StoreContainer) {
-    // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#1
+        // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#1
         var description = StoreDescription(name: "Notes")
         description.setPragma("DELETE", named: "journal_mode")   // no -wal or -shm files at all
         description.timeout = 10                                 // wait 10 s for another process's lock
         description.isReadOnly = true                            // writes fail with StoreError.readOnlyStore
         stores.storeDescriptions = [description]
-    // end doc
+        // end doc
     }
 
     static func severalStores(container: AppContainer) async throws -> [Row] {
-    // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#2
+        // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#2
         let stores = StoreContainer(name: "Notes", container: container,
                                     model: StoreModel(["UserData": ["folder", "note"], "Cache": ["thumbnail"]]))
         stores.storeDescriptions = [
@@ -97,27 +64,27 @@ enum Snippets {
         let rows = try stores.readAcrossStores { db in           // read-only, each store attached by name
             try Row.fetchAll(db, sql: "SELECT n.title FROM UserData.note n JOIN Cache.thumbnail t ON t.note = n.id")
         }
-    // end doc
+        // end doc
         return rows
     }
 
     static func switchStores(stores: StoreContainer, testStoreURL: URL, realStoreURL: URL) async throws {
-    // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#3
+        // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#3
         try await stores.switchStore(to: testStoreURL)   // a test database swapped in
         // ... writes go to the test store; the real one is closed and untouched ...
         try await stores.switchStore(to: realStoreURL)   // and swapped back
-    // end doc
+        // end doc
     }
 
     static func accountStores(stores: StoreContainer) throws -> any DatabaseWriter {
-    // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#4
+        // doc: Sources/Backstage/Backstage.docc/DescribingAndLoadingStores.md#4
         let alice = try stores.accountStore("alice")   // Application Support/Accounts/alice/Notes.sqlite
-    // end doc
+        // end doc
         return alice
     }
 
     static func relocate(appRoot: URL) async throws {
-    // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#0
+        // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#0
         let container = AppContainer.iOSSandbox(root: appRoot)   // or .xdg(appName: "Notes")
         let report = try await Relocator(container: container).relocate()
         for store in report.moved {
@@ -126,49 +93,30 @@ enum Snippets {
         for file in report.quarantined {
             print("kept out of sight: \(file.from) → \(file.to) (\(file.reason))")
         }
-    // end doc
+        // end doc
     }
 
     static func relocateWithProgress(container: AppContainer, progressView: ProgressView, show: (RelocationReport) -> Void) async throws {
-    // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#1
+        // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#1
         for try await event in Relocator(container: container).events() {
             switch event {
             case .progress(let progress): progressView.fraction = progress.fractionCompleted
             case .finished(let report): show(report)
             }
         }
-    // end doc
-    }
-
-    static func planInSwift() -> UpgradePlan {
-    // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#0
-        let userData = ContainerLocation(.applicationSupport, "UserData.sqlite")
-        let plan = UpgradePlan(name: "v1-to-v3") {
-            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"),
-                                 to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
-            UpgradeStep.quarantine()
-            UpgradeStep.split(ContainerLocation(.applicationSupport, "Notes.sqlite"), into: [
-                .init(store: userData, tables: ["ZFOLDER", "ZNOTE", "ZATTACHMENT"]),
-                .init(store: ContainerLocation(.caches, "Cache.sqlite"), tables: ["ZTHUMBNAIL"]),
-            ], discard: ["ZLOG"])
-            UpgradeStep.migrateSchema(userData, [
-                .init(id: "v3-pinned", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED INTEGER NOT NULL DEFAULT 0"),
-            ])
-        }
-    // end doc
-        return plan
+        // end doc
     }
 
     static func atLaunch(container: AppContainer, plan: UpgradePlan) {
-    // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#1
+        // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#1
         if Upgrader.needsUpgrade(container, plan) {
             // show the upgrade screen
         }
-    // end doc
+        // end doc
     }
 
     static func aChain() -> UpgradePlan {
-    // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#2
+        // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#2
         let chain = UpgradePlan(chain: [
             UpgradePlan(name: "v1-to-v2", version: "v2") {
                 UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"),
@@ -180,12 +128,12 @@ enum Snippets {
                 ])
             },
         ])
-    // end doc
+        // end doc
         return chain
     }
 
     static func runWithProgress(container: AppContainer, plan: UpgradePlan) async throws {
-    // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#3
+        // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#3
         let upgrader = Upgrader(container: container)
         for try await event in upgrader.run(plan, budget: 20) {
             switch event {
@@ -197,11 +145,11 @@ enum Snippets {
                 print(report.steps.map(\.outcome))
             }
         }
-    // end doc
+        // end doc
     }
 
     static func export(containerURL: URL) async throws {
-    // doc: Sources/BackstageExport/BackstageExport.docc/ExportingAndImportingDocuments.md#0
+        // doc: Sources/BackstageExport/BackstageExport.docc/ExportingAndImportingDocuments.md#0
         let exporter = Exporter(container: .iOSSandbox(root: containerURL))
         for try await event in exporter.events(to: URL(filePath: "Notes.zip"), options: ExportOptions(format: .zip, level: 6)) {
             switch event {
@@ -209,11 +157,11 @@ enum Snippets {
             case .finished(let report): print("\(report.entries) entries, \(report.bytes) bytes")
             }
         }
-    // end doc
+        // end doc
     }
 
     static func importArchive(containerURL: URL) async throws {
-    // doc: Sources/BackstageExport/BackstageExport.docc/ExportingAndImportingDocuments.md#1
+        // doc: Sources/BackstageExport/BackstageExport.docc/ExportingAndImportingDocuments.md#1
         let importer = Importer(container: .iOSSandbox(root: containerURL))
         do {
             let report = try await importer.importArchive(URL(filePath: "Backup.zip"), options: ImportOptions(onConflict: .keepBoth))
@@ -221,24 +169,24 @@ enum Snippets {
         } catch let error as ImportError {
             print(error)            // Backup.zip: entry ../../.bashrc: its path climbs out of the folder with "..", refused
         }
-    // end doc
+        // end doc
     }
 
     static func makeAFixture(backstageExecutable: URL, folder: URL) throws -> Int? {
-    // doc: Sources/BackstageHarness/BackstageHarness.docc/SimulatingUpgrades.md#0
+        // doc: Sources/BackstageHarness/BackstageHarness.docc/SimulatingUpgrades.md#0
         let generator = FixtureGenerator(executable: backstageExecutable, catalog: try CatalogFolder.notes())
         let manifest = try FixtureManifest.generate(FixtureSpec(layout: "v1", size: 2_000_000, state: .walPending, seed: 7), at: folder, with: generator)
         let notes = manifest.stores["documents/Notes.sqlite"]?["ZNOTE"]?.rows   // every committed note, WAL included
-    // end doc
+        // end doc
         return notes
     }
 
     static func compareSchemas() throws {
-    // doc: Sources/BackstageHarness/BackstageHarness.docc/TestingUpgradesInSwift.md#2
+        // doc: Sources/BackstageHarness/BackstageHarness.docc/TestingUpgradesInSwift.md#2
         let fresh = try SchemaDescription(contentsOf: URL(filePath: "cookbook-v3.sql"))
         let upgraded = try SchemaDescription(contentsOf: URL(filePath: "Upgraded/Cookbook.sqlite"))
         for difference in fresh.differences(from: upgraded) { print(difference) }
-    // end doc
+        // end doc
     }
 
 }
