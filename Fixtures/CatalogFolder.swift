@@ -98,6 +98,22 @@ public struct CatalogFolder: Sendable {
         }
     }
 
+    /// The App Groups the app's stores and plans name (`group.com.example.notes`), sorted.
+    public var appGroups: [String] {
+        var groups = Set(manifest.versions.flatMap { $0.stores.compactMap(\.location.root.appGroupIdentifier) })
+        for version in manifest.versions {
+            guard let file = planURL(of: version), let plan = try? UpgradePlan.load(from: file) else { continue }
+            groups.formUnion(plan.steps.flatMap(\.locations).compactMap(\.root.appGroupIdentifier))
+        }
+        return groups.sorted()
+    }
+
+    /// The simulated iOS container of this app at `root`, with its App Groups' shared containers
+    /// (see ``Backstage/AppContainer/iOSSandbox(root:appGroups:)``).
+    public func container(at root: URL) -> AppContainer {
+        .iOSSandbox(root: root, appGroups: appGroups)
+    }
+
     /// Writes the manifest (sorted keys, indented: catalogs are reviewed in diffs).
     public func writeManifest() throws {
         try Self.write(manifest, to: url.appending(path: Self.manifestName))

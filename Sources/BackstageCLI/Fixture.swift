@@ -70,7 +70,7 @@ struct Fixture: AsyncParsableCommand {
         let rows = try FixtureGenerator(executable: Executable.url, catalog: catalog).generate(spec, at: root)
         let elapsed = ContinuousClock.now - started
         if json {
-            try Output.json(try FixtureManifest.read(container: .iOSSandbox(root: root), spec: spec, rows: rows))
+            try Output.json(try FixtureManifest.read(container: catalog.container(at: root), spec: spec, rows: rows))
             return
         }
         var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in the app's main table, at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]

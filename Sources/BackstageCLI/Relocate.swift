@@ -5,10 +5,11 @@ import Logging
 
 extension RelocationStrategy: ExpressibleByArgument {}
 extension StepPhase: ExpressibleByArgument {}
+extension ContainerRoot: ExpressibleByArgument {}
 
 struct Relocate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Move the stores in Documents to Application Support without losing a row.",
+        abstract: "Move the stores in Documents to Application Support (or an App Group) without losing a row.",
         discussion: """
             Every store found in Documents (or each --store) moves with its -wal, -shm and Core Data \
             support folder to the same relative path under Application Support. Under SQLite's exclusive \
@@ -18,18 +19,30 @@ struct Relocate: AsyncParsableCommand {
             Application Support/.backstage/quarantine, never deleted. A run interrupted by a crash is \
             finished or undone by the next run; "nothing to do" is success.
 
+            --to names another destination: an App Group's shared container (given with --app-group), \
+            where the app's widgets and extensions can open the store. --from moves stores that are \
+            already out of Documents (from applicationSupport, say).
+
             Example:
               backstage relocate ~/Containers/MyApp --store Notes.sqlite --strategy copy
+              backstage relocate ~/Containers/MyApp --from applicationSupport --to group.com.example.notes --app-group group.com.example.notes=/srv/Shared/notes
             """
     )
 
     @OptionGroup var options: ContainerOptions
+    @OptionGroup var groups: AppGroupOptions
 
     @Option(name: .customLong("store"), help: "A store to move: file name, base name or path relative to Documents (repeatable; default: all).")
     var stores: [String] = []
 
     @Option(help: "auto (rename on one file system, copy across), rename, or copy.")
     var strategy: RelocationStrategy = .auto
+
+    @Option(help: ArgumentHelp("Where the stores are: documents, applicationSupport, caches or an App Group identifier.", valueName: "root"))
+    var from: ContainerRoot = .documents
+
+    @Option(help: ArgumentHelp("Where they go, same relative path: applicationSupport, caches or an App Group identifier (with --app-group).", valueName: "root"))
+    var to: ContainerRoot = .applicationSupport
 
     @Option(help: "Seconds to wait for another process to release a store before failing with \"store in use\".")
     var timeout: Double = 5
@@ -45,10 +58,14 @@ struct Relocate: AsyncParsableCommand {
 
     func validate() throws {
         guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more seconds.") }
+        guard from != to else { throw ValidationError("--from and --to are both \(to): the stores would not move.") }
     }
 
     func run() async throws {
-        let container = try options.resolve()
+        let container = groups.adding(to: try options.resolve(), layout: options.layout)
+        for root in [from, to] where !container.defines(root) {
+            throw ValidationError("\(root) has no folder: add --app-group \(root)=FOLDER.")
+        }
         var relocator = Relocator(container: container, logger: Logging.makeLogger(verbose: verbose))
         if let crashAt {
             relocator.phaseHook = { _, phase in
@@ -57,7 +74,7 @@ struct Relocate: AsyncParsableCommand {
         }
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         var report = RelocationReport()
-        for try await event in relocator.events(RelocationOptions(strategy: strategy, stores: stores, busyTimeout: timeout)) {
+        for try await event in relocator.events(RelocationOptions(strategy: strategy, stores: stores, busyTimeout: timeout, from: from, to: to)) {
             switch event {
             case .progress(let p):
                 progress.update(p.store, fraction: p.fractionCompleted, detail: p.phase.rawValue)
@@ -69,12 +86,15 @@ struct Relocate: AsyncParsableCommand {
         if json {
             try Output.json(report)
         } else {
-            Output.out(Self.render(report, container: container))
+            Output.out(Self.render(report, source: container[from], destination: container[to], named: stores))
         }
     }
 
-    static func render(_ report: RelocationReport, container: AppContainer) -> String {
-        if report.nothingToDo { return "Nothing to do: no store in \(container.documents.path)" }
+    static func render(_ report: RelocationReport, source: URL, destination: URL, named: [String] = []) -> String {
+        if report.nothingToDo {
+            if !named.isEmpty { return "Nothing to do: \(named.joined(separator: ", ")) already in \(destination.path)" }
+            return "Nothing to do: no store in \(source.path)"
+        }
         var lines: [String] = []
         for line in report.recovered { lines.append("Recovered an interrupted move (\(line))") }
         for item in report.quarantined { lines.append("Quarantined \(item.from) → \(item.to) (\(item.reason))") }

@@ -20,6 +20,7 @@ struct Upgrade: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ContainerOptions
+    @OptionGroup var groups: AppGroupOptions
 
     @Option(name: .customLong("plan"), help: "A JSON upgrade plan (repeatable).", completion: .file(extensions: ["json"]))
     var plans: [String] = []
@@ -55,7 +56,7 @@ struct Upgrade: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = try options.resolve()
+        let container = groups.adding(to: try options.resolve(), layout: options.layout)
         let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
         var upgrader = Upgrader(container: container, logger: Logging.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout

@@ -55,6 +55,38 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: container.backstageDirectory.appending(path: "journal.json").path))
     }
 
+    /// `relocate --to` an App Group killed mid-copy: a rerun without the group's folder refuses by
+    /// name and touches nothing; with it, it finishes the move.
+    @Test func aMoveIntoAnAppGroupKilledMidCopyIsFinishedOnlyWithTheGroupsFolder() throws {
+        let app = try TestContainer()
+        let shared = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let group = "group.com.example.notes"
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 300, walOnly: 40, bodyBytes: 2000)
+        let groupOption = "\(group)=\(shared.path)"
+
+        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--app-group", groupOption, "--to", group, "--crash-at", StepPhase.verified.rawValue])
+        #expect(killed.killedBySignal == SIGKILL)
+        let unlocked = { snapshot(app.root).filter { !$0.key.hasSuffix(".backstage/lock") } }
+        let before = unlocked()
+        let without = try runProcess(backstageExecutable, ["relocate", app.root.path])
+        #expect(without.status != 0)
+        #expect(without.stderr.contains("records a step in progress in the App Group \(group)"), "\(without.stderr)")
+        #expect(unlocked() == before, "nothing touched without the group's folder")
+
+        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--app-group", groupOption, "--to", group])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let moved = try PythonSQLite.inspect(StoreFileSet(main: shared.url.appending(path: "Notes.sqlite")))
+        #expect(moved.rows == 340 && moved.integrity == "ok")
+        #expect(!FileManager.default.fileExists(atPath: app.documentsStore().main.path))
+        #expect(paths(under: shared.url, containing: ".backstage-tmp").isEmpty)
+
+        let named = try runProcess(backstageExecutable, ["relocate", app.root.path, "--app-group", groupOption, "--to", group, "--store", "Notes.sqlite"])
+        #expect(named.status == 0 && named.stdout.hasPrefix("Nothing to do: Notes.sqlite already in \(shared.path)"), "a store already moved is nothing to do: \(named.stdout)\(named.stderr)")
+
+        let undefined = try runProcess(backstageExecutable, ["relocate", app.root.path, "--to", group])
+        #expect(undefined.status != 0 && undefined.stderr.contains("add --app-group \(group)=FOLDER"), "\(undefined.stderr)")
+    }
+
     static func expectOneCompleteStore(_ app: TestContainer, rows: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let moved = try PythonSQLite.inspect(app.supportStore())
         #expect(moved.rows == rows, sourceLocation: sourceLocation)

@@ -87,6 +87,32 @@ import Testing
         #expect(!failed[0].failures.contains { $0.contains("ZICCLOUDSYNCINGOBJECT") }, "only the table that lost rows is named")
     }
 
+    /// The relocation users ask for most: v2 moves the store into an App Group's shared container.
+    /// The catalog records it there, fixtures of v2 carry the group with them
+    /// (`Shared/AppGroup/<id>`), and a simulation with killed runs keeps every row.
+    @Test func aVersionThatMovesTheStoreIntoAnAppGroupIsCapturedGeneratedAndSimulated() throws {
+        let scratch = try TemporaryDirectory()
+        let store = try SharedStores.copy(.notes, into: scratch.url)
+        let folder = scratch.url.appending(path: "AppleNotes")
+        #expect(try runProcess(backstageExecutable, ["catalog", "init", folder.path, "--from", store.main.path, "--at", "documents/NoteStore.sqlite"]).status == 0)
+        let plan = scratch.url.appending(path: "v1-to-v2.json")
+        try Data(#"{"name": "share", "steps": [{"relocate": {"from": "documents/NoteStore.sqlite", "to": "group.com.apple.notes/NoteStore.sqlite"}}]}"#.utf8).write(to: plan)
+        let added = try runProcess(backstageExecutable, ["catalog", "add-version", folder.path, "v2", "--plan", plan.path])
+        #expect(added.status == 0, "\(added.stdout) \(added.stderr)")
+        let catalog = try CatalogFolder(at: folder)
+        #expect(try catalog.version("v2").stores.map(\.location.description) == ["group.com.apple.notes/NoteStore.sqlite"])
+        #expect(catalog.appGroups == ["group.com.apple.notes"])
+
+        let (container, manifest) = try generate("v2", .walPending, size: 300_000, catalog: catalog, in: scratch)
+        #expect(container.appGroups["group.com.apple.notes"]?.path.hasSuffix("/Shared/AppGroup/group.com.apple.notes") == true)
+        #expect(manifest.stores["group.com.apple.notes/NoteStore.sqlite"] != nil)
+
+        let runs = try Simulator(executable: URL(filePath: backstageExecutable), catalog: catalog)
+            .simulate(from: "v1", to: "v2", sizes: [300_000], states: [.walPending], crashPoints: .count(2))
+        #expect(runs.count == 2 && runs.allSatisfy(\.crashed), "two killed runs: \(runs.map { $0.crashPoint ?? "-" })")
+        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))") }
+    }
+
     /// Apple Photos' store: an RTREE with its shadow tables, 22 triggers calling functions only Core
     /// Data registers, 81 tables. Captured, then v2 relocates it and splits it in two; the RTREE goes
     /// by its own name. `make soak` runs it at 20 MB in every state.

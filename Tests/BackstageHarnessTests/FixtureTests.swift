@@ -13,8 +13,9 @@ func fixtureGenerator(_ catalog: CatalogFolder? = nil) throws -> FixtureGenerato
 func generate(_ layout: String, _ state: FixtureState, size: Int64 = 200_000, seed: UInt64 = 11, catalog: CatalogFolder? = nil,
               in directory: TemporaryDirectory) throws -> (AppContainer, FixtureManifest) {
     let root = directory.url.appending(path: "\(layout)-\(state.rawValue)-\(seed)")
-    let manifest = try FixtureManifest.generate(FixtureSpec(layout: layout, size: size, state: state, seed: seed), at: root, with: try fixtureGenerator(catalog))
-    return (.iOSSandbox(root: root), manifest)
+    let generator = try fixtureGenerator(catalog)
+    let manifest = try FixtureManifest.generate(FixtureSpec(layout: layout, size: size, state: state, seed: seed), at: root, with: generator)
+    return (generator.catalog.container(at: root), manifest)
 }
 
 @Suite struct FixtureTests {

@@ -26,7 +26,7 @@ public final class TestContainer: @unchecked Sendable {
     public init(base: URL = FileManager.default.temporaryDirectory) throws {
         directory = try TemporaryDirectory(base: base)
         container = .iOSSandbox(root: directory.url)
-        for root in ContainerRoot.allCases {
+        for root in ContainerRoot.standard {
             try FileManager.default.createDirectory(at: container[root], withIntermediateDirectories: true)
         }
     }
@@ -36,7 +36,7 @@ public final class TestContainer: @unchecked Sendable {
         self.directory = directory
         container = AppContainer(documents: documents, applicationSupport: applicationSupport,
                                  caches: directory.url.appending(path: "Caches"), temporary: directory.url.appending(path: "tmp"))
-        for root in ContainerRoot.allCases {
+        for root in ContainerRoot.standard {
             try FileManager.default.createDirectory(at: container[root], withIntermediateDirectories: true)
         }
     }

@@ -96,8 +96,19 @@ enum Snippets {
         // end doc
     }
 
-    static func relocateWithProgress(container: AppContainer, progressView: ProgressView, show: (RelocationReport) -> Void) async throws {
+    static func relocateIntoAnAppGroup(appRoot: URL) async throws {
         // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#1
+        // On iOS: FileManager.default.containerURL(forSecurityApplicationGroupIdentifier:).
+        // On Linux: any folder the app and its helpers share.
+        let groupFolder = URL(filePath: "/srv/notes/shared")
+        let app = AppContainer.iOSSandbox(root: appRoot).addingAppGroup("group.com.example.notes", at: groupFolder)
+        try await Relocator(container: app).relocate(RelocationOptions(
+            stores: ["Notes.sqlite"], from: .applicationSupport, to: .appGroup("group.com.example.notes")))
+        // end doc
+    }
+
+    static func relocateWithProgress(container: AppContainer, progressView: ProgressView, show: (RelocationReport) -> Void) async throws {
+        // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#2
         for try await event in Relocator(container: container).events() {
             switch event {
             case .progress(let progress): progressView.fraction = progress.fractionCompleted

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Where an app keeps its files: the user-visible documents folder and the private roots.
+/// Where an app keeps its files: the user-visible documents folder, the private roots, and the
+/// shared containers of its App Groups.
 ///
 /// Every path Backstage touches is derived from these roots; nothing reads the real home
 /// folder unless you ask for it with ``xdg(appName:environment:)``.
@@ -12,6 +13,18 @@ import Foundation
 /// container.documents           // /tmp/MyApp/Documents
 /// container.applicationSupport  // /tmp/MyApp/Library/Application Support
 /// ```
+///
+/// A store that widgets and extensions open lives in an App Group's shared container. Name the
+/// group's folder (on iOS, `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`;
+/// on Linux, any folder the processes share) and plans can move stores there:
+///
+/// ```swift
+/// let shared = URL(filePath: "/tmp/Shared/group.com.example.notes")
+/// let app = AppContainer.iOSSandbox(root: URL(filePath: "/tmp/MyApp"))
+///     .addingAppGroup("group.com.example.notes", at: shared)
+/// let notes = ContainerLocation(.appGroup("group.com.example.notes"), "Notes.sqlite")
+/// notes.url(in: app)  // /tmp/Shared/group.com.example.notes/Notes.sqlite
+/// ```
 public struct AppContainer: Sendable, Hashable, Codable {
     /// The folder the user sees (file sharing, the Files app, `~/Documents/<App>`).
     public var documents: URL
@@ -21,23 +34,85 @@ public struct AppContainer: Sendable, Hashable, Codable {
     public var caches: URL
     /// Scratch space.
     public var temporary: URL
+    /// The shared containers of the app's App Groups, by group identifier
+    /// (`group.com.example.notes`): folders the app shares with its widgets and extensions.
+    public private(set) var appGroups: [String: URL] = [:]
 
     /// Creates a container from explicit roots. The roots may live on different file systems.
-    public init(documents: URL, applicationSupport: URL, caches: URL, temporary: URL) {
+    public init(documents: URL, applicationSupport: URL, caches: URL, temporary: URL, appGroups: [String: URL] = [:]) {
         self.documents = documents.standardizedFileURL
         self.applicationSupport = applicationSupport.standardizedFileURL
         self.caches = caches.standardizedFileURL
         self.temporary = temporary.standardizedFileURL
+        for (identifier, folder) in appGroups { self = addingAppGroup(identifier, at: folder) }
+    }
+
+    /// This container with the shared container of the App Group `identifier` at `folder`.
+    ///
+    /// - precondition: `identifier` is an App Group identifier: it starts with `group.` and
+    ///   has no `/` (see ``ContainerRoot/appGroup(_:)``).
+    public func addingAppGroup(_ identifier: String, at folder: URL) -> AppContainer {
+        precondition(ContainerRoot.isAppGroupIdentifier(identifier), "\(identifier) is not an App Group identifier: it starts with group. and has no /")
+        var container = self
+        container.appGroups[identifier] = folder.standardizedFileURL
+        return container
+    }
+
+    /// True when `root` is defined here: always for the standard roots,
+    /// and for an App Group's when it was added with ``addingAppGroup(_:at:)``.
+    public func defines(_ root: ContainerRoot) -> Bool {
+        guard let identifier = root.appGroupIdentifier else { return true }
+        return appGroups[identifier] != nil
+    }
+
+    /// The first App Group a step of `plan` names that this container has no folder for.
+    func undefinedAppGroup(in plan: UpgradePlan) -> String? {
+        for step in plan.steps {
+            for location in step.locations where !defines(location.root) { return location.root.rawValue }
+        }
+        return nil
+    }
+
+    /// Every root of this container: the four standard ones, then its App Groups by identifier.
+    public var roots: [ContainerRoot] {
+        ContainerRoot.standard + appGroups.keys.sorted().map(ContainerRoot.appGroup)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case documents, applicationSupport, caches, temporary, appGroups
+    }
+
+    public init(from decoder: Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            documents: try values.decode(URL.self, forKey: .documents),
+            applicationSupport: try values.decode(URL.self, forKey: .applicationSupport),
+            caches: try values.decode(URL.self, forKey: .caches),
+            temporary: try values.decode(URL.self, forKey: .temporary))
+        for (identifier, folder) in try values.decodeIfPresent([String: URL].self, forKey: .appGroups) ?? [:] {
+            guard ContainerRoot.isAppGroupIdentifier(identifier) else {
+                throw DecodingError.dataCorruptedError(forKey: .appGroups, in: values, debugDescription: "\(identifier) is not an App Group identifier: it starts with group. and has no /")
+            }
+            self = addingAppGroup(identifier, at: folder)
+        }
     }
 
     /// The layout of an iOS app sandbox under `root`: `Documents`, `Library/Application Support`,
     /// `Library/Caches` and `tmp`. Tests and fixtures use it to simulate an iOS app on Linux.
-    public static func iOSSandbox(root: URL) -> AppContainer {
-        AppContainer(
+    ///
+    /// - parameter appGroups: App Group identifiers whose shared containers to simulate, each at
+    ///   `root/Shared/AppGroup/<identifier>` (iOS keeps them outside the sandbox; a simulated
+    ///   app keeps them with it, so a copied fixture carries them).
+    public static func iOSSandbox(root: URL, appGroups: [String] = []) -> AppContainer {
+        var container = AppContainer(
             documents: root.appending(path: "Documents", directoryHint: .isDirectory),
             applicationSupport: root.appending(path: "Library/Application Support", directoryHint: .isDirectory),
             caches: root.appending(path: "Library/Caches", directoryHint: .isDirectory),
             temporary: root.appending(path: "tmp", directoryHint: .isDirectory))
+        for identifier in appGroups {
+            container = container.addingAppGroup(identifier, at: root.appending(path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory))
+        }
+        return container
     }
 
     /// The XDG layout of a Linux desktop app named `appName`:
@@ -64,12 +139,21 @@ public struct AppContainer: Sendable, Hashable, Codable {
     }
 
     /// The URL of a root.
+    ///
+    /// - precondition: An App Group's root is defined (``defines(_:)``). The upgrader and the
+    ///   relocator check every root of a plan before they resolve any, and throw
+    ///   ``UpgradeError/undefinedAppGroup(_:)`` or ``RelocationError/undefinedAppGroup(_:)``.
     public subscript(root: ContainerRoot) -> URL {
-        switch root {
-        case .documents: documents
-        case .applicationSupport: applicationSupport
-        case .caches: caches
-        case .temporary: temporary
+        switch root.rawValue {
+        case ContainerRoot.documents.rawValue: return documents
+        case ContainerRoot.applicationSupport.rawValue: return applicationSupport
+        case ContainerRoot.caches.rawValue: return caches
+        case ContainerRoot.temporary.rawValue: return temporary
+        default:
+            guard let folder = appGroups[root.rawValue] else {
+                preconditionFailure("the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
+            }
+            return folder
         }
     }
 
@@ -85,18 +169,73 @@ public struct AppContainer: Sendable, Hashable, Codable {
     }
 }
 
-/// One of the roots of an ``AppContainer``.
-public enum ContainerRoot: String, Sendable, Hashable, Codable, CaseIterable {
-    case documents
-    case applicationSupport
-    case caches
-    case temporary
+/// One of the roots of an ``AppContainer``: Documents, Application Support, Caches, the
+/// temporary folder, or the shared container of an App Group.
+///
+/// In locations and plans a root is a word: `documents`, `applicationSupport`, `caches`,
+/// `temporary`, or the App Group's identifier, `group.com.example.notes`.
+public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// `documents`, `applicationSupport`, `caches`, `temporary` or an App Group identifier.
+    public let rawValue: String
+
+    /// A standard root's name or an App Group identifier (`group.` then a name without `/`);
+    /// nil otherwise.
+    public init?(rawValue: String) {
+        guard Self.standard.contains(where: { $0.rawValue == rawValue }) || Self.isAppGroupIdentifier(rawValue) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    private init(standard name: String) { rawValue = name }
+
+    /// The folder the user sees.
+    public static let documents = ContainerRoot(standard: "documents")
+    /// Private app data, backed up, never shown.
+    public static let applicationSupport = ContainerRoot(standard: "applicationSupport")
+    /// Purgeable data.
+    public static let caches = ContainerRoot(standard: "caches")
+    /// Scratch space.
+    public static let temporary = ContainerRoot(standard: "temporary")
+    /// The four roots every container has, App Groups aside.
+    public static let standard: [ContainerRoot] = [.documents, .applicationSupport, .caches, .temporary]
+
+    /// The shared container of the App Group `identifier`, such as `group.com.example.notes`.
+    ///
+    /// - precondition: `identifier` starts with `group.` and has no `/`.
+    public static func appGroup(_ identifier: String) -> ContainerRoot {
+        precondition(isAppGroupIdentifier(identifier), "\(identifier) is not an App Group identifier: it starts with group. and has no /")
+        return ContainerRoot(standard: identifier)
+    }
+
+    /// The App Group identifier when this is a shared container, nil for a standard root.
+    public var appGroupIdentifier: String? { Self.isAppGroupIdentifier(rawValue) ? rawValue : nil }
+
+    /// True for `group.` followed by at least one character, none of them `/` or NUL.
+    public static func isAppGroupIdentifier(_ text: String) -> Bool {
+        text.hasPrefix("group.") && text.count > 6 && !text.contains("/") && !text.contains("\0")
+    }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let root = ContainerRoot(rawValue: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
+                "\(text) is not a container root: write documents, applicationSupport, caches, temporary or an App Group identifier (group.…)"))
+        }
+        self = root
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }
 
 /// A path relative to one root of an ``AppContainer``, such as `documents` + `Notes.sqlite`.
 ///
 /// Journals and plans record locations this way, so a container copied elsewhere still resumes.
-/// In JSON a location is one string, the root then the path: `"applicationSupport/Accounts/42/UserData.sqlite"`.
+/// In JSON a location is one string, the root then the path: `"applicationSupport/Accounts/42/UserData.sqlite"`,
+/// or, in an App Group's shared container, `"group.com.example.notes/Notes.sqlite"`.
 public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConvertible {
     public var root: ContainerRoot
     /// A relative path with `/` separators, never starting with `/` and without `..`.
@@ -107,8 +246,9 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
         self.path = path
     }
 
-    /// Parses `"<root>/<path>"`, such as `"caches/Cache.sqlite"`; nil for an unknown root, an
-    /// absolute path or a `..` component.
+    /// Parses `"<root>/<path>"`, such as `"caches/Cache.sqlite"` or
+    /// `"group.com.example.notes/Notes.sqlite"`; nil for an unknown root, an absolute path or a
+    /// `..` component.
     public init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let first = parts.first, let root = ContainerRoot(rawValue: String(first)) else { return nil }
@@ -135,7 +275,7 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let location = ContainerLocation(text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
-                "\(text) is not a container location: write <root>/<relative path> with root documents, applicationSupport, caches or temporary"))
+                "\(text) is not a container location: write <root>/<relative path> with root documents, applicationSupport, caches, temporary or an App Group identifier (group.…)"))
         }
         self = location
     }

@@ -22,7 +22,7 @@ package struct Quarantine {
         let path = url.standardizedFileURL.path
         var relative = url.lastPathComponent
         var rootName = "other"
-        for root in ContainerRoot.allCases {
+        for root in container.roots {
             if let inside = FileSystem.relativePath(of: path, inside: container[root].path), !inside.isEmpty {
                 relative = inside
                 rootName = root.rawValue

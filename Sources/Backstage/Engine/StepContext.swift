@@ -49,6 +49,9 @@ struct StepContext {
     func recoverJournal() throws -> String? {
         try journal.removeStaleTemporary()
         guard let record = try journal.read() else { return nil }
+        for location in [record.source, record.destination] + (record.targets ?? []) where !container.defines(location.root) {
+            throw EngineError.journalInUndefinedAppGroup(path: journal.url.path, identifier: location.root.rawValue)
+        }
         let outcome: String
         switch record.step {
         case .split:

@@ -28,7 +28,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     case verificationFailed(path: String)
     /// A store already exists at the destination.
     case destinationExists(path: String)
-    /// No store with this name was found.
+    /// No store with this name (or at this path) was found.
     case storeNotFound(name: String)
     /// The shared machinery failed: the container is busy, the journal unreadable.
     case engine(EngineError)
@@ -38,6 +38,11 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     case fileSystem(FileSystemError)
     /// The work was cancelled before the destination was committed; the source is authoritative.
     case cancelled(path: String)
+    /// The source or destination is the shared container of an App Group the ``AppContainer``
+    /// has no folder for (see ``AppContainer/addingAppGroup(_:at:)``). Nothing was changed.
+    case undefinedAppGroup(String)
+    /// The source and destination are the same root. Nothing was changed.
+    case sameSourceAndDestination(root: String)
 
     /// The path of the file the error is about.
     public var path: String {
@@ -49,6 +54,8 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
             path
         case .crossDevice(let source, _): source
         case .storeNotFound(let name): name
+        case .undefinedAppGroup(let identifier): identifier
+        case .sameSourceAndDestination(let root): root
         case .fileSystem(let error): error.path
         case .engine(let error): error.path
         }
@@ -79,7 +86,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         case .destinationExists(let path):
             "a store already exists at \(path)"
         case .storeNotFound(let name):
-            "no store named \(name) in the documents folder"
+            "no store at \(name)"
         case .engine(let error):
             error.description
         case .sqlite(let path, let code, let message):
@@ -88,6 +95,10 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
             error.description
         case .cancelled(let path):
             "relocation of \(path) was cancelled; the source store was kept"
+        case .undefinedAppGroup(let identifier):
+            "the container has no folder for the App Group \(identifier); nothing was changed: give its shared container (AppContainer.addingAppGroup, or --app-group \(identifier)=FOLDER)"
+        case .sameSourceAndDestination(let root):
+            "the stores would move from \(root) to \(root): choose another destination; nothing was changed"
         }
     }
 

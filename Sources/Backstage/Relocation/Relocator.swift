@@ -10,17 +10,27 @@ public struct RelocationOptions: Sendable, Hashable {
     public var stores: [String]
     /// How long to wait for another process to release a store, in seconds.
     public var busyTimeout: Double
+    /// Where the stores are: Documents, or another root (Application Support, to move stores
+    /// already out of Documents into an App Group's shared container).
+    public var source: ContainerRoot
+    /// Where they go, same relative path: Application Support, or an App Group's shared
+    /// container (``ContainerRoot/appGroup(_:)``) so that widgets and extensions can open them.
+    public var destination: ContainerRoot
 
     /// Creates options.
-    public init(strategy: RelocationStrategy = .auto, stores: [String] = [], busyTimeout: Double = 5) {
+    public init(strategy: RelocationStrategy = .auto, stores: [String] = [], busyTimeout: Double = 5,
+                from source: ContainerRoot = .documents, to destination: ContainerRoot = .applicationSupport) {
         self.strategy = strategy
         self.stores = stores
         self.busyTimeout = busyTimeout
+        self.source = source
+        self.destination = destination
     }
 }
 
 /// Moves an app's SQLite stores out of the user-visible Documents folder into Application
-/// Support, same relative path, without losing a committed row.
+/// Support (or an App Group's shared container), same relative path, without losing a
+/// committed row.
 ///
 /// For example:
 ///
@@ -30,6 +40,14 @@ public struct RelocationOptions: Sendable, Hashable {
 /// for store in report.moved {
 ///     print("\(store.store) moved by \(store.strategy) in \(store.seconds) s")
 /// }
+/// ```
+///
+/// To let a widget open the store, move it into the App Group's shared container instead:
+///
+/// ```swift
+/// let app = AppContainer.iOSSandbox(root: appRoot).addingAppGroup("group.com.example.notes", at: groupFolder)
+/// try await Relocator(container: app).relocate(RelocationOptions(
+///     stores: ["Notes.sqlite"], from: .applicationSupport, to: .appGroup("group.com.example.notes")))
 /// ```
 ///
 /// A relocation interrupted by a crash is finished or undone by the next call; running it
@@ -75,6 +93,12 @@ public struct Relocator: Sendable {
     /// The synchronous engine: recover, quarantine, move.
     package func run(_ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws(RelocationError) -> RelocationReport {
         var report = RelocationReport()
+        for root in [options.source, options.destination] where !container.defines(root) {
+            throw .undefinedAppGroup(root.rawValue)
+        }
+        guard options.source != options.destination else {
+            throw .sameSourceAndDestination(root: options.source.rawValue)
+        }
         let runLock: RunLock
         do {
             runLock = try RunLock(container: container, fileSystem: fileSystem)
@@ -92,25 +116,32 @@ public struct Relocator: Sendable {
         do {
             if let recovered = try context.recoverJournal() { report.recovered.append(recovered) }
             try context.quarantine.removeTemporaries()
-            let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents, measuringFolders: false)
-            let stores = try selectStores(entries, options.stores)
+            let sourceFolder = container[options.source]
+            // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
+            let entries = try FileClassifier(fileSystem: fileSystem).scan(sourceFolder, measuringFolders: false)
+                .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
+            let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination])
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
-                    throw RelocationError.symlinkedStore(path: container.documents.appending(path: link.path).path)
+                    throw RelocationError.symlinkedStore(path: sourceFolder.appending(path: link.path).path)
                 }
-                try context.quarantineStrays(in: entries, root: container.documents, report: &report)
+                // Strays (orphan sidecars, temporaries) are only cleared out of the folder users see.
+                if options.source == .documents {
+                    try context.quarantineStrays(in: entries, root: sourceFolder, report: &report)
+                }
             }
             for store in stores {
-                try context.relocateStore(ContainerLocation(.documents, store), to: ContainerLocation(.applicationSupport, store), strategy: options.strategy, report: &report)
+                try context.relocateStore(ContainerLocation(options.source, store), to: ContainerLocation(options.destination, store), strategy: options.strategy, report: &report)
             }
         } catch {
-            throw RelocationError(error, path: container.documents.path)
+            throw RelocationError(error, path: container[options.source].path)
         }
         return report
     }
 
-    /// The databases to move, as paths relative to Documents.
-    private func selectStores(_ entries: [ClassifiedFile], _ names: [String]) throws(RelocationError) -> [String] {
+    /// The databases to move, as paths relative to the source folder. A store named but already
+    /// at the destination (an earlier run moved it) is nothing to do, not an error.
+    private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL) throws(RelocationError) -> [String] {
         let databases = entries.filter { $0.kind == .database }.map(\.path)
         guard !names.isEmpty else { return databases }
         var selected: [String] = []
@@ -121,12 +152,14 @@ public struct Relocator: Sendable {
             }
             if matches.isEmpty {
                 // Named explicitly: say what is wrong with it rather than "not found".
-                let url = container.documents.appending(path: name)
+                let url = folder.appending(path: name)
                 if let status = try? fileSystem.status(url.path) {
                     if status.kind == .symlink { throw .symlinkedStore(path: url.path) }
                     throw .notADatabase(path: url.path)
                 }
-                throw .storeNotFound(name: name)
+                let candidates = [name, name + ".sqlite"].map { destination.appending(path: $0).path }
+                if candidates.contains(where: { SQLiteHeader.hasMagic((try? fileSystem.readPrefix($0, count: 16)) ?? []) }) { continue }
+                throw .storeNotFound(name: folder.appending(path: name).path)
             }
             selected += matches.filter { !selected.contains($0) }
         }

@@ -278,6 +278,16 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// Every location the step reads or writes.
+    public var locations: [ContainerLocation] {
+        switch self {
+        case .relocate(let step): [step.from, step.to]
+        case .split(let step): [step.store] + step.into.map(\.store)
+        case .migrateSchema(let step): [step.store]
+        case .quarantine(let step): [step.folder]
+        }
+    }
+
     public var description: String {
         switch self {
         case .relocate(let step): "relocate \(step.from) → \(step.to)"
@@ -308,9 +318,14 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// plans (knowing `known`) do not reach: an older build installed over a newer one. Nothing
     /// was changed.
     case newerStorage(container: String, version: String, known: [String])
+    /// A step names the shared container of an App Group the ``AppContainer`` has no folder
+    /// for (see ``AppContainer/addingAppGroup(_:at:)``). Nothing was changed.
+    case undefinedAppGroup(String)
 
     public var description: String {
         switch self {
+        case .undefinedAppGroup(let identifier):
+            "the plan names the App Group \(identifier), which this container has no folder for; nothing was changed: give its shared container (AppContainer.addingAppGroup, or --app-group \(identifier)=FOLDER)"
         case .invalidPlan(let path, let reason): "\(path) is not a valid upgrade plan: \(reason)"
         case .unassignedTable(let store, let table): "table \(table) of \(store) is in no target of the split and not discarded"
         case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"

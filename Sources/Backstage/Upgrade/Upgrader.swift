@@ -54,6 +54,8 @@ public struct Upgrader: Sendable {
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
         if fileSystem.exists(ContainerLocation(.applicationSupport, ".backstage/journal.json").filePath(in: container)) { return true }
+        // A root the container cannot resolve: running the plan says which, never "nothing to do".
+        if container.undefinedAppGroup(in: plan) != nil { return true }
         if !plan.versions.isEmpty, StorageVersion.read(container, fileSystem: fileSystem)?.isNewer(than: plan.versions) == true { return true }
         return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem) }
     }
@@ -82,6 +84,8 @@ public struct Upgrader: Sendable {
     /// will produce (a split of the store a relocation brings) is counted with that input's size.
     public func estimate(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) -> UpgradeEstimate {
         var steps: [UpgradeEstimate.Step] = []
+        // Running such a plan throws before any step: there is nothing to estimate.
+        guard container.undefinedAppGroup(in: plan) == nil else { return UpgradeEstimate(steps: [], budget: budget) }
         var produced: [ContainerLocation: Int64] = [:]
         func size(_ location: ContainerLocation) -> Int64? {
             if let bytes = produced[location] { return bytes }
@@ -160,6 +164,7 @@ public struct Upgrader: Sendable {
         let started = Date()
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
+        if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
         if !plan.versions.isEmpty, let stored = StorageVersion.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions) {
             throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: stored.reached, known: plan.versions)
         }

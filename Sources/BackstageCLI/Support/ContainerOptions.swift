@@ -43,7 +43,10 @@ struct ContainerOptions: ParsableArguments {
             guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw CLIError(description: "\(root.path) is not a folder")
             }
-            return .iOSSandbox(root: root)
+            // A simulated container keeps its App Groups with it (fixtures write them there).
+            let shared = root.appending(path: "Shared/AppGroup", directoryHint: .isDirectory)
+            let groups = ((try? FileManager.default.contentsOfDirectory(atPath: shared.path)) ?? []).filter(ContainerRoot.isAppGroupIdentifier).sorted()
+            return .iOSSandbox(root: root, appGroups: groups)
         case .xdg:
             var environment = ProcessInfo.processInfo.environment
             if let container {
@@ -52,6 +55,50 @@ struct ContainerOptions: ParsableArguments {
             }
             return .xdg(appName: app ?? "", environment: environment)
         }
+    }
+}
+
+/// The shared containers of App Groups, for the commands whose stores can live there.
+struct AppGroupOptions: ParsableArguments {
+    @Option(name: .customLong("app-group"), help: ArgumentHelp(
+        "The shared container of an App Group, which plans and --to name by its identifier (repeatable). FOLDER defaults to CONTAINER/Shared/AppGroup/ID (where fixtures write them; found without the option when it exists), or $XDG_DATA_HOME/ID with --layout xdg.",
+        valueName: "ID=FOLDER"))
+    var appGroups: [String] = []
+
+    func validate() throws {
+        for group in appGroups {
+            let (identifier, folder) = Self.split(group)
+            guard ContainerRoot.isAppGroupIdentifier(identifier) else {
+                throw ValidationError("--app-group \(group): \(identifier) is not an App Group identifier (group.com.example.app).")
+            }
+            if folder?.isEmpty == true { throw ValidationError("--app-group \(group): the folder is empty.") }
+        }
+    }
+
+    /// True when `identifier` was given.
+    func names(_ identifier: String) -> Bool {
+        appGroups.contains { Self.split($0).identifier == identifier }
+    }
+
+    private static func split(_ text: String) -> (identifier: String, folder: String?) {
+        guard let equals = text.firstIndex(of: "=") else { return (text, nil) }
+        return (String(text[..<equals]), String(text[text.index(after: equals)...]))
+    }
+
+    /// `container` with the groups given; a missing FOLDER is `CONTAINER/Shared/AppGroup/ID`
+    /// (ios) or `$XDG_DATA_HOME/ID` (xdg).
+    func adding(to container: AppContainer, layout: Layout) -> AppContainer {
+        var container = container
+        let workingDirectory = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        for group in appGroups {
+            let (identifier, folder) = Self.split(group)
+            let standard = layout == .ios
+                ? container.documents.deletingLastPathComponent().appending(path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory)
+                : container.applicationSupport.deletingLastPathComponent().appending(path: identifier, directoryHint: .isDirectory)
+            let url = folder.map { URL(filePath: $0, directoryHint: .isDirectory, relativeTo: workingDirectory) } ?? standard
+            container = container.addingAppGroup(identifier, at: url.standardizedFileURL)
+        }
+        return container
     }
 }
 

@@ -37,7 +37,7 @@ struct StoreSnapshots {
         scratch = container.temporary.path + "/" + TemporaryName.unique("export")
         try fileSystem.createDirectories(scratch)
         do {
-            for root in [ContainerRoot.documents, .applicationSupport, .caches] {
+            for root in container.roots where root != .temporary {
                 let folder = container[root]
                 for entry in try FileClassifier().scan(folder) where entry.kind == .database && !entry.path.hasPrefix(".backstage/") {
                     let live = folder.appending(path: entry.path)

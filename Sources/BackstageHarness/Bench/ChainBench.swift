@@ -59,7 +59,7 @@ public struct ChainBench {
                 try? FileManager.default.removeItem(at: root)
                 let copied = try ChildProcess.run(URL(filePath: "/bin/cp"), ["-a", pristine.path, root.path])
                 guard copied.status == 0 else { throw BenchError(message: "copying the fixture failed: \(copied.stderr)") }
-                let upgrader = Upgrader(container: .iOSSandbox(root: root))
+                let upgrader = Upgrader(container: catalog.container(at: root))
                 for (index, step) in steps.enumerated() {
                     log("run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
                     let estimate = upgrader.estimate(step.single, budget: budget)

@@ -52,14 +52,15 @@ public enum CatalogBuilder {
         previousCatalog.manifest = manifest
         let generator = FixtureGenerator(executable: executable, catalog: previousCatalog)
         try generator.generate(FixtureSpec(layout: newest.name, size: 300_000, state: .clean, seed: 1), at: root)
-        let container = AppContainer.iOSSandbox(root: root)
+        let groups = Set(previousCatalog.appGroups).union(plan.steps.flatMap(\.locations).compactMap(\.root.appGroupIdentifier))
+        let container = AppContainer.iOSSandbox(root: root, appGroups: groups.sorted())
         try Upgrader(container: container).runAndWait(plan, budget: .infinity)
 
         let previousMain = try newest.writableStore.flatMap { SchemaGenerator(schema: try catalog.schema(of: $0), seed: 0, mainTable: $0.mainTable).mainTable }
         var stores: [CatalogStore] = []
         var schemas: [(String, StoreSchema)] = []
         var freshInstalls: [(String, String)] = []
-        for root in [ContainerRoot.documents, .applicationSupport, .caches] {
+        for root in container.roots where root != .temporary {
             for entry in try FileClassifier().scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
                 let location = ContainerLocation(root, entry.path)
                 let storeURL = location.url(in: container)

@@ -30,8 +30,8 @@ public struct FixtureGenerator: Sendable {
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: root.path), !existing.isEmpty {
             throw FixtureError.notEmpty(path: root.path)
         }
-        let container = AppContainer.iOSSandbox(root: root)
-        for folder in ContainerRoot.allCases {
+        let container = catalog.container(at: root)
+        for folder in container.roots {
             try FileManager.default.createDirectory(at: container[folder], withIntermediateDirectories: true)
         }
         try writeDocuments(container.documents, seed: spec.seed)
@@ -172,13 +172,14 @@ extension FixtureManifest {
     /// Generates `spec` at `root` with `generator` and reads its manifest.
     public static func generate(_ spec: FixtureSpec, at root: URL, with generator: FixtureGenerator) throws -> FixtureManifest {
         let rows = try generator.generate(spec, at: root)
-        return try read(container: .iOSSandbox(root: root), spec: spec, rows: rows)
+        return try read(container: generator.catalog.container(at: root), spec: spec, rows: rows)
     }
 
-    /// Reads the manifest of a container: every store found in the usual places, and the documents.
+    /// Reads the manifest of a container: every store found in its roots (App Groups included,
+    /// the temporary folder not), and the documents.
     public static func read(container: AppContainer, spec: FixtureSpec, rows: Int) throws -> FixtureManifest {
         var stores: [String: [String: TableDigest]] = [:]
-        for root in [ContainerRoot.documents, .applicationSupport, .caches] {
+        for root in container.roots where root != .temporary {
             for entry in try FileClassifier().scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
                 let location = ContainerLocation(root, entry.path)
                 stores[location.description] = try StoreDigest.tables(of: StoreFileSet(main: location.url(in: container)))

@@ -133,8 +133,8 @@ public struct Simulator: Sendable {
                 let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
                 let manifest = try FixtureManifest.generate(spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
-                let columns = try Self.columns(of: catalog.version(from), in: .iOSSandbox(root: pristine))
-                let before = try catalog.dataCheckResultsBefore(upgrading: from, to: to, in: .iOSSandbox(root: pristine))
+                let columns = try Self.columns(of: catalog.version(from), in: catalog.container(at: pristine))
+                let before = try catalog.dataCheckResultsBefore(upgrading: from, to: to, in: catalog.container(at: pristine))
                 var random = SeededRandom(seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
                 var baseline = 0.05
                 // Random instants are fractions of an uninterrupted run's time, so one runs first.
@@ -155,8 +155,8 @@ public struct Simulator: Sendable {
                     run.size = size
                     run.state = state
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
-                    run.failures += try catalog.schemaFailures(of: to, in: .iOSSandbox(root: root))
-                    run.failures += try catalog.dataCheckFailures(of: to, in: .iOSSandbox(root: root), before: before)
+                    run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
+                    run.failures += try catalog.dataCheckFailures(of: to, in: catalog.container(at: root), before: before)
                     runs.append(run)
                     progress(run)
                 }
@@ -233,7 +233,7 @@ public struct Simulator: Sendable {
     /// The invariants, as the failures found.
     private func check(root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]) throws -> [String] {
         var failures: [String] = []
-        let container = AppContainer.iOSSandbox(root: root)
+        let container = catalog.container(at: root)
         let target = try catalog.version(to)
         let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
         let discarded = Set(steps.flatMap { step -> [String] in
