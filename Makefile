@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build demo test soak bench bench-check bench-thresholds perf install clean
+.PHONY: deps build demo test docs soak bench bench-check bench-thresholds perf install clean
 
 deps:
 	@./scripts/install-deps
@@ -17,6 +17,16 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The DocC catalogs of the three libraries, built by swift-docc-plugin with the toolchain's docc;
+# any warning (a broken symbol link, an unknown article) fails. Output: .build/docs/<Target>.
+DOC_TARGETS = Backstage BackstageExport BackstageHarness
+docs: deps
+	@for target in $(DOC_TARGETS); do \
+		echo "docs: $$target"; \
+		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$target \
+			--warnings-as-errors --output-path .build/docs/$$target --disable-indexing || exit 1; \
+	done
 
 # The big matrices: larger stores and every crash point of both strategies, repeated.
 soak: deps

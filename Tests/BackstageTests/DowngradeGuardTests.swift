@@ -41,6 +41,32 @@ import Testing
         #expect(!Upgrader.needsUpgrade(app.container, newest))
     }
 
+    /// The launch record (`.backstage/launch`, a symbolic link whose target is the text, read with
+    /// one `readlink`) carries the guard; a damaged one, or a file in its place, is never read as
+    /// "nothing to do": the check answers pending and the next run writes it again.
+    @Test(arguments: ["damaged", "file", "newer format"])
+    func aDamagedLaunchRecordIsPendingNeverNothingToDo(_ damage: String) async throws {
+        let app = try Self.v1Container()
+        let newest = UpgradePlan(chain: [Self.relocate, Self.split, Self.migrate])
+        try await Upgrader(container: app.container).upgrade(newest)
+        let record = app.container.backstageDirectory.appending(path: "launch")
+        let text = try FileManager.default.destinationOfSymbolicLink(atPath: record.path)
+        #expect(text.hasPrefix("backstage-launch 1\nreached v4\nknown v2 v3 v4"), "\(text)")
+        #expect(!Upgrader.needsUpgrade(app.container, newest))
+
+        try FileManager.default.removeItem(at: record)
+        switch damage {
+        case "damaged": try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 1\nreached")
+        case "file": try Data(text.utf8).write(to: record)
+        default: try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 2\nreached v9")
+        }
+        #expect(Upgrader.needsUpgrade(app.container, newest), "\(damage): pending, never nothing to do")
+        let report = try await Upgrader(container: app.container).upgrade(newest)
+        #expect(report.steps.allSatisfy { $0.outcome != .done }, "every step was done already")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: record.path) == text)
+        #expect(!Upgrader.needsUpgrade(app.container, newest))
+    }
+
     @Test func theErrorSaysWhatHappenedAndWhatToDo() {
         let error = UpgradeError.newerStorage(container: "/c/Library/Application Support", version: "v4", known: ["v2", "v3"])
         #expect(error.description.contains("upgraded to v4 by a newer build") && error.description.contains("knows v2, v3")

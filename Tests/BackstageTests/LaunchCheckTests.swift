@@ -67,4 +67,35 @@ import Testing
         }
         #expect(Upgrader.needsUpgrade(app.container, extended))
     }
+
+    /// A quarantine step is pending exactly when Documents holds a stray, whatever its name's
+    /// script; a folder of the user's files, look-alikes included, is not (the launch check lists
+    /// names first and reads bytes only for a name that could be a stray).
+    @Test func aStrayInDocumentsIsPendingAndTheUsersFilesAreNot() throws {
+        let plan = UpgradePlan(name: "tidy") { UpgradeStep.quarantine() }
+        let app = try TestContainer()
+        for (name, text) in [("Trip-journal", "day one"), ("Diary-wal", String(repeating: "\0", count: 64)), ("Cargo.lock", "[[package]]"),
+                             ("naïve-shm.txt", "x"), ("Résumé.pdf", "%PDF"), ("backstage-tmp.txt", "not ours")] {
+            try app.writeDocument(name, Data(text.utf8))
+        }
+        try FileManager.default.createDirectory(at: app.documents.appending(path: "Photos_SUPPORT"), withIntermediateDirectories: true)
+        #expect(!Upgrader.needsUpgrade(app.container, plan), "only the user's files")
+
+        let store = try TestContainer()
+        try PythonSQLite.writeThenKill(store.documentsStore("Café.sqlite").main, committed: 5, walOnly: 3)
+        let wal = try Data(contentsOf: store.documentsStore("Café.sqlite").sidecar(.wal))
+        let strays: [(String, (URL) throws -> Void)] = [
+            ("Café.sqlite-wal", { try wal.write(to: $0) }),
+            ("北京.sqlite-wal", { try wal.write(to: $0) }),
+            (".Notes.sqlite.backstage-tmp", { try Data("half a copy".utf8).write(to: $0) }),
+            (".Gone_SUPPORT", { try FileManager.default.createDirectory(at: $0.appending(path: "_EXTERNAL_DATA"), withIntermediateDirectories: true) }),
+        ]
+        for (name, make) in strays {
+            let url = app.documents.appending(path: name)
+            try make(url)
+            #expect(Upgrader.needsUpgrade(app.container, plan), "\(name) is a stray")
+            try FileManager.default.removeItem(at: url)
+        }
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+    }
 }

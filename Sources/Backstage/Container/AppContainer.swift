@@ -27,16 +27,26 @@ import Foundation
 /// ```
 public struct AppContainer: Sendable, Hashable, Codable {
     /// The folder the user sees (file sharing, the Files app, `~/Documents/<App>`).
-    public var documents: URL
+    public var documents: URL { didSet { paths.documents = documents.path } }
     /// Private app data, backed up, never shown: where databases belong.
-    public var applicationSupport: URL
+    public var applicationSupport: URL { didSet { paths.applicationSupport = applicationSupport.path } }
     /// Purgeable data that can be rebuilt.
-    public var caches: URL
+    public var caches: URL { didSet { paths.caches = caches.path } }
     /// Scratch space.
-    public var temporary: URL
+    public var temporary: URL { didSet { paths.temporary = temporary.path } }
     /// The shared containers of the app's App Groups, by group identifier
     /// (`group.com.example.notes`): folders the app shares with its widgets and extensions.
-    public private(set) var appGroups: [String: URL] = [:]
+    public private(set) var appGroups: [String: URL] = [:] {
+        didSet { paths.appGroups = appGroups.mapValues(\.path) }
+    }
+
+    /// The roots as path strings, kept with the URLs: the launch check builds paths without
+    /// asking a URL for its path (which allocates and decodes every time).
+    private struct Paths: Sendable, Hashable {
+        var documents = "", applicationSupport = "", caches = "", temporary = ""
+        var appGroups: [String: String] = [:]
+    }
+    private var paths = Paths()
 
     /// Creates a container from explicit roots. The roots may live on different file systems.
     public init(documents: URL, applicationSupport: URL, caches: URL, temporary: URL, appGroups: [String: URL] = [:]) {
@@ -44,6 +54,8 @@ public struct AppContainer: Sendable, Hashable, Codable {
         self.applicationSupport = applicationSupport.standardizedFileURL
         self.caches = caches.standardizedFileURL
         self.temporary = temporary.standardizedFileURL
+        paths = Paths(documents: self.documents.path, applicationSupport: self.applicationSupport.path,
+                      caches: self.caches.path, temporary: self.temporary.path)
         for (identifier, folder) in appGroups { self = addingAppGroup(identifier, at: folder) }
     }
 
@@ -71,6 +83,23 @@ public struct AppContainer: Sendable, Hashable, Codable {
             for location in step.locations where !defines(location.root) { return location.root.rawValue }
         }
         return nil
+    }
+
+    /// The path of a root, as a string (no URL work: used on the launch path).
+    ///
+    /// - precondition: An App Group's root is defined (``defines(_:)``).
+    public func path(of root: ContainerRoot) -> String {
+        switch root.rawValue {
+        case ContainerRoot.documents.rawValue: return paths.documents
+        case ContainerRoot.applicationSupport.rawValue: return paths.applicationSupport
+        case ContainerRoot.caches.rawValue: return paths.caches
+        case ContainerRoot.temporary.rawValue: return paths.temporary
+        default:
+            guard let path = paths.appGroups[root.rawValue] else {
+                preconditionFailure("the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
+            }
+            return path
+        }
     }
 
     /// Every root of this container: the four standard ones, then its App Groups by identifier.
@@ -259,7 +288,7 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
 
     /// The absolute path in `container`, as a string (no URL parsing: used on the launch path).
     public func filePath(in container: AppContainer) -> String {
-        let root = container[self.root].path
+        let root = container.path(of: self.root)
         if path.isEmpty { return root }
         return root.hasSuffix("/") ? root + path : root + "/" + path
     }

@@ -105,6 +105,26 @@ struct StepContext {
 
     /// The internal files among `entries` that belong to no store: orphan sidecars, Backstage
     /// temporaries, support folders without their database. The one rule for what quarantine takes.
+    /// False when a file or folder named `name` can never be one of the ``strays(in:)``: they
+    /// are all orphan sidecars (`-wal`, `-shm`, `-journal`), Backstage temporaries or Core Data
+    /// support folders, each known by its name before its bytes.
+    static func mayBeStray(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        func hasSuffix(_ suffix: StaticString) -> Bool {
+            let count = suffix.utf8CodeUnitCount
+            guard name.count > count else { return false }
+            return memcmp(name.baseAddress! + (name.count - count), suffix.utf8Start, count) == 0
+        }
+        if hasSuffix("-wal") || hasSuffix("-shm") || hasSuffix("-journal") { return true }
+        if name.first == UInt8(ascii: "."), name.count > 1 + 8, hasSuffix("_SUPPORT") { return true }
+        let marker: StaticString = ".backstage-tmp"
+        let count = marker.utf8CodeUnitCount
+        guard name.count >= count else { return false }
+        for start in 0...(name.count - count) where name[start] == UInt8(ascii: ".") {
+            if memcmp(name.baseAddress! + start, marker.utf8Start, count) == 0 { return true }
+        }
+        return false
+    }
+
     static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
         entries.filter { entry in
             switch entry.kind {

@@ -12,6 +12,9 @@ package struct FileStatus: Sendable, Hashable {
     package var device: UInt64
     package var inode: UInt64
     package var modificationTime: timespec
+    /// The last change of the inode (`st_ctim`): for a folder, any entry added, removed or
+    /// renamed. Unlike the modification time, no one can set it back.
+    package var changeTime: timespec
     package var owner: uid_t
     package var group: gid_t
     /// Hard links to the file (names it has).
@@ -29,6 +32,7 @@ package struct FileStatus: Sendable, Hashable {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         modificationTime = st.st_mtim
+        changeTime = st.st_ctim
         owner = st.st_uid
         group = st.st_gid
         linkCount = Int(st.st_nlink)
@@ -179,6 +183,12 @@ package struct FileSystem: Sendable {
     }
 
     /// Names in a directory, sorted, without `.` and `..`.
+    /// True when a name in `directory` satisfies `predicate` (given its bytes), without a `stat`.
+    package func anyEntry(of directory: String, where predicate: (UnsafeBufferPointer<UInt8>) -> Bool) throws(FileSystemError) -> Bool {
+        try inject(.list, directory)
+        return try Syscalls.anyEntry(of: directory, where: predicate)
+    }
+
     package func contents(of directory: String) throws(FileSystemError) -> [String] {
         try inject(.list, directory)
         return try Syscalls.listDirectory(directory).sorted()
@@ -389,6 +399,27 @@ package struct FileSystem: Sendable {
         let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
         defer { Syscalls.unmap(pb, length: length) }
         return memcmp(pa, pb, length) == 0
+    }
+
+    /// The target of the symbolic link at `path` as bytes, nil when there is none (or it is longer
+    /// than 4 KB). One `readlink`: the cheapest read of a small record there is.
+    package func readLink(_ path: String) -> [UInt8]? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 4096) { buffer -> [UInt8]? in
+            let count = Glibc.readlink(path, buffer.baseAddress!, buffer.count)
+            guard count >= 0, count < buffer.count else { return nil }
+            return UnsafeRawBufferPointer(start: buffer.baseAddress!, count: count).map { $0 }
+        }
+    }
+
+    /// Makes `path` a symbolic link to `target`, durably: a link beside it, renamed over it, the
+    /// folder fsynced.
+    package func writeLinkAtomically(_ target: String, to path: String) throws(FileSystemError) {
+        let temp = (path as NSString).deletingLastPathComponent + "/" + TemporaryName.beside((path as NSString).lastPathComponent)
+        try? Syscalls.unlink(temp)
+        try inject(.symlink, temp)
+        try Syscalls.symlink(target, at: temp)
+        try rename(temp, to: path, replacing: true)
+        try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.

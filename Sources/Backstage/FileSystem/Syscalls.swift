@@ -237,6 +237,24 @@ enum Syscalls {
         return String(cString: resolved)
     }
 
+    /// True when an entry of `path` (not `.` or `..`) satisfies `predicate`, given the name's bytes:
+    /// one pass of `readdir`, no `String` per entry, nothing sorted. The launch path's listing.
+    static func anyEntry(of path: String, where predicate: (UnsafeBufferPointer<UInt8>) -> Bool) throws(FileSystemError) -> Bool {
+        guard let dir = opendir(path) else { throw FileSystemError(operation: .list, path: path, code: errno) }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let found = withUnsafeBytes(of: entry.pointee.d_name) { raw -> Bool in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let length = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+                let name = UnsafeBufferPointer(rebasing: bytes[..<length])
+                if name.count <= 2 && name.allSatisfy({ $0 == UInt8(ascii: ".") }) { return false }
+                return predicate(name)
+            }
+            if found { return true }
+        }
+        return false
+    }
+
     static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
         guard let dir = opendir(path) else { throw FileSystemError(operation: .list, path: path, code: errno) }
         defer { closedir(dir) }

@@ -56,16 +56,20 @@ public struct Upgrader: Sendable {
         if fileSystem.exists(ContainerLocation(.applicationSupport, ".backstage/journal.json").filePath(in: container)) { return true }
         // A root the container cannot resolve: running the plan says which, never "nothing to do".
         if container.undefinedAppGroup(in: plan) != nil { return true }
-        if !plan.versions.isEmpty, StorageVersion.read(container, fileSystem: fileSystem)?.isNewer(than: plan.versions) == true { return true }
-        return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem) }
+        let record = LaunchRecord.read(container, fileSystem: fileSystem)
+        if record?.isUnreadable == true { return true }
+        if !plan.versions.isEmpty, record?.isNewer(than: plan.versions) == true { return true }
+        return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem, record: record) }
     }
 
     /// The storage version the last versioned plan reached in `container`, nil when none ran.
     public static func storageVersion(of container: AppContainer) -> String? {
-        StorageVersion.read(container, fileSystem: FileSystem())?.reached
+        LaunchRecord.read(container, fileSystem: FileSystem())?.reached
     }
 
-    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
+    /// - parameter record: The container's launch record, which can vouch that a quarantined
+    ///   folder has not changed since a run left it without strays; nil to look at the folder.
+    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, record: LaunchRecord? = nil) -> Bool {
         switch step {
         case .relocate(let relocate):
             return fileSystem.exists(relocate.from.filePath(in: container))
@@ -74,7 +78,12 @@ public struct Upgrader: Sendable {
         case .migrateSchema(let migrate):
             return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
         case .quarantine(let quarantine):
-            let entries = (try? FileClassifier(fileSystem: fileSystem).scan(quarantine.folder.url(in: container), recursive: false, measuringFolders: false)) ?? []
+            let folder = quarantine.folder.filePath(in: container)
+            if let record, record.vouchesFor(quarantine.folder, at: folder, fileSystem: fileSystem) { return false }
+            // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
+            // support folder): one listing without a stat rules them out, the usual launch.
+            guard (try? fileSystem.anyEntry(of: folder, where: StepContext.mayBeStray)) == true else { return false }
+            let entries = (try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: folder, directoryHint: .isDirectory), recursive: false, measuringFolders: false)) ?? []
             return !StepContext.strays(in: entries).isEmpty
         }
     }
@@ -165,8 +174,8 @@ public struct Upgrader: Sendable {
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
         if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
-        if !plan.versions.isEmpty, let stored = StorageVersion.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions) {
-            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: stored.reached, known: plan.versions)
+        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
+            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
         }
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         context.phaseHook = phaseHook
@@ -209,42 +218,9 @@ public struct Upgrader: Sendable {
             }
             report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))
         }
-        if let reached = plan.versions.last {
-            try StorageVersion(reached: reached, known: plan.versions).write(container, fileSystem: fileSystem)
-        }
+        try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem)
         report.relocation = relocation
         report.seconds = Date().timeIntervalSince(started)
         return report
-    }
-}
-
-/// The storage version a container reached, and the versions the build that upgraded it knew:
-/// `applicationSupport/.backstage/version.json`, written when a versioned plan completes.
-struct StorageVersion: Codable, Equatable {
-    var reached: String
-    var known: [String]
-
-    static func path(in container: AppContainer) -> String {
-        ContainerLocation(.applicationSupport, ".backstage/version.json").filePath(in: container)
-    }
-
-    static func read(_ container: AppContainer, fileSystem: FileSystem) -> StorageVersion? {
-        guard let bytes = try? fileSystem.readPrefix(path(in: container), count: 64 * 1024), !bytes.isEmpty else { return nil }
-        return try? JSONDecoder().decode(StorageVersion.self, from: Data(bytes))
-    }
-
-    func write(_ container: AppContainer, fileSystem: FileSystem) throws {
-        let path = Self.path(in: container)
-        try fileSystem.createDirectories(URL(filePath: path).deletingLastPathComponent().path)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try fileSystem.writeAtomically(Array(try encoder.encode(self)), to: path)
-    }
-
-    /// True when a build knowing `versions` is older than the one that wrote this: that build
-    /// knew every one of them, and reached a version not among them. (A build that knew fewer
-    /// versions than the reader wrote it: the reader is the newer one.)
-    func isNewer(than versions: [String]) -> Bool {
-        !versions.contains(reached) && Set(versions).isSubset(of: known)
     }
 }

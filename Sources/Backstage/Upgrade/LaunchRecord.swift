@@ -1,0 +1,193 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the last completed upgrade left for the launch check: the storage version it reached and
+/// the versions its build knew (the downgrade guard), and the quarantined folders it left without
+/// strays, each with the identity and change time it had then.
+///
+/// It is the symbolic link `applicationSupport/.backstage/launch`, whose target is the record's
+/// text: one `readlink` reads it, where a file takes an `open`, a `read` and a `close` (the same
+/// trick Emacs uses for its lock files). The text is lines of words, `%`-escaped:
+///
+/// ```text
+/// backstage-launch 1
+/// reached v4
+/// known v2 v3 v4
+/// quiet documents/ 2049 1311 1763900000 123456789
+/// ```
+///
+/// A `quiet` line vouches that the folder had no stray when its change time (`st_ctim`) was the
+/// one written: adding, removing or renaming an entry changes it, and no one can set it back. The
+/// launch check compares one `lstat` with it instead of listing the folder (7 µs on this machine,
+/// most of the 10 µs budget); any difference, and the folder is listed as before.
+struct LaunchRecord: Equatable {
+    /// A folder a run left without strays, as it was then.
+    struct Quiet: Equatable {
+        var folder: String
+        var device: UInt64
+        var inode: UInt64
+        var seconds: Int64
+        var nanoseconds: Int64
+    }
+
+    /// The storage version the last versioned plan reached, nil when none ran.
+    var reached: String?
+    /// The versions the build that reached it knew.
+    var known: [String] = []
+    var quiet: [Quiet] = []
+    /// True for a record that is there but cannot be read (damaged, or of a newer format): the
+    /// launch check then answers "pending" and lets a run look at everything.
+    var isUnreadable = false
+
+    static let format = "backstage-launch 1"
+
+    static func path(in container: AppContainer) -> String {
+        ContainerLocation(.applicationSupport, ".backstage/launch").filePath(in: container)
+    }
+
+    static func read(_ container: AppContainer, fileSystem: FileSystem) -> LaunchRecord? {
+        guard let text = fileSystem.readLink(path(in: container)) else {
+            // Not a link: absent (the usual case before any run), or something else in its place.
+            return fileSystem.exists(path(in: container)) ? LaunchRecord(unreadable: ()) : nil
+        }
+        return LaunchRecord(text: text) ?? LaunchRecord(unreadable: ())
+    }
+
+    /// True when a build knowing `versions` is older than the one that wrote this: that build
+    /// knew every one of them, and reached a version not among them. (A build that knew fewer
+    /// versions than the reader wrote it: the reader is the newer one.)
+    func isNewer(than versions: [String]) -> Bool {
+        guard let reached else { return false }
+        return !versions.contains(reached) && Set(versions).isSubset(of: known)
+    }
+
+    /// True when `folder` (at `path`) is the folder a run left without strays, unchanged since.
+    func vouchesFor(_ folder: ContainerLocation, at path: String, fileSystem: FileSystem) -> Bool {
+        let name = folder.description
+        guard let entry = quiet.first(where: { $0.folder == name }),
+              let status = try? fileSystem.status(path), status.kind == .directory else { return false }
+        return status.device == entry.device && status.inode == entry.inode
+            && Int64(status.changeTime.tv_sec) == entry.seconds && Int64(status.changeTime.tv_nsec) == entry.nanoseconds
+    }
+
+    /// Records what a completed run of `plan` left: the version it reached (a plan without one
+    /// keeps the version recorded before), and each folder it quarantines, once it is seen
+    /// without strays and the clock has moved past its change time (so that a later change
+    /// cannot carry the same time: the kernel stamps files with a clock a tick coarse).
+    static func update(after plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
+        let previous = read(container, fileSystem: fileSystem)
+        var record = previous.flatMap { $0.isUnreadable ? nil : $0 } ?? LaunchRecord()
+        if let reached = plan.versions.last {
+            record.reached = reached
+            record.known = plan.versions
+        }
+        for step in plan.steps {
+            guard case .quarantine(let quarantine) = step else { continue }
+            let name = quarantine.folder.description
+            record.quiet.removeAll { $0.folder == name }
+            if let quiet = quietFolder(quarantine.folder, in: container, fileSystem: fileSystem) { record.quiet.append(quiet) }
+        }
+        guard record != previous, record.reached != nil || !record.quiet.isEmpty else { return }
+        let path = path(in: container)
+        try fileSystem.createDirectories((path as NSString).deletingLastPathComponent)
+        if previous?.isUnreadable == true, fileSystem.readLink(path) == nil { try fileSystem.removeFile(path) }
+        try fileSystem.writeLinkAtomically(record.text, to: path)
+    }
+
+    private static func quietFolder(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Quiet? {
+        let path = folder.filePath(in: container)
+        guard let before = try? fileSystem.status(path), before.kind == .directory else { return nil }
+        // Wait (once per upgrade, at most 30 ms) until a change made now would get a later time.
+        let margin: Int64 = 30_000_000
+        let changed = Int64(before.changeTime.tv_sec) * 1_000_000_000 + Int64(before.changeTime.tv_nsec)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let wait = changed + margin - (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+        if wait > 0 { usleep(useconds_t(min(wait, margin) / 1000 + 1)) }
+        guard let entries = try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
+              StepContext.strays(in: entries).isEmpty,
+              let after = try? fileSystem.status(path), after.device == before.device, after.inode == before.inode,
+              after.changeTime.tv_sec == before.changeTime.tv_sec, after.changeTime.tv_nsec == before.changeTime.tv_nsec
+        else { return nil }
+        return Quiet(folder: folder.description, device: before.device, inode: before.inode,
+                     seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec))
+    }
+
+    // MARK: Text
+
+    var text: String {
+        var lines = [Self.format]
+        if let reached { lines.append("reached " + Self.escape(reached)) }
+        if !known.isEmpty { lines.append((["known"] + known.map(Self.escape)).joined(separator: " ")) }
+        for entry in quiet {
+            lines.append("quiet \(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Parses the text of a record; nil for anything else (a newer format, damage): the launch
+    /// check then looks at everything itself.
+    init?(text bytes: [UInt8]) {
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
+        guard let first = lines.popFirst(), first.elementsEqual(Self.format.utf8) else { return nil }
+        for line in lines {
+            var words: [String] = []
+            for raw in line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false) {
+                guard let word = Self.unescape(raw) else { return nil }
+                words.append(word)
+            }
+            let values = Array(words.dropFirst())
+            switch words.first {
+            case "reached":
+                guard values.count == 1 else { return nil }
+                reached = values[0]
+            case "known":
+                known = values
+            case "quiet":
+                guard values.count == 5, let device = UInt64(values[1]), let inode = UInt64(values[2]),
+                      let seconds = Int64(values[3]), let nanoseconds = Int64(values[4]) else { return nil }
+                quiet.append(Quiet(folder: values[0], device: device, inode: inode, seconds: seconds, nanoseconds: nanoseconds))
+            default:
+                return nil
+            }
+        }
+    }
+
+    private init(unreadable: Void) { isUnreadable = true }
+
+    init(reached: String? = nil, known: [String] = [], quiet: [Quiet] = []) {
+        self.reached = reached
+        self.known = known
+        self.quiet = quiet
+    }
+
+    /// `%XX` for `%`, space, control characters and DEL; every other byte as it is.
+    private static func escape(_ word: String) -> String {
+        func needsEscape(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "%") || byte <= 0x20 || byte == 0x7F }
+        guard word.utf8.contains(where: needsEscape) else { return word }
+        var out: [UInt8] = []
+        for byte in word.utf8 {
+            if needsEscape(byte) { out += Array(String(format: "%%%02X", byte).utf8) } else { out.append(byte) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func unescape(_ bytes: ArraySlice<UInt8>) -> String? {
+        guard bytes.contains(UInt8(ascii: "%")) else { return String(decoding: bytes, as: UTF8.self) }
+        var out: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes[index] == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex, let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+                out.append(value)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
