@@ -98,4 +98,31 @@ import Testing
         }
         #expect(!Upgrader.needsUpgrade(app.container, plan))
     }
+
+    /// A run leaves a launch record vouching that Documents had no stray at its change time, so
+    /// the check does not list it; a stray arriving right after the run changes that time and is
+    /// pending at once.
+    @Test func aStrayArrivingRightAfterARunIsPendingAtOnce() async throws {
+        let plan = UpgradePlan(name: "tidy", version: "v2") { UpgradeStep.quarantine() }
+        let app = try TestContainer()
+        try app.writeDocument("Letter.txt", Data("dear".utf8))
+        try PythonSQLite.writeThenKill(app.root.appending(path: "Old.sqlite"), committed: 3, walOnly: 2)
+        let wal = try Data(contentsOf: app.root.appending(path: "Old.sqlite-wal"))
+        try wal.write(to: app.documents.appending(path: "Old.sqlite-wal"))
+        #expect(Upgrader.needsUpgrade(app.container, plan))
+
+        try await Upgrader(container: app.container).upgrade(plan)
+
+        let record = try FileManager.default.destinationOfSymbolicLink(atPath: app.container.backstageDirectory.appending(path: "launch").path)
+        #expect(record.contains("\nquiet documents "), "the run vouches for Documents: \(record)")
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+        for name in ["Old.sqlite-wal", ".Notes.sqlite.backstage-tmp"] {
+            try wal.write(to: app.documents.appending(path: name))
+            #expect(Upgrader.needsUpgrade(app.container, plan), "\(name) right after the run")
+            try FileManager.default.removeItem(at: app.documents.appending(path: name))
+            #expect(!Upgrader.needsUpgrade(app.container, plan), "the folder listed again: nothing left")
+        }
+        try app.writeDocument("Saved.txt", Data("a new document".utf8))
+        #expect(!Upgrader.needsUpgrade(app.container, plan), "a document is not a stray")
+    }
 }

@@ -29,7 +29,7 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// The folder the user sees (file sharing, the Files app, `~/Documents/<App>`).
     public var documents: URL { didSet { paths.documents = documents.path } }
     /// Private app data, backed up, never shown: where databases belong.
-    public var applicationSupport: URL { didSet { paths.applicationSupport = applicationSupport.path } }
+    public var applicationSupport: URL { didSet { paths.setApplicationSupport(applicationSupport.path) } }
     /// Purgeable data that can be rebuilt.
     public var caches: URL { didSet { paths.caches = caches.path } }
     /// Scratch space.
@@ -45,8 +45,22 @@ public struct AppContainer: Sendable, Hashable, Codable {
     private struct Paths: Sendable, Hashable {
         var documents = "", applicationSupport = "", caches = "", temporary = ""
         var appGroups: [String: String] = [:]
+        /// `applicationSupport/.backstage/journal.json` and `.../launch`, read at every launch.
+        var journal = "", launchRecord = ""
+
+        mutating func setApplicationSupport(_ path: String) {
+            applicationSupport = path
+            let backstage = (path.hasSuffix("/") ? path : path + "/") + ".backstage/"
+            journal = backstage + "journal.json"
+            launchRecord = backstage + "launch"
+        }
     }
     private var paths = Paths()
+
+    /// `applicationSupport/.backstage/journal.json`, as a string.
+    var journalPath: String { paths.journal }
+    /// `applicationSupport/.backstage/launch`, as a string.
+    var launchRecordPath: String { paths.launchRecord }
 
     /// Creates a container from explicit roots. The roots may live on different file systems.
     public init(documents: URL, applicationSupport: URL, caches: URL, temporary: URL, appGroups: [String: URL] = [:]) {
@@ -54,8 +68,8 @@ public struct AppContainer: Sendable, Hashable, Codable {
         self.applicationSupport = applicationSupport.standardizedFileURL
         self.caches = caches.standardizedFileURL
         self.temporary = temporary.standardizedFileURL
-        paths = Paths(documents: self.documents.path, applicationSupport: self.applicationSupport.path,
-                      caches: self.caches.path, temporary: self.temporary.path)
+        paths = Paths(documents: self.documents.path, caches: self.caches.path, temporary: self.temporary.path)
+        paths.setApplicationSupport(self.applicationSupport.path)
         for (identifier, folder) in appGroups { self = addingAppGroup(identifier, at: folder) }
     }
 
@@ -73,14 +87,13 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// True when `root` is defined here: always for the standard roots,
     /// and for an App Group's when it was added with ``addingAppGroup(_:at:)``.
     public func defines(_ root: ContainerRoot) -> Bool {
-        guard let identifier = root.appGroupIdentifier else { return true }
-        return appGroups[identifier] != nil
+        root.kind != .appGroup || paths.appGroups[root.rawValue] != nil
     }
 
     /// The first App Group a step of `plan` names that this container has no folder for.
     func undefinedAppGroup(in plan: UpgradePlan) -> String? {
         for step in plan.steps {
-            for location in step.locations where !defines(location.root) { return location.root.rawValue }
+            if let location = step.firstLocation(where: { !defines($0.root) }) { return location.root.rawValue }
         }
         return nil
     }
@@ -89,12 +102,12 @@ public struct AppContainer: Sendable, Hashable, Codable {
     ///
     /// - precondition: An App Group's root is defined (``defines(_:)``).
     public func path(of root: ContainerRoot) -> String {
-        switch root.rawValue {
-        case ContainerRoot.documents.rawValue: return paths.documents
-        case ContainerRoot.applicationSupport.rawValue: return paths.applicationSupport
-        case ContainerRoot.caches.rawValue: return paths.caches
-        case ContainerRoot.temporary.rawValue: return paths.temporary
-        default:
+        switch root.kind {
+        case .documents: return paths.documents
+        case .applicationSupport: return paths.applicationSupport
+        case .caches: return paths.caches
+        case .temporary: return paths.temporary
+        case .appGroup:
             guard let path = paths.appGroups[root.rawValue] else {
                 preconditionFailure("the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
             }
@@ -173,12 +186,12 @@ public struct AppContainer: Sendable, Hashable, Codable {
     ///   relocator check every root of a plan before they resolve any, and throw
     ///   ``UpgradeError/undefinedAppGroup(_:)`` or ``RelocationError/undefinedAppGroup(_:)``.
     public subscript(root: ContainerRoot) -> URL {
-        switch root.rawValue {
-        case ContainerRoot.documents.rawValue: return documents
-        case ContainerRoot.applicationSupport.rawValue: return applicationSupport
-        case ContainerRoot.caches.rawValue: return caches
-        case ContainerRoot.temporary.rawValue: return temporary
-        default:
+        switch root.kind {
+        case .documents: return documents
+        case .applicationSupport: return applicationSupport
+        case .caches: return caches
+        case .temporary: return temporary
+        case .appGroup:
             guard let folder = appGroups[root.rawValue] else {
                 preconditionFailure("the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
             }
@@ -206,24 +219,35 @@ public struct AppContainer: Sendable, Hashable, Codable {
 public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// `documents`, `applicationSupport`, `caches`, `temporary` or an App Group identifier.
     public let rawValue: String
+    /// Which root, decided once: the launch check resolves roots without comparing strings.
+    enum Kind: UInt8, Sendable, Hashable { case documents, applicationSupport, caches, temporary, appGroup }
+    let kind: Kind
 
     /// A standard root's name or an App Group identifier (`group.` then a name without `/`);
     /// nil otherwise.
     public init?(rawValue: String) {
-        guard Self.standard.contains(where: { $0.rawValue == rawValue }) || Self.isAppGroupIdentifier(rawValue) else { return nil }
-        self.rawValue = rawValue
+        if let standard = Self.standard.first(where: { $0.rawValue == rawValue }) {
+            self = standard
+        } else if Self.isAppGroupIdentifier(rawValue) {
+            self.init(rawValue, .appGroup)
+        } else {
+            return nil
+        }
     }
 
-    private init(standard name: String) { rawValue = name }
+    private init(_ name: String, _ kind: Kind) {
+        rawValue = name
+        self.kind = kind
+    }
 
     /// The folder the user sees.
-    public static let documents = ContainerRoot(standard: "documents")
+    public static let documents = ContainerRoot("documents", .documents)
     /// Private app data, backed up, never shown.
-    public static let applicationSupport = ContainerRoot(standard: "applicationSupport")
+    public static let applicationSupport = ContainerRoot("applicationSupport", .applicationSupport)
     /// Purgeable data.
-    public static let caches = ContainerRoot(standard: "caches")
+    public static let caches = ContainerRoot("caches", .caches)
     /// Scratch space.
-    public static let temporary = ContainerRoot(standard: "temporary")
+    public static let temporary = ContainerRoot("temporary", .temporary)
     /// The four roots every container has, App Groups aside.
     public static let standard: [ContainerRoot] = [.documents, .applicationSupport, .caches, .temporary]
 
@@ -232,11 +256,11 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     /// - precondition: `identifier` starts with `group.` and has no `/`.
     public static func appGroup(_ identifier: String) -> ContainerRoot {
         precondition(isAppGroupIdentifier(identifier), "\(identifier) is not an App Group identifier: it starts with group. and has no /")
-        return ContainerRoot(standard: identifier)
+        return ContainerRoot(identifier, .appGroup)
     }
 
     /// The App Group identifier when this is a shared container, nil for a standard root.
-    public var appGroupIdentifier: String? { Self.isAppGroupIdentifier(rawValue) ? rawValue : nil }
+    public var appGroupIdentifier: String? { kind == .appGroup ? rawValue : nil }
 
     /// True for `group.` followed by at least one character, none of them `/` or NUL.
     public static func isAppGroupIdentifier(_ text: String) -> Bool {

@@ -44,7 +44,7 @@ struct LaunchRecord: Equatable {
     static let format = "backstage-launch 1"
 
     static func path(in container: AppContainer) -> String {
-        ContainerLocation(.applicationSupport, ".backstage/launch").filePath(in: container)
+        container.launchRecordPath
     }
 
     static func read(_ container: AppContainer, fileSystem: FileSystem) -> LaunchRecord? {
@@ -128,27 +128,57 @@ struct LaunchRecord: Equatable {
     }
 
     /// Parses the text of a record; nil for anything else (a newer format, damage): the launch
-    /// check then looks at everything itself.
+    /// check then looks at everything itself. It runs at every launch, so it walks the bytes
+    /// once without splitting them into arrays.
     init?(text bytes: [UInt8]) {
-        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
-        guard let first = lines.popFirst(), first.elementsEqual(Self.format.utf8) else { return nil }
-        for line in lines {
-            var words: [String] = []
-            for raw in line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false) {
-                guard let word = Self.unescape(raw) else { return nil }
-                words.append(word)
+        var index = 0
+        func nextLine() -> Range<Int>? {
+            guard index < bytes.count else { return nil }
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
+            defer { if index < bytes.count { index += 1 } }
+            return start..<index
+        }
+        guard let first = nextLine(), bytes[first].elementsEqual(Self.format.utf8) else { return nil }
+        while let line = nextLine() {
+            var cursor = line.lowerBound
+            func nextWord() -> Range<Int>? {
+                guard cursor < line.upperBound else { return nil }
+                let start = cursor
+                while cursor < line.upperBound, bytes[cursor] != UInt8(ascii: " ") { cursor += 1 }
+                defer { if cursor < line.upperBound { cursor += 1 } }
+                return start..<cursor
             }
-            let values = Array(words.dropFirst())
-            switch words.first {
+            func number() -> Int64? {
+                guard let word = nextWord(), !word.isEmpty else { return nil }
+                var value: Int64 = 0
+                var negative = false
+                for position in word {
+                    let byte = bytes[position]
+                    if position == word.lowerBound, byte == UInt8(ascii: "-"), word.count > 1 { negative = true; continue }
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                    let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+                    guard !overflow, !overflow2 else { return nil }
+                    value = sum
+                }
+                return negative ? -value : value
+            }
+            guard let key = nextWord() else { continue }
+            switch String(decoding: bytes[key], as: UTF8.self) {
             case "reached":
-                guard values.count == 1 else { return nil }
-                reached = values[0]
+                guard let word = nextWord(), let version = Self.unescape(bytes[word]), nextWord() == nil else { return nil }
+                reached = version
             case "known":
-                known = values
+                while let word = nextWord() {
+                    guard let version = Self.unescape(bytes[word]) else { return nil }
+                    known.append(version)
+                }
             case "quiet":
-                guard values.count == 5, let device = UInt64(values[1]), let inode = UInt64(values[2]),
-                      let seconds = Int64(values[3]), let nanoseconds = Int64(values[4]) else { return nil }
-                quiet.append(Quiet(folder: values[0], device: device, inode: inode, seconds: seconds, nanoseconds: nanoseconds))
+                guard let word = nextWord(), let folder = Self.unescape(bytes[word]),
+                      let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number(),
+                      nextWord() == nil else { return nil }
+                quiet.append(Quiet(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds))
             default:
                 return nil
             }

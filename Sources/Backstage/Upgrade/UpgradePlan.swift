@@ -278,6 +278,21 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// The first location the step reads or writes that satisfies `predicate`, without
+    /// building ``locations`` (the launch check asks it of every step).
+    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+        switch self {
+        case .relocate(let step):
+            if predicate(step.from) { return step.from }
+            return predicate(step.to) ? step.to : nil
+        case .split(let step):
+            if predicate(step.store) { return step.store }
+            return step.into.first { predicate($0.store) }?.store
+        case .migrateSchema(let step): return predicate(step.store) ? step.store : nil
+        case .quarantine(let step): return predicate(step.folder) ? step.folder : nil
+        }
+    }
+
     /// Every location the step reads or writes.
     public var locations: [ContainerLocation] {
         switch self {

@@ -53,7 +53,7 @@ public struct Upgrader: Sendable {
     /// ``UpgradeError/newerStorage(container:version:known:)``, never "nothing to do".
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
-        if fileSystem.exists(ContainerLocation(.applicationSupport, ".backstage/journal.json").filePath(in: container)) { return true }
+        if fileSystem.exists(container.journalPath) { return true }
         // A root the container cannot resolve: running the plan says which, never "nothing to do".
         if container.undefinedAppGroup(in: plan) != nil { return true }
         let record = LaunchRecord.read(container, fileSystem: fileSystem)

@@ -79,9 +79,11 @@ public struct BenchRunner {
             let key = "\(item.name)@\(item.bytes)"
             return BenchResult(name: item.name, kind: item.kind, bytes: item.bytes, runs: samples[key] ?? [0], peakBytes: peaks[key] ?? 0, baselines: item.baselines)
         }
-        let microseconds = try measureNeedsUpgrade()
-        return BenchReport(date: Date(), machine: Self.machine(), runsPerCase: runs, sizes: sizes, results: results,
-                           needsUpgradeMicroseconds: microseconds, budget: budget, skipped: skipped)
+        let launchCheck = try measureNeedsUpgrade()
+        var report = BenchReport(date: Date(), machine: Self.machine(), runsPerCase: runs, sizes: sizes, results: results,
+                                 needsUpgradeMicroseconds: launchCheck.steady, budget: budget, skipped: skipped)
+        report.needsUpgradeDocumentsChangedMicroseconds = launchCheck.documentsChanged
+        return report
     }
 
     // MARK: Data
@@ -263,28 +265,31 @@ public struct BenchRunner {
 
     // MARK: needsUpgrade
 
-    /// Median microseconds of `needsUpgrade` on a relocated container, over 20 batches of 1,000 calls.
-    private func measureNeedsUpgrade() throws -> Double {
-        guard let size = sizes.min() else { return 0 }
+    /// Median microseconds of `needsUpgrade` for the Notes v1→v4 chain on an up-to-date v4
+    /// container, over 20 batches of 1,000 calls: as a run left it (its launch record vouching
+    /// for Documents), then after a file was saved in Documents (the folder is listed).
+    private func measureNeedsUpgrade() throws -> (steady: Double, documentsChanged: Double) {
         let root = workspace.appending(path: "needs-upgrade", directoryHint: .isDirectory)
         try? FileManager.default.removeItem(at: root)
-        try Self.copy(workspace.appending(path: "data-\(size)/store"), to: root)
         defer { try? FileManager.default.removeItem(at: root) }
-        let container = AppContainer.iOSSandbox(root: root)
-        let plan = UpgradePlan(name: "relocate") {
-            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
-            UpgradeStep.quarantine()
+        let catalog = try CatalogFolder.notes()
+        try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: "v4", size: 1_000_000, state: .clean, seed: 1), at: root)
+        let container = catalog.container(at: root)
+        let chain = UpgradePlan(chain: try catalog.chain(from: "v1", to: "v4").map(\.plan))
+        try Upgrader(container: container).runAndWait(chain, budget: .infinity)
+        func measure() throws -> Double {
+            guard !Upgrader.needsUpgrade(container, chain) else { throw BenchError(message: "needsUpgrade: the v4 container still needs the v1→v4 chain") }
+            var batches: [Double] = []
+            for _ in 0..<20 {
+                let start = ContinuousClock.now
+                for _ in 0..<1_000 { _ = Upgrader.needsUpgrade(container, chain) }
+                batches.append((ContinuousClock.now - start).seconds * 1e6 / 1_000)
+            }
+            return batches.median
         }
-        let relocated = try ChildProcess.measure(executable, ["relocate", root.path], environment: nil)
-        guard relocated.status == 0, !Upgrader.needsUpgrade(container, plan) else { throw BenchError(message: "needsUpgrade: the container still needs the plan") }
-        var batches: [Double] = []
-        for _ in 0..<20 {
-            let start = ContinuousClock.now
-            for _ in 0..<1_000 { _ = Upgrader.needsUpgrade(container, plan) }
-            let elapsed = ContinuousClock.now - start
-            batches.append(elapsed.seconds * 1e6 / 1_000)
-        }
-        return batches.median
+        let steady = try measure()
+        try Data("saved by the user".utf8).write(to: container.documents.appending(path: "Saved after the upgrade.txt"))
+        return (steady, try measure())
     }
 
     // MARK: Helpers
