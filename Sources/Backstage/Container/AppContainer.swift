@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where an app keeps its files: the user-visible documents folder, the private roots, and the
 /// shared containers of its App Groups.
@@ -27,17 +30,17 @@ import Foundation
 /// ```
 public struct AppContainer: Sendable, Hashable, Codable {
     /// The folder the user sees (file sharing, the Files app, `~/Documents/<App>`).
-    public var documents: URL { didSet { paths.documents = documents.path } }
+    public var documents: URL { didSet { paths.documents = Paths.native(documents.path) } }
     /// Private app data, backed up, never shown: where databases belong.
     public var applicationSupport: URL { didSet { paths.setApplicationSupport(applicationSupport.path) } }
     /// Purgeable data that can be rebuilt.
-    public var caches: URL { didSet { paths.caches = caches.path } }
+    public var caches: URL { didSet { paths.caches = Paths.native(caches.path) } }
     /// Scratch space.
-    public var temporary: URL { didSet { paths.temporary = temporary.path } }
+    public var temporary: URL { didSet { paths.temporary = Paths.native(temporary.path) } }
     /// The shared containers of the app's App Groups, by group identifier
     /// (`group.com.example.notes`): folders the app shares with its widgets and extensions.
     public private(set) var appGroups: [String: URL] = [:] {
-        didSet { paths.appGroups = appGroups.mapValues(\.path) }
+        didSet { paths.appGroups = appGroups.mapValues { Paths.native($0.path) } }
     }
 
     /// The roots as path strings, kept with the URLs: the launch check builds paths without
@@ -48,11 +51,18 @@ public struct AppContainer: Sendable, Hashable, Codable {
         /// `applicationSupport/.backstage/journal.json` and `.../launch`, read at every launch.
         var journal = "", launchRecord = ""
 
+        /// A native, contiguous UTF-8 copy: handed to C without a conversion at every call.
+        static func native(_ path: String) -> String {
+            var copy = path
+            copy.makeContiguousUTF8()
+            return copy
+        }
+
         mutating func setApplicationSupport(_ path: String) {
-            applicationSupport = path
+            applicationSupport = Self.native(path)
             let backstage = (path.hasSuffix("/") ? path : path + "/") + ".backstage/"
-            journal = backstage + "journal.json"
-            launchRecord = backstage + "launch"
+            journal = Self.native(backstage + "journal.json")
+            launchRecord = Self.native(backstage + "launch")
         }
     }
     private var paths = Paths()
@@ -68,7 +78,7 @@ public struct AppContainer: Sendable, Hashable, Codable {
         self.applicationSupport = applicationSupport.standardizedFileURL
         self.caches = caches.standardizedFileURL
         self.temporary = temporary.standardizedFileURL
-        paths = Paths(documents: self.documents.path, caches: self.caches.path, temporary: self.temporary.path)
+        paths = Paths(documents: Paths.native(self.documents.path), caches: Paths.native(self.caches.path), temporary: Paths.native(self.temporary.path))
         paths.setApplicationSupport(self.applicationSupport.path)
         for (identifier, folder) in appGroups { self = addingAppGroup(identifier, at: folder) }
     }
@@ -315,6 +325,31 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
         let root = container.path(of: self.root)
         if path.isEmpty { return root }
         return root.hasSuffix("/") ? root + path : root + "/" + path
+    }
+
+    /// Calls `body` with the absolute path in `container` as a C string built on the stack: the
+    /// launch check's `lstat`s and `open`s allocate nothing for their paths. Nil when the path
+    /// does not fit in `PATH_MAX`.
+    func withFilePath<R>(in container: AppContainer, _ body: (UnsafePointer<CChar>) -> R) -> R? {
+        var root = container.path(of: self.root)
+        var relative = path
+        return root.withUTF8 { rootBytes in
+            relative.withUTF8 { pathBytes in
+                let count = rootBytes.count + 1 + pathBytes.count + 1
+                guard count <= Int(PATH_MAX) else { return nil }
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+                    var end = rootBytes.count
+                    UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rootBytes))
+                    if !pathBytes.isEmpty {
+                        if rootBytes.last != UInt8(ascii: "/") { buffer[end] = UInt8(ascii: "/"); end += 1 }
+                        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[end...]).copyMemory(from: UnsafeRawBufferPointer(pathBytes))
+                        end += pathBytes.count
+                    }
+                    buffer[end] = 0
+                    return buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: count) { body($0) }
+                }
+            }
+        }
     }
 
     /// The absolute path in `container`.

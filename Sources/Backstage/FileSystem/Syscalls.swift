@@ -102,7 +102,8 @@ enum Syscalls {
 
     static func lstat(_ path: String) throws(FileSystemError) -> stat? {
         var st = stat()
-        guard retrying({ Glibc.lstat(path, &st) }) == 0 else {
+        // withCString: the implicit conversion copies the path into a new array at every call.
+        guard path.withCString({ path in retrying { Glibc.lstat(path, &st) } }) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw FileSystemError(operation: .stat, path: path, code: errno)
         }

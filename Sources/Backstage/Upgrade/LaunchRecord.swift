@@ -30,6 +30,13 @@ struct LaunchRecord: Equatable {
         var inode: UInt64
         var seconds: Int64
         var nanoseconds: Int64
+
+        /// True when `status` is the folder this entry vouches for, unchanged.
+        func matches(_ status: FileStatus?) -> Bool {
+            guard let status, status.kind == .directory else { return false }
+            return status.device == device && status.inode == inode
+                && Int64(status.changeTime.tv_sec) == seconds && Int64(status.changeTime.tv_nsec) == nanoseconds
+        }
     }
 
     /// The storage version the last versioned plan reached, nil when none ran.
@@ -48,11 +55,11 @@ struct LaunchRecord: Equatable {
     }
 
     static func read(_ container: AppContainer, fileSystem: FileSystem) -> LaunchRecord? {
-        guard let text = fileSystem.readLink(path(in: container)) else {
+        guard let record = fileSystem.withLink(path(in: container), { LaunchRecord(text: $0) ?? LaunchRecord(unreadable: ()) }) else {
             // Not a link: absent (the usual case before any run), or something else in its place.
             return fileSystem.exists(path(in: container)) ? LaunchRecord(unreadable: ()) : nil
         }
-        return LaunchRecord(text: text) ?? LaunchRecord(unreadable: ())
+        return record
     }
 
     /// True when a build knowing `versions` is older than the one that wrote this: that build
@@ -66,10 +73,8 @@ struct LaunchRecord: Equatable {
     /// True when `folder` (at `path`) is the folder a run left without strays, unchanged since.
     func vouchesFor(_ folder: ContainerLocation, at path: String, fileSystem: FileSystem) -> Bool {
         let name = folder.description
-        guard let entry = quiet.first(where: { $0.folder == name }),
-              let status = try? fileSystem.status(path), status.kind == .directory else { return false }
-        return status.device == entry.device && status.inode == entry.inode
-            && Int64(status.changeTime.tv_sec) == entry.seconds && Int64(status.changeTime.tv_nsec) == entry.nanoseconds
+        guard let entry = quiet.first(where: { $0.folder == name }) else { return false }
+        return entry.matches((try? fileSystem.status(path)) ?? nil)
     }
 
     /// Records what a completed run of `plan` left: the version it reached (a plan without one
@@ -130,7 +135,7 @@ struct LaunchRecord: Equatable {
     /// Parses the text of a record; nil for anything else (a newer format, damage): the launch
     /// check then looks at everything itself. It runs at every launch, so it walks the bytes
     /// once without splitting them into arrays.
-    init?(text bytes: [UInt8]) {
+    init?(text bytes: UnsafeRawBufferPointer) {
         var index = 0
         func nextLine() -> Range<Int>? {
             guard index < bytes.count else { return nil }
@@ -204,7 +209,7 @@ struct LaunchRecord: Equatable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func unescape(_ bytes: ArraySlice<UInt8>) -> String? {
+    private static func unescape(_ bytes: Slice<UnsafeRawBufferPointer>) -> String? {
         guard bytes.contains(UInt8(ascii: "%")) else { return String(decoding: bytes, as: UTF8.self) }
         var out: [UInt8] = []
         var index = bytes.startIndex
@@ -219,5 +224,141 @@ struct LaunchRecord: Equatable {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// The launch record as the launch check reads it: the bytes of the link's target, asked only
+/// what the check needs, without building strings or arrays (a parse cost more than the two
+/// `lstat`s it saves).
+struct LaunchRecordView {
+    let bytes: UnsafeRawBufferPointer
+
+    /// Nil unless the text is a record of this format, every line of it well formed (the full
+    /// parse then calls anything else unreadable).
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        let format: StaticString = "backstage-launch 1\n"
+        guard bytes.count >= format.utf8CodeUnitCount,
+              memcmp(bytes.baseAddress!, format.utf8Start, format.utf8CodeUnitCount) == 0 else { return nil }
+        self.bytes = bytes
+        var index = format.utf8CodeUnitCount
+        while index < bytes.count {
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            guard isWellFormed(index..<end) else { return nil }
+            index = end + 1
+        }
+    }
+
+    private func isWellFormed(_ line: Range<Int>) -> Bool {
+        var words = 0
+        var key: Range<Int> = line.lowerBound..<line.lowerBound
+        var numeric = true
+        _ = forEachWord(in: line) { range in
+            if words == 0 { key = range } else if words >= 2, number(range) == nil { numeric = false }
+            words += range.isEmpty ? 100 : 1
+            return true
+        }
+        func keyIs(_ text: StaticString) -> Bool {
+            key.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress! + key.lowerBound, text.utf8Start, key.count) == 0
+        }
+        if keyIs("reached") { return words == 2 }
+        if keyIs("known") { return words >= 2 && words < 100 }
+        if keyIs("quiet") { return words == 6 && numeric }
+        return false
+    }
+
+    /// The words of the line starting with `key` (`reached`, `known`, `quiet`), as byte ranges;
+    /// `from` skips the lines before an offset.
+    private func line(_ key: StaticString, from start: Int = 0) -> (words: Range<Int>, next: Int)? {
+        var index = start
+        while index < bytes.count {
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            let count = key.utf8CodeUnitCount
+            if end - index > count, bytes[index + count] == UInt8(ascii: " "), memcmp(bytes.baseAddress! + index, key.utf8Start, count) == 0 {
+                return (index + count + 1..<end, end + 1)
+            }
+            index = end + 1
+        }
+        return nil
+    }
+
+    private func forEachWord(in range: Range<Int>, _ body: (Range<Int>) -> Bool) -> Bool {
+        var index = range.lowerBound
+        while index < range.upperBound {
+            var end = index
+            while end < range.upperBound, bytes[end] != UInt8(ascii: " ") { end += 1 }
+            if !body(index..<end) { return false }
+            index = end + 1
+        }
+        return true
+    }
+
+    /// True when the word's bytes are `text` (escaped words, with `%`, never match: the record's
+    /// parse then decides, in ``LaunchRecord``).
+    private func word(_ range: Range<Int>, is text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.count == range.count && (utf8.isEmpty || memcmp(bytes.baseAddress! + range.lowerBound, utf8.baseAddress!, utf8.count) == 0)
+        }
+    }
+
+    /// True when the record contains an escape, which only the full parse reads.
+    var isEscaped: Bool { bytes.contains(UInt8(ascii: "%")) }
+
+    /// ``LaunchRecord/isNewer(than:)``, on the bytes.
+    func isNewer(than versions: [String]) -> Bool {
+        guard let reached = line("reached") else { return false }
+        if versions.contains(where: { word(reached.words, is: $0) }) { return false }
+        guard let known = line("known") else { return versions.isEmpty }
+        return versions.allSatisfy { version in
+            !forEachWord(in: known.words) { !word($0, is: version) }
+        }
+    }
+
+    /// The `quiet` entry of `folder` (a location's description), nil when there is none or it
+    /// cannot be read.
+    func quiet(for folder: String) -> LaunchRecord.Quiet? {
+        var start = 0
+        while let quiet = line("quiet", from: start) {
+            start = quiet.next
+            var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
+            var index = 0
+            var matches = false
+            let parsed = forEachWord(in: quiet.words) { range in
+                defer { index += 1 }
+                if index == 0 { matches = word(range, is: folder); return matches }
+                guard let value = number(range) else { return false }
+                switch index {
+                case 1: numbers.0 = value
+                case 2: numbers.1 = value
+                case 3: numbers.2 = value
+                case 4: numbers.3 = value
+                default: return false
+                }
+                return true
+            }
+            guard matches else { continue }
+            guard parsed, index == 5 else { return nil }
+            return LaunchRecord.Quiet(folder: folder, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
+                                      seconds: numbers.2, nanoseconds: numbers.3)
+        }
+        return nil
+    }
+
+    private func number(_ range: Range<Int>) -> Int64? {
+        guard !range.isEmpty else { return nil }
+        var value: Int64 = 0
+        var negative = false
+        for position in range {
+            let byte = bytes[position]
+            if position == range.lowerBound, byte == UInt8(ascii: "-"), range.count > 1 { negative = true; continue }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow, !overflow2 else { return nil }
+            value = sum
+        }
+        return negative ? -value : value
     }
 }

@@ -54,12 +54,38 @@ public struct Upgrader: Sendable {
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
         if fileSystem.exists(container.journalPath) { return true }
-        // A root the container cannot resolve: running the plan says which, never "nothing to do".
-        if container.undefinedAppGroup(in: plan) != nil { return true }
-        let record = LaunchRecord.read(container, fileSystem: fileSystem)
-        if record?.isUnreadable == true { return true }
-        if !plan.versions.isEmpty, record?.isNewer(than: plan.versions) == true { return true }
-        return plan.steps.contains { isNeeded($0, container: container, fileSystem: fileSystem, record: record) }
+        // The folder the launch record may vouch for: the plan's first quarantined folder.
+        var folder: ContainerLocation?
+        for step in plan.steps { if case .quarantine(let quarantine) = step { folder = quarantine.folder; break } }
+        let versions = plan.versions
+        let read = fileSystem.withLink(container.launchRecordPath) { bytes -> (pending: Bool, stamp: LaunchRecord.Quiet?) in
+            let name = folder?.description
+            if let view = LaunchRecordView(bytes), !view.isEscaped {
+                if !versions.isEmpty, view.isNewer(than: versions) { return (true, nil) }
+                return (false, name.flatMap(view.quiet(for:)))
+            }
+            // Escapes, another format, damage: the full parse decides; unreadable is pending.
+            guard let record = LaunchRecord(text: bytes) else { return (true, nil) }
+            if !versions.isEmpty, record.isNewer(than: versions) { return (true, nil) }
+            return (false, record.quiet.first { $0.folder == name })
+        }
+        if let read {
+            if read.pending { return true }
+        } else if fileSystem.exists(container.launchRecordPath) {
+            // Something other than a link where the record belongs: unreadable, so pending.
+            return true
+        }
+        guard let stamp = read?.stamp, let folder else { return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil) }
+        return pendingStep(in: plan, container: container, fileSystem: fileSystem) { location, path in
+            location == folder && stamp.matches((try? fileSystem.status(path)) ?? nil)
+        }
+    }
+
+    private static func pendingStep(in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem,
+                                    vouch: ((ContainerLocation, String) -> Bool)?) -> Bool {
+        var probe = LaunchProbe()
+        for step in plan.steps where isNeeded(step, container: container, fileSystem: fileSystem, vouch: vouch, probe: &probe) { return true }
+        return false
     }
 
     /// The storage version the last versioned plan reached in `container`, nil when none ran.
@@ -67,19 +93,29 @@ public struct Upgrader: Sendable {
         LaunchRecord.read(container, fileSystem: FileSystem())?.reached
     }
 
-    /// - parameter record: The container's launch record, which can vouch that a quarantined
-    ///   folder has not changed since a run left it without strays; nil to look at the folder.
-    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, record: LaunchRecord? = nil) -> Bool {
+    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
+        var probe = LaunchProbe()
+        return isNeeded(step, container: container, fileSystem: fileSystem, vouch: nil, probe: &probe)
+    }
+
+    /// - parameter vouch: The container's launch record, which can vouch that a quarantined
+    ///   folder (at a path) has not changed since a run left it without strays; nil to look.
+    /// - parameter probe: What this check found absent so far: a chain looks at a store's
+    ///   location once even when several steps name it.
+    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem,
+                         vouch: ((ContainerLocation, String) -> Bool)?, probe: inout LaunchProbe) -> Bool {
+        // A root the container cannot resolve: running the plan says which, never "nothing to do".
+        if step.firstLocation(where: { !container.defines($0.root) }) != nil { return true }
         switch step {
         case .relocate(let relocate):
-            return fileSystem.exists(relocate.from.filePath(in: container))
+            return probe.exists(relocate.from, in: container, fileSystem: fileSystem)
         case .split(let split):
-            return SplitRun.isNeeded(split, in: container, fileSystem: fileSystem)
+            return probe.exists(split.store, in: container, fileSystem: fileSystem)
         case .migrateSchema(let migrate):
-            return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
+            return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem, probe: &probe)
         case .quarantine(let quarantine):
             let folder = quarantine.folder.filePath(in: container)
-            if let record, record.vouchesFor(quarantine.folder, at: folder, fileSystem: fileSystem) { return false }
+            if let vouch, vouch(quarantine.folder, folder) { return false }
             // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
             // support folder): one listing without a stat rules them out, the usual launch.
             guard (try? fileSystem.anyEntry(of: folder, where: StepContext.mayBeStray)) == true else { return false }
@@ -222,5 +258,27 @@ public struct Upgrader: Sendable {
         report.relocation = relocation
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+}
+
+/// The locations one launch check found absent, so that a chain naming a store's location in
+/// several steps (migrated by one plan, moved by the next) looks at it once.
+struct LaunchProbe {
+    /// The last location found absent (a store checked by consecutive steps), kept without an array.
+    private var absent: ContainerLocation?
+
+    mutating func exists(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        if absent == location { return false }
+        if fileSystem.exists(location, in: container) { return true }
+        absent = location
+        return false
+    }
+
+    mutating func statusAndPrefix(_ location: ContainerLocation, in container: AppContainer, count: Int, fileSystem: FileSystem) -> (FileStatus, [UInt8])? {
+        if absent == location { return nil }
+        var missing = false
+        let result = fileSystem.statusAndPrefix(location, in: container, count: count, absent: &missing)
+        if missing { absent = location }
+        return result
     }
 }

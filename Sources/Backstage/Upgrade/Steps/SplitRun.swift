@@ -32,7 +32,7 @@ struct SplitRun {
 
     /// True when the source store is still there (a cheap `stat`).
     static func isNeeded(_ step: UpgradeStep.Split, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        fileSystem.exists(step.store.filePath(in: container))
+        fileSystem.exists(step.store, in: container)
     }
 
     func run() throws -> RelocationReport {
