@@ -22,6 +22,7 @@ test: deps
 # any warning (a broken symbol link, an unknown article) fails. Output: .build/docs/<Target>.
 DOC_TARGETS = Backstage BackstageExport BackstageHarness
 docs: deps
+	@mkdir -p .build/docs
 	@for target in $(DOC_TARGETS); do \
 		echo "docs: $$target"; \
 		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$target \

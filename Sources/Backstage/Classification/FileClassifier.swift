@@ -53,6 +53,7 @@ public struct FileClassifier: Sendable {
     /// entry; other folders are listed and descended.
     ///
     /// - throws: ``FileSystemError`` when a folder cannot be listed or a file cannot be read.
+    /// - parameter root: The folder to classify, usually the container's Documents.
     /// - parameter recursive: When false, only the direct entries of `root` are classified.
     /// - parameter measuringFolders: When false, a folder reported as one entry (a support folder,
     ///   a Backstage temporary) has `bytes` 0 instead of the total of its files, which costs a

@@ -152,6 +152,7 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// The layout of an iOS app sandbox under `root`: `Documents`, `Library/Application Support`,
     /// `Library/Caches` and `tmp`. Tests and fixtures use it to simulate an iOS app on Linux.
     ///
+    /// - parameter root: The folder standing for the app's sandbox.
     /// - parameter appGroups: App Group identifiers whose shared containers to simulate, each at
     ///   `root/Shared/AppGroup/<identifier>` (iOS keeps them outside the sandbox; a simulated
     ///   app keeps them with it, so a copied fixture carries them).
@@ -172,6 +173,7 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// (or `~/.local/share/<App>`), `$XDG_CACHE_HOME/<App>` (or `~/.cache/<App>`) and
     /// `$TMPDIR/<App>` (or `/tmp/<App>`).
     ///
+    /// - parameter appName: The folder name under each XDG root.
     /// - parameter environment: The variables to read, the process environment by default.
     ///   Pass your own dictionary to keep tests away from the real home folder.
     public static func xdg(appName: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> AppContainer {

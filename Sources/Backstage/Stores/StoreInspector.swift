@@ -12,6 +12,7 @@ import GRDB
 public enum StoreInspector {
     /// The number of rows in each table of the store (SQLite's own tables excluded).
     ///
+    /// - parameter store: The store to count; it is copied first and never opened in place.
     /// - parameter includingWAL: When false, the `-wal` is left out of the copy, so the counts
     ///   say what the main file alone holds.
     /// - throws: ``FileSystemError`` or a GRDB `DatabaseError`.

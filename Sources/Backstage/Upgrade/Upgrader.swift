@@ -182,6 +182,8 @@ public struct Upgrader: Sendable {
     /// then the report. Cancelling the task that iterates the stream stops the work at the next
     /// safe point: the step in progress is undone (or finished, if it had committed).
     ///
+    /// - parameter plan: The plan (or chain) to run.
+    /// - parameter budget: The launch budget the estimate is compared with, in seconds.
     /// - parameter refuseOverBudget: When true and the estimate exceeds `budget`, the stream ends
     ///   with ``UpgradeError/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
     public func run(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false) -> AsyncThrowingStream<UpgradeEvent, Error> {

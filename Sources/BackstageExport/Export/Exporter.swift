@@ -84,7 +84,7 @@ public enum ExportEvent: Sendable {
 
 /// Archives the user-visible Documents tree: what the user sees, nothing else.
 ///
-/// Entries are chosen by the same ``FileClassifier`` relocation uses: never an internal file
+/// Entries are chosen by the same `FileClassifier` relocation uses: never an internal file
 /// (databases by header, sidecars, Core Data support folders), never a dotfile, never anything
 /// reached through a symbolic link that leaves Documents. The archive is reproducible: entries in
 /// sorted order, uid/gid 0, permissions normalised (0644, 0755 for folders and executables), real

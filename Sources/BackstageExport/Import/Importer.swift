@@ -17,7 +17,7 @@ import Logging
 /// - devices, FIFOs and sockets (setuid, setgid and sticky bits are stripped, not refused);
 /// - a path given twice, or two paths equal under case folding or Unicode normalization
 ///   (also against what Documents already holds);
-/// - anything the ``FileClassifier`` calls internal: a database by its header whatever its name,
+/// - anything the `FileClassifier` calls internal: a database by its header whatever its name,
 ///   sidecars, Core Data support folders;
 /// - bombs: more than ``ImportLimits/maxEntries`` entries, more than ``ImportLimits/maxTotalBytes``
 ///   bytes, or an entry expanding more than ``ImportLimits/maxCompressionRatio`` times, checked as the

@@ -3,7 +3,7 @@ import BackstageFixtures
 import Foundation
 
 /// Times an app's own upgrade chain, step by step, at each size: how long each step of each plan
-/// takes on a generated container of the `from` version, what ``Upgrader``'s estimate said
+/// takes on a generated container of the `from` version, what `Upgrader`'s estimate said
 /// beforehand, and where the chain lands at 1 GB and 10 GB against the launch budget.
 ///
 /// Each step runs as `backstage upgrade` in a child process (its own peak memory), on a fresh
@@ -93,7 +93,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         public var bytes: Int64
         /// Median wall time of the step.
         public var seconds: Double
-        /// What ``Upgrader/estimate(_:budget:)`` said before it ran.
+        /// What `Upgrader/estimate(_:budget:)` said before it ran.
         public var estimate: Double
         /// Peak resident memory of the `backstage upgrade` that ran it.
         public var peakBytes: Int64

@@ -16,6 +16,11 @@ public enum CatalogBuilder {
     /// (a table it loses, a store it names that is not there, a schema that differs from a fresh
     /// install's): they are returned instead.
     ///
+    /// - parameter name: The new version's name, such as `v3`.
+    /// - parameter planFile: The JSON plan that upgrades the newest version's storage to it.
+    /// - parameter summary: A line about the version, for `catalog show`.
+    /// - parameter catalog: The catalog, whose manifest gains the version.
+    /// - parameter executable: The `backstage` executable fixtures of the newest version are made with.
     /// - parameter writable: The store the new version's app writes to; by default the one that
     ///   received the previous app's main table.
     /// - parameter expect: Per location, the store file (or `.sql` script) a fresh install of the

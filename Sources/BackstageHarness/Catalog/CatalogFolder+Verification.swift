@@ -12,7 +12,7 @@ import Foundation
 /// #expect(try catalog.dataCheckFailures(of: "v3", in: container, before: before).isEmpty)
 /// ```
 extension CatalogFolder {
-    /// The plans from `from` to `to` as one chain (see ``UpgradePlan/init(chain:)``), each knowing
+    /// The plans from `from` to `to` as one chain (see `UpgradePlan/init(chain:)`), each knowing
     /// the version it reaches.
     public func chainPlan(from: String, to: String) throws -> UpgradePlan {
         UpgradePlan(chain: try chain(from: from, to: to).map(\.plan))

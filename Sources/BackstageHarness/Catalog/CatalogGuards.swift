@@ -56,7 +56,7 @@ extension DataCheck {
     }
 
     /// Why the check fails, nil when it holds. `before` is the result before the upgrade, for an
-    /// ``DataCheck/Expectation/unchanged`` check.
+    /// `DataCheck/Expectation/unchanged` check.
     public func failure(after: [[CheckValue]], before: [[CheckValue]]?) -> String? {
         switch expect {
         case .equals(let value):

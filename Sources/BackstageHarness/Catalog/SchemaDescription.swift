@@ -116,7 +116,7 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
     /// The schema of a store file (read from a private copy; the original is never opened) or of
     /// a `.sql` script (run in an in-memory database).
     ///
-    /// - throws: ``CatalogError/unreadable(path:reason:)`` naming the file when it is neither.
+    /// - throws: `CatalogError/unreadable(path:reason:)` naming the file when it is neither.
     public init(contentsOf url: URL) throws {
         self = try Self.withDatabase(contentsOf: url) { db in try SchemaDescription(db) }
     }

@@ -16,7 +16,7 @@ import GRDB
 public enum StoreCapture {
     /// The schema of the store whose main file is `store.main`.
     ///
-    /// - throws: ``FileSystemError`` when a file cannot be copied, ``CatalogError`` when it is not a
+    /// - throws: `FileSystemError` when a file cannot be copied, `CatalogError` when it is not a
     ///   SQLite database, a GRDB `DatabaseError` when SQLite cannot read the copy.
     public static func capture(_ store: StoreFileSet) throws -> StoreSchema {
         let header = try FileSystem().readPrefix(store.main.path, count: 100)
