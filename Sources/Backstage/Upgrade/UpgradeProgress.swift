@@ -4,15 +4,29 @@ import Foundation
 ///
 /// The defaults were measured on a 2-core Linux machine (see the README's Performance section);
 /// set your own from a benchmark on your devices.
+///
+/// The defaults were measured with `backstage bench --from v1 --to v4 --sizes 10MB,...,1GB`
+/// (release build, 2-core Linux VM, ext4), which prints each step's estimate beside its time.
+/// A step costs a fixed part plus `bytes / rate`.
 public struct Throughput: Sendable, Hashable, Codable {
-    /// Copy across file systems, bytes per second.
+    /// Copy across file systems (copy, fsync, verify, remove the source), bytes per second.
     public var copy: Double = 500e6
-    /// Split (rows rewritten into new files), bytes per second.
-    public var split: Double = 150e6
-    /// Schema migration (worst case: a table rebuilt), bytes per second.
-    public var migrate: Double = 150e6
-    /// A rename and its locking, whatever the size, in seconds.
-    public var rename: Double = 0.05
+    /// Split (rows rewritten into new files, fsynced, counted), bytes per second: 195–246 MB/s
+    /// measured from 30 MB to 1 GB.
+    public var split: Double = 220e6
+    /// What a split costs whatever its size (the plan, two new stores, their fsyncs), in seconds.
+    public var splitSetup: Double = 0.06
+    /// Schema migration, bytes of the store per second. A migration's cost depends on its SQL:
+    /// adding a column and indexing one table of the Notes store ran at 4–5 GB/s; this default
+    /// assumes a table of about a quarter of the store is rebuilt.
+    public var migrate: Double = 2e9
+    /// A rename and its locking, in seconds, plus `bytes / renameRate` (the checkpoint of the
+    /// `-wal`, the support folder): 15 ms at 10 MB, 65–90 ms at 1 GB measured.
+    public var rename: Double = 0.02
+    /// See ``rename``, bytes per second.
+    public var renameRate: Double = 15e9
+    /// What every step costs whatever its size (locks, journal, fsyncs), in seconds.
+    public var perStep: Double = 0.02
 
     public init() {}
 }

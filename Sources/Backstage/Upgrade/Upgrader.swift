@@ -145,20 +145,21 @@ public struct Upgrader: Sendable {
             case .relocate(let relocate):
                 guard let input = size(relocate.from) else { continue }
                 bytes = input
-                seconds = sameDevice(relocate.from, relocate.to) && relocate.strategy != .copy ? throughput.rename : throughput.rename + Double(bytes) / throughput.copy
+                let rename = throughput.rename + Double(bytes) / throughput.renameRate
+                seconds = sameDevice(relocate.from, relocate.to) && relocate.strategy != .copy ? rename : rename + Double(bytes) / throughput.copy
                 produced[relocate.to] = bytes
                 produced[relocate.from] = nil
             case .split(let split):
                 guard let input = size(split.store) else { continue }
                 bytes = input
-                seconds = Double(bytes) / throughput.split
+                seconds = throughput.splitSetup + Double(bytes) / throughput.split
                 for target in split.into { produced[target.store] = bytes / Int64(max(split.into.count, 1)) }
                 produced[split.store] = nil
             case .migrateSchema(let migrate):
                 let pending = produced[migrate.store] != nil || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
                 guard pending, let input = size(migrate.store) else { continue }
                 bytes = input
-                seconds = Double(bytes) / throughput.migrate
+                seconds = throughput.perStep + Double(bytes) / throughput.migrate
             case .quarantine:
                 guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else { continue }
                 bytes = 0
