@@ -154,21 +154,7 @@ struct LaunchRecord: Equatable {
                 defer { if cursor < line.upperBound { cursor += 1 } }
                 return start..<cursor
             }
-            func number() -> Int64? {
-                guard let word = nextWord(), !word.isEmpty else { return nil }
-                var value: Int64 = 0
-                var negative = false
-                for position in word {
-                    let byte = bytes[position]
-                    if position == word.lowerBound, byte == UInt8(ascii: "-"), word.count > 1 { negative = true; continue }
-                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                    let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-                    let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-                    guard !overflow, !overflow2 else { return nil }
-                    value = sum
-                }
-                return negative ? -value : value
-            }
+            func number() -> Int64? { nextWord().flatMap { Self.decimal(bytes[$0]) } }
             guard let key = nextWord() else { continue }
             switch String(decoding: bytes[key], as: UTF8.self) {
             case "reached":
@@ -196,6 +182,23 @@ struct LaunchRecord: Equatable {
         self.reached = reached
         self.known = known
         self.quiet = quiet
+    }
+
+    /// A decimal integer, `-` allowed first; nil for anything else or an overflow.
+    static func decimal(_ digits: Slice<UnsafeRawBufferPointer>) -> Int64? {
+        guard !digits.isEmpty else { return nil }
+        var value: Int64 = 0
+        var negative = false
+        for position in digits.indices {
+            let byte = digits[position]
+            if position == digits.startIndex, byte == UInt8(ascii: "-"), digits.count > 1 { negative = true; continue }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow, !overflow2 else { return nil }
+            value = sum
+        }
+        return negative ? -value : value
     }
 
     /// `%XX` for `%`, space, control characters and DEL; every other byte as it is.
@@ -346,19 +349,5 @@ struct LaunchRecordView {
         return nil
     }
 
-    private func number(_ range: Range<Int>) -> Int64? {
-        guard !range.isEmpty else { return nil }
-        var value: Int64 = 0
-        var negative = false
-        for position in range {
-            let byte = bytes[position]
-            if position == range.lowerBound, byte == UInt8(ascii: "-"), range.count > 1 { negative = true; continue }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-            guard !overflow, !overflow2 else { return nil }
-            value = sum
-        }
-        return negative ? -value : value
-    }
+    private func number(_ range: Range<Int>) -> Int64? { LaunchRecord.decimal(bytes[range]) }
 }
