@@ -42,16 +42,36 @@ import Testing
         #expect(Self.report().markdown.contains("| 100 MB | split | 1.00 s | 40 MB | VACUUM INTO | 500.0 ms | 2.00× |"))
     }
 
-    @Test func theChartHasALinePerCaseLabelledAxesAndALegend() {
+    @Test func theChartHasAPanelPerJobEachCaseBesideItsBaselinesAndTheRatio() throws {
         let svg = BenchChart.svg(Self.report())
         #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-        #expect(svg.components(separatedBy: "<polyline").count - 1 == 4, "relocate, split, cp + fsync, VACUUM INTO")
-        #expect(svg.components(separatedBy: "stroke-dasharray").count - 1 == 4, "baselines dashed, in the plot and the legend")
-        #expect(svg.contains(">data size (log scale)</text>") && svg.contains(">wall-clock time, median (log scale)</text>"))
-        #expect(svg.contains(">10 MB</text>") && svg.contains(">100 MB</text>") && svg.contains(">1.00 s</text>"))
-        for name in ["relocate · rename", "split", "cp + fsync", "VACUUM INTO"] { #expect(svg.contains(">\(name)</text>")) }
-        // Well-formed XML, as a browser needs it.
-        #expect((try? XMLDocument(xmlString: svg)) != nil)
+        let panels = svg.components(separatedBy: "<g class=\"panel\" data-job=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+        #expect(panels == ["relocate", "split"], "one panel per job")
+        let relocate = try #require(svg.range(of: "data-job=\"relocate\"")), split = try #require(svg.range(of: "data-job=\"split\""))
+        let relocatePanel = String(svg[relocate.lowerBound..<split.lowerBound]), splitPanel = String(svg[split.lowerBound...])
+        #expect(relocatePanel.components(separatedBy: "<polyline").count - 1 == 2 && relocatePanel.contains(">cp + fsync</text>") && !relocatePanel.contains(">VACUUM INTO</text>"))
+        #expect(splitPanel.components(separatedBy: "<polyline").count - 1 == 2 && splitPanel.contains(">VACUUM INTO</text>"))
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 4 && svg.components(separatedBy: "stroke-dasharray").count - 1 == 4, "baselines dashed, in the plot and the legend")
+        // Each Backstage line and its baselines share a colour family.
+        let family = BenchChart.families[0]
+        #expect(relocatePanel.contains("stroke=\"\(family[0])\" stroke-width=\"3\"") && relocatePanel.contains("stroke=\"\(family[1])\" stroke-width=\"2\""))
+        #expect(splitPanel.contains(">2.00× VACUUM INTO</text>") && !splitPanel.contains(">1.00× VACUUM INTO"), "the ratio at the largest size (100 MB), not at 11 MB")
+        #expect(svg.contains(">data size (log scale)</text>") && svg.contains(">10 MB</text>") && svg.contains(">100 MB</text>"))
+        #expect((try? XMLDocument(xmlString: svg)) != nil, "well-formed XML, as a browser needs it")
+    }
+
+    /// Rendered to PNG by librsvg, as a browser or a README viewer would draw it.
+    @Test func theChartRendersToPNG() throws {
+        let scratch = try TemporaryDirectory()
+        let svg = scratch.url.appending(path: "chart.svg"), png = scratch.url.appending(path: "chart.png")
+        try Data(BenchChart.svg(Self.report()).utf8).write(to: svg)
+        let rendered = try runProcess("/usr/bin/rsvg-convert", ["--format", "png", "--output", png.path, svg.path])
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let bytes = try Data(contentsOf: png)
+        #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "a PNG")
+        let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        #expect(width == 1380 && height == 400, "two panels side by side: \(width)×\(height)")
+        #expect(bytes.count > 20_000, "lines, labels and legends drawn, not a blank page (\(bytes.count) bytes)")
     }
 
     /// The real thing at a small size: every case runs, every Backstage case finds its baselines.
