@@ -70,13 +70,6 @@ struct LaunchRecord: Equatable {
         return !versions.contains(reached) && Set(versions).isSubset(of: known)
     }
 
-    /// True when `folder` (at `path`) is the folder a run left without strays, unchanged since.
-    func vouchesFor(_ folder: ContainerLocation, at path: String, fileSystem: FileSystem) -> Bool {
-        let name = folder.description
-        guard let entry = quiet.first(where: { $0.folder == name }) else { return false }
-        return entry.matches((try? fileSystem.status(path)) ?? nil)
-    }
-
     /// Records what a completed run of `plan` left: the version it reached (a plan without one
     /// keeps the version recorded before), and each folder it quarantines, once it is seen
     /// without strays and the clock has moved past its change time (so that a later change
