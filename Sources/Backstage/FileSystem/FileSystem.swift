@@ -253,7 +253,14 @@ package struct FileSystem: Sendable {
     /// caller sees its own user's processes only).
     package func otherProcessesHolding(_ path: String) throws(FileSystemError) -> [Int32] {
         guard let status = try status(path) else { return [] }
-        return Syscalls.otherProcessesHolding(device: status.device, inode: status.inode)
+        let holders = Syscalls.otherProcessesHolding(device: status.device, inode: status.inode)
+        guard !holders.isEmpty else { return [] }
+        // A child this process is spawning holds every descriptor this process has, ours on the
+        // store included, until its exec closes them (microseconds): look again before saying a
+        // process holds the store. A real holder still does.
+        usleep(50_000)
+        let again = Set(Syscalls.otherProcessesHolding(device: status.device, inode: status.inode))
+        return holders.filter(again.contains)
     }
 
     package func createDirectories(_ path: String, mode: mode_t = 0o755, durable: Bool = true) throws(FileSystemError) {
