@@ -90,7 +90,7 @@ struct LaunchRecord: Equatable {
         guard record != previous, record.reached != nil || !record.quiet.isEmpty else { return }
         let path = path(in: container)
         try fileSystem.createDirectories((path as NSString).deletingLastPathComponent)
-        if previous?.isUnreadable == true, fileSystem.readLink(path) == nil { try fileSystem.removeFile(path) }
+        if previous?.isUnreadable == true, fileSystem.withLink(path, { _ in () }) == nil { try fileSystem.removeFile(path) }
         try fileSystem.writeLinkAtomically(record.text, to: path)
     }
 

@@ -75,11 +75,6 @@ struct AppGroupOptions: ParsableArguments {
         }
     }
 
-    /// True when `identifier` was given.
-    func names(_ identifier: String) -> Bool {
-        appGroups.contains { Self.split($0).identifier == identifier }
-    }
-
     private static func split(_ text: String) -> (identifier: String, folder: String?) {
         guard let equals = text.firstIndex(of: "=") else { return (text, nil) }
         return (String(text[..<equals]), String(text[text.index(after: equals)...]))
