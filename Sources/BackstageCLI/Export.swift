@@ -15,7 +15,8 @@ struct Export: AsyncParsableCommand {
             entries, uid/gid 0, normalised permissions, modification times clamped to SOURCE_DATE_EPOCH when set. \
             The format comes from the file name unless --format is given. --include-database adds a \
             consistent snapshot of each store (SQLite's backup API, never the live files) under \
-            .backstage/databases/ in the archive; import reads past that folder.
+            .backstage/databases/ in the archive; import reads past that folder. zip, tar.gz and tar.zst \
+            compress on every core (--threads), with the same bytes whatever the number of threads.
 
             Example:
               backstage export ~/Containers/MyApp -o notes.tar.zst --level 19
@@ -34,7 +35,7 @@ struct Export: AsyncParsableCommand {
     @Option(help: "Compression level (zip: 0 stores, 1-9 deflate; gzip, bzip2, xz 0-9; zstd 1-22).")
     var level: Int?
 
-    @Option(help: "Compression threads (tar.xz, tar.zst).")
+    @Option(help: "Compression threads for zip, tar.gz and tar.zst (default: one per core, at most 8). The archive is the same whatever the number.")
     var threads: Int?
 
     @Flag(help: "Add a consistent snapshot of each store under .backstage/databases/.")
@@ -47,6 +48,7 @@ struct Export: AsyncParsableCommand {
         guard format ?? ArchiveFormat(fileName: output) != nil else {
             throw ValidationError("Cannot tell the format of \(output): give --format or a name ending in .zip, .tar, .tar.gz, .tar.bz2, .tar.xz, .tar.zst or .7z.")
         }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1.") }
     }
 
     func run() async throws {

@@ -18,6 +18,12 @@ static inline int backstage_inflate_init_gzip(z_stream *stream) {
     return inflateInit2(stream, 15 + 16);
 }
 
+/// deflateInit2 is a macro: a raw deflate stream (no zlib or gzip wrapper), for gzip members
+/// compressed block by block on several threads.
+static inline int backstage_deflate_init_raw(z_stream *stream, int level) {
+    return deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+}
+
 static inline unsigned int backstage_ae_ifreg(void) { return AE_IFREG; }
 static inline unsigned int backstage_ae_ifdir(void) { return AE_IFDIR; }
 static inline unsigned int backstage_ae_iflnk(void) { return AE_IFLNK; }

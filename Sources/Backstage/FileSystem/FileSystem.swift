@@ -525,10 +525,11 @@ extension FileSystem {
         return ReadableFile(path: path, fd: try Syscalls.open(path, O_RDONLY))
     }
 
-    /// Creates `path` (it must not exist; a link in its place is not followed) for writing.
-    package func createNewFile(_ path: String) throws(FileSystemError) -> NewFile {
+    /// Creates `path` (it must not exist; a link in its place is not followed) for writing, with
+    /// `mode` (less the umask).
+    package func createNewFile(_ path: String, mode: mode_t = 0o600) throws(FileSystemError) -> NewFile {
         try inject(.open, path)
-        let fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        let fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
         return NewFile(path: path, fd: fd)
     }
 

@@ -6,7 +6,9 @@ public struct ExportOptions: Sendable, Hashable {
     public var format: ArchiveFormat
     /// Compression level (format-specific; 0 = store for zip); nil for the format's default.
     public var level: Int?
-    /// Compression threads for tar.xz and tar.zst.
+    /// Threads compressing tar.gz, tar.zst and zip; nil for one per core (at most 8). The archive
+    /// is the same whatever the number. tar.bz2, tar.xz and 7z are compressed on one thread
+    /// (libarchive's multi-threaded xz writes another stream than its single-threaded one).
     public var threads: Int?
     /// When set, modification times later than this are clamped to it (reproducible builds'
     /// `SOURCE_DATE_EPOCH`).
@@ -17,6 +19,9 @@ public struct ExportOptions: Sendable, Hashable {
     /// live files or their sidecars) under ``Exporter/databaseFolder``.
     public var includeDatabase: Bool
 
+    /// Limits tests lower to reach, with small trees, what big ones do.
+    package var tuning = ExportTuning()
+
     public init(format: ArchiveFormat, level: Int? = nil, threads: Int? = nil, includeDatabase: Bool = false,
                 sourceDateEpoch: Int64? = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) }) {
         self.format = format
@@ -25,6 +30,23 @@ public struct ExportOptions: Sendable, Hashable {
         self.threads = threads
         self.sourceDateEpoch = sourceDateEpoch
     }
+}
+
+/// Limits of the zip writer that tests lower: zip64 fields from `zip64Limit` bytes, and the bytes
+/// held for entries waiting for their turn, per worker beyond the first.
+package struct ExportTuning: Sendable, Hashable {
+    package var zip64Limit: UInt64 = 0xFFFF_FFFF
+    package var heldBytesPerWorker = 8 << 20
+
+    package init() {}
+}
+
+extension ExportOptions {
+    /// The default number of compression threads: one per core, at most 8.
+    public static var defaultThreads: Int { max(1, min(8, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// ``threads``, or ``defaultThreads``; at least 1.
+    var compressionThreads: Int { max(1, threads ?? Self.defaultThreads) }
 }
 
 /// What an export wrote.
@@ -134,86 +156,23 @@ public struct Exporter: Sendable {
     /// The synchronous engine.
     package func exportAndWait(to destination: URL, options: ExportOptions,
                                progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws -> ExportReport {
-        let documents = container.documents
-        let scanned = try FileClassifier().scan(documents)
-        let entries = scanned.filter { $0.kind == .document }
+        var scanned = try FileClassifier().scan(container.documents)
         let temporary = destination.deletingLastPathComponent().appending(path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
         var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
         let fileSystem = FileSystem()
         var snapshots: StoreSnapshots?
         defer { snapshots?.remove() }
-        var modifiedTimes: [Int64] = []
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
-            let bytesTotal = entries.reduce(Int64(0)) { $0 + ($1.isDirectory ? 0 : $1.bytes) } + (snapshots?.bytes ?? 0)
-            let entriesTotal = entries.count + (snapshots?.entryCount ?? 0)
+            let items = try self.items(scanned.filter { $0.kind == .document }, snapshots: snapshots, options: options, fileSystem: fileSystem, report: &report)
+            scanned = []  // what is left out is in the report: memory for the writers
+            let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
             var throttle = ProgressThrottle()
-            try withUTF8Locale {
-                let writer = try ArchiveWriter(path: temporary.path, format: options.format, level: options.level, threads: options.threads)
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-                defer { buffer.deallocate() }
-                func reportProgress(_ entriesDone: Int) {
-                    let now = ArchiveProgress(entriesDone: entriesDone, entriesTotal: entriesTotal, bytesDone: report.bytes, bytesTotal: bytesTotal)
-                    if throttle.shouldReport(now) { progress(now) }
-                }
-                func archiveFile(_ source: String, as entryPath: String, size: Int64, mode: UInt32, modified: Int64) throws {
-                    try writer.writeHeader(path: entryPath, kind: .file, size: size, mode: mode, modified: modified)
-                    let written = try fileSystem.readChunks(source, into: buffer) { chunk in
-                        if isCancelled() { throw CancellationError() }
-                        try writer.writeData(chunk, entry: entryPath)
-                        report.bytes += Int64(chunk.count)
-                        reportProgress(report.entries)
-                    }
-                    guard written == size else {
-                        throw ArchiveError(code: -30, message: "the file changed size while it was archived", archivePath: destination.path, entryPath: entryPath)
-                    }
-                }
-                for entry in entries {
-                    if isCancelled() { throw CancellationError() }
-                    let url = documents.appending(path: entry.path)
-                    // lstat: a link is archived as a link (or left out), never followed.
-                    guard let status = try fileSystem.status(url.path) else { continue }
-                    var modified = Int64(status.modificationTime.tv_sec)
-                    if let epoch = options.sourceDateEpoch { modified = min(modified, epoch) }
-                    switch status.kind {
-                    case .directory:
-                        try writer.writeHeader(path: entry.path + "/", kind: .directory, size: 0, mode: 0o755, modified: modified)
-                    case .symlink:
-                        guard fileSystem.resolves(url.path, inside: documents.path) else {
-                            report.leftOut.append(LeftOut(path: entry.path, reason: .linkOutside))
-                            continue
-                        }
-                        let text = try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
-                        try writer.writeHeader(path: entry.path, kind: .symlink, size: 0, mode: 0o777, modified: modified, linkTarget: text)
-                    case .regular:
-                        try archiveFile(url.path, as: entry.path, size: status.size, mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified)
-                    case .other:
-                        report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
-                        continue
-                    }
-                    report.entries += 1
-                    modifiedTimes.append(modified)
-                    reportProgress(report.entries)
-                }
-                for file in snapshots?.files ?? [] {
-                    var modified = file.modified
-                    if let epoch = options.sourceDateEpoch { modified = min(modified, epoch) }
-                    let entryPath = Self.databaseFolder + "/" + file.location.description
-                    try archiveFile(file.snapshot, as: entryPath, size: file.size, mode: 0o644, modified: modified)
-                    report.entries += 1
-                    report.databases.append(entryPath)
-                    modifiedTimes.append(modified)
-                    let folder = (entryPath as NSString).deletingLastPathComponent
-                    for support in file.supportFiles {
-                        let supportModified = options.sourceDateEpoch.map { min(support.modified, $0) } ?? support.modified
-                        try archiveFile(support.path, as: folder + "/" + support.relative, size: support.size, mode: 0o644, modified: supportModified)
-                        report.entries += 1
-                        modifiedTimes.append(supportModified)
-                    }
-                }
-                try writer.close()
-            }
-            if options.format == .zip { try ZipTimestamps.normalizeToUTC(temporary, modified: modifiedTimes) }
+            report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem, progress: { entries, bytes in
+                let now = ArchiveProgress(entriesDone: entries, entriesTotal: items.count, bytesDone: bytes, bytesTotal: bytesTotal)
+                if throttle.shouldReport(now) { progress(now) }
+            }, isCancelled: isCancelled)
+            report.entries = items.count
             // Durable before it gets its name: fsync, rename over any older archive, fsync the folder.
             try fileSystem.syncFile(temporary.path)
             try fileSystem.rename(temporary.path, to: destination.path, replacing: true)
@@ -225,6 +184,102 @@ public struct Exporter: Sendable {
         progress(ArchiveProgress(entriesDone: report.entries, entriesTotal: report.entries, bytesDone: report.bytes, bytesTotal: report.bytes))
         report.leftOut.sort { $0.path < $1.path }
         return report
+    }
+
+    /// What the archive will hold, in order: the documents (a link kept only when it stays
+    /// inside Documents), then the store snapshots. Records what is left out in `report`.
+    private func items(_ documents: [ClassifiedFile], snapshots: StoreSnapshots?, options: ExportOptions, fileSystem: FileSystem,
+                       report: inout ExportReport) throws -> [ArchiveItem] {
+        let root = container.documents
+        let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
+        var items: [ArchiveItem] = []
+        items.reserveCapacity(documents.count)
+        for entry in documents {
+            let url = root.appending(path: entry.path)
+            // lstat: a link is archived as a link (or left out), never followed.
+            guard let status = try fileSystem.status(url.path) else { continue }
+            let modified = clamp(Int64(status.modificationTime.tv_sec))
+            switch status.kind {
+            case .directory:
+                items.append(ArchiveItem(path: entry.path + "/", content: .directory, mode: 0o755, modified: modified))
+            case .symlink:
+                guard fileSystem.resolves(url.path, inside: root.path) else {
+                    report.leftOut.append(LeftOut(path: entry.path, reason: .linkOutside))
+                    continue
+                }
+                let text = try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
+                items.append(ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified))
+            case .regular:
+                items.append(ArchiveItem(path: entry.path, content: .file(source: url.path, size: status.size),
+                                         mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
+            case .other:
+                report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
+            }
+        }
+        for file in snapshots?.files ?? [] {
+            let entryPath = Self.databaseFolder + "/" + file.location.description
+            items.append(ArchiveItem(path: entryPath, content: .file(source: file.snapshot, size: file.size), mode: 0o644, modified: clamp(file.modified)))
+            report.databases.append(entryPath)
+            let folder = (entryPath as NSString).deletingLastPathComponent
+            for support in file.supportFiles {
+                items.append(ArchiveItem(path: folder + "/" + support.relative, content: .file(source: support.path, size: support.size),
+                                         mode: 0o644, modified: clamp(support.modified)))
+            }
+        }
+        return items
+    }
+
+    /// Writes `items` to `temporary` in `options.format`; returns the bytes of content archived.
+    /// zip and tar.gz are written by Backstage on several threads (libarchive writing the
+    /// entries), the other formats by libarchive alone (tar.zst on zstd's threads).
+    private func write(_ items: [ArchiveItem], to temporary: URL, naming destination: URL, options: ExportOptions, fileSystem: FileSystem,
+                       progress: (Int, Int64) -> Void, isCancelled: () -> Bool) throws -> Int64 {
+        let threads = options.compressionThreads
+        switch options.format {
+        case .zip:
+            let output = try ArchiveOutput(temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
+            defer { output.close() }
+            var zip = ParallelZip(items: items, level: options.level, workers: threads, heldBytesPerWorker: options.tuning.heldBytesPerWorker)
+            zip.directory.zip64Limit = options.tuning.zip64Limit
+            return try zip.write(to: output, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+        case .tarGz:
+            let output = try ArchiveOutput(temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
+            defer { output.close() }
+            return try withUTF8Locale {
+                let gzip = try ParallelGzip(output: output, level: options.level, workers: threads)
+                let writer = try ArchiveWriter(sink: gzip, format: .tar, level: nil, archivePath: destination.path)
+                let bytes = try write(items, with: writer, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                try writer.close()
+                try gzip.finish()
+                return bytes
+            }
+        default:
+            return try withUTF8Locale {
+                let writer = try ArchiveWriter(path: temporary.path, naming: destination.path, format: options.format, level: options.level,
+                                               threads: options.format == .tarZst ? threads : nil)
+                let bytes = try write(items, with: writer, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                try writer.close()
+                return bytes
+            }
+        }
+    }
+
+    /// Writes `items` one after the other through `writer`, on the calling thread.
+    private func write(_ items: [ArchiveItem], with writer: ArchiveWriter, fileSystem: FileSystem,
+                       progress: (Int, Int64) -> Void, isCancelled: () -> Bool) throws -> Int64 {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var bytes: Int64 = 0
+        for (index, item) in items.enumerated() {
+            if isCancelled() { throw CancellationError() }
+            try writer.write(item, buffer: buffer, fileSystem: fileSystem) { count in
+                bytes += Int64(count)
+                if isCancelled() { throw CancellationError() }
+                progress(index, bytes)
+            }
+            progress(index + 1, bytes)
+        }
+        return bytes
     }
 
     /// The entries of a scan that are not documents: internal files, and hidden ones (a hidden

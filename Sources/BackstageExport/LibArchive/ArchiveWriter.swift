@@ -1,18 +1,59 @@
 import CArchive
 import Foundation
 
+/// Where a writer's bytes go when Backstage, not libarchive, puts them in the file: each call
+/// gets the next bytes of the stream, in order, unbuffered.
+protocol ArchiveSink: AnyObject {
+    func consume(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError)
+}
+
 /// Owns one libarchive write handle. Entries are written in the order given; `close()` writes
 /// the trailer (the zip central directory) and must be called: it is where a full disk shows up.
 final class ArchiveWriter {
     private var handle: OpaquePointer?
     let path: String
+    /// The sink's side of the write callback, and the first error the sink threw.
+    private var client: SinkClient?
 
-    init(path: String, format: ArchiveFormat, level: Int?, threads: Int?) throws(ArchiveError) {
-        self.path = path
-        guard let handle = archive_write_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: path) }
+    /// A writer of `format` to the file at `path`, libarchive writing it; errors name
+    /// `archivePath` (the destination a temporary file will be renamed to), `path` by default.
+    init(path: String, naming archivePath: String? = nil, format: ArchiveFormat, level: Int?, threads: Int?) throws(ArchiveError) {
+        self.path = archivePath ?? path
+        guard let handle = archive_write_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: self.path) }
         self.handle = handle
         try check(configure(handle, format: format, level: level, threads: threads))
         try check(archive_write_open_filename(handle, path))
+    }
+
+    /// A writer of the bare container (`.zip` or `.tar`: no compression filter) whose bytes go to
+    /// `sink` as libarchive produces them; `archivePath` names the archive in errors.
+    init(sink: ArchiveSink, format: ArchiveFormat, level: Int?, archivePath: String) throws(ArchiveError) {
+        self.path = archivePath
+        guard let handle = archive_write_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: archivePath) }
+        self.handle = handle
+        let client = SinkClient(sink: sink)
+        self.client = client
+        try check(configure(handle, format: format == .zip ? .zip : .tar, level: level, threads: nil))
+        // No blocking: each write goes straight to the sink (the tar end-of-archive is its two zero records).
+        archive_write_set_bytes_per_block(handle, 0)
+        try check(archive_write_open(handle, Unmanaged.passUnretained(client).toOpaque(), nil, { _, context, bytes, count in
+            let client = Unmanaged<SinkClient>.fromOpaque(context!).takeUnretainedValue()
+            // Once the sink failed, nothing more reaches it (libarchive still flushes when freed).
+            guard client.failure == nil else { return -1 }
+            do throws(ArchiveError) {
+                try client.sink.consume(UnsafeRawBufferPointer(start: bytes, count: count))
+                return count
+            } catch {
+                if client.failure == nil { client.failure = error }
+                return -1
+            }
+        }, nil))
+    }
+
+    /// Ends the current entry: for zip, the rest of its compressed bytes and its data descriptor.
+    func finishEntry(_ entryPath: String) throws(ArchiveError) {
+        guard let handle else { return }
+        try check(archive_write_finish_entry(handle), entry: entryPath)
     }
 
     private func configure(_ a: OpaquePointer, format: ArchiveFormat, level: Int?, threads: Int?) -> Int32 {
@@ -46,11 +87,12 @@ final class ArchiveWriter {
         case .tarXz:
             status = archive_write_add_filter_xz(a)
             if let level { options.append("xz:compression-level=\(level)") }
-            if let threads { options.append("xz:threads=\(threads)") }
         case .tarZst:
             status = archive_write_add_filter_zstd(a)
             if let level { options.append("zstd:compression-level=\(level)") }
-            if let threads { options.append("zstd:threads=\(threads)") }
+            // zstd's output is the same for any number of workers from 1 up (0, its single-threaded
+            // mode, would give other bytes): at least one.
+            if let threads { options.append("zstd:threads=\(max(1, threads))") }
         default:
             break
         }
@@ -112,12 +154,25 @@ final class ArchiveWriter {
     }
 
     private func error(_ status: Int32, entry: String?) -> ArchiveError {
+        if var failure = client?.failure {
+            failure.entryPath = failure.entryPath ?? entry
+            return failure
+        }
         let message = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "libarchive error \(status)"
         let code = handle.map { archive_errno($0) } ?? status
         return ArchiveError(code: code != 0 ? code : status, message: message, archivePath: path, entryPath: entry)
     }
 
     enum EntryKind { case directory, file, symlink }
+
+    private final class SinkClient {
+        let sink: ArchiveSink
+        var failure: ArchiveError?
+
+        init(sink: ArchiveSink) {
+            self.sink = sink
+        }
+    }
 }
 
 /// Runs `body` with the calling thread in the C.UTF-8 locale, whatever the process locale is,

@@ -10,8 +10,9 @@ import Foundation
 /// Documents tree of that size, then times: `backstage relocate` by rename and by copy to
 /// `/dev/shm`, `cp` + fsync, `mv` across file systems, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row copy
 /// (every row read into memory and written to a new store, as `migratePersistentStore` does), a
-/// split against `VACUUM INTO`, export against `bsdtar` and GNU `tar -I 'zstd -T0'`, import against
-/// `bsdtar -xf`, and `needsUpgrade` in process.
+/// split against `VACUUM INTO`, export zip against `bsdtar`, tar.gz against GNU `tar -I pigz` and
+/// tar.zst against `tar -I 'zstd -T0'` (each baseline fsyncs its archive, as Backstage does),
+/// import against `bsdtar -xf` + `sync -f`, and `needsUpgrade` in process.
 public struct BenchRunner {
     /// The `backstage` executable.
     public var executable: URL
@@ -45,7 +46,7 @@ public struct BenchRunner {
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: workspace, withIntermediateDirectories: true)
         var skipped: [String] = []
-        let tools = ["sqlite3", "bsdtar", "zstd", "python3", "tar"].filter { which($0) == nil }
+        let tools = ["sqlite3", "bsdtar", "zstd", "pigz", "python3", "tar"].filter { which($0) == nil }
         if !tools.isEmpty { skipped.append("missing tools: \(tools.joined(separator: ", "))") }
         var samples: [String: [Double]] = [:]
         var peaks: [String: Int64] = [:]
@@ -192,11 +193,12 @@ public struct BenchRunner {
             skipped.append("copy to /dev/shm at \(BenchReport.size(data.size)): not enough room there")
         }
         if let sqlite3 = which("sqlite3") {
+            // Made durable as Backstage's copies are: the new store fsynced before the command ends.
             cases.append(Case(name: "sqlite3 .backup", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                (sqlite3, [sqliteRun(run), ".backup '\(run.appending(path: "backup.sqlite").path)'"], nil)
+                ("/bin/sh", ["-c", "\"$1\" \"$2\" \".backup '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run), run.appending(path: "backup.sqlite").path], nil)
             })
             cases.append(Case(name: "VACUUM INTO", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                (sqlite3, [sqliteRun(run), "VACUUM INTO '\(run.appending(path: "vacuum.sqlite").path)'"], nil)
+                ("/bin/sh", ["-c", "\"$1\" \"$2\" \"VACUUM INTO '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run), run.appending(path: "vacuum.sqlite").path], nil)
             })
             cases.append(Case(name: "split", kind: .backstage, bytes: bytes, baselines: ["VACUUM INTO"], prepare: { run in
                 try copyContainer(run)
@@ -209,26 +211,38 @@ public struct BenchRunner {
             })
         }
         let tree = data.documents.appending(path: "Documents").path
-        if let bsdtar = which("bsdtar") {
+        // Baselines as durable as Backstage: the archive fsynced before the command ends.
+        func archiving(_ command: String, to archive: String) -> (String, [String], [String: String]?) {
+            ("/bin/sh", ["-c", command + " && sync -f \"$1\"", "sh", archive, tree], nil)
+        }
+        if which("bsdtar") != nil {
             cases.append(Case(name: "export zip (deflate 6)", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar zip (deflate 6)"]) { run in
                 (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.zip").path, "--level", "6"], nil)
             })
             cases.append(Case(name: "bsdtar zip (deflate 6)", kind: .baseline, bytes: data.documentsBytes) { run in
-                (bsdtar, ["--format", "zip", "--options", "zip:compression-level=6", "-cf", run.appending(path: "out.zip").path, "-C", tree, "."], nil)
+                archiving("bsdtar --format zip --options zip:compression-level=6 -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.zip").path)
             })
             cases.append(Case(name: "import tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar -xf"]) { run in
                 (backstage, ["import", data.archive.path, run.appending(path: "imported").path], nil)
             })
             cases.append(Case(name: "bsdtar -xf", kind: .baseline, bytes: data.documentsBytes, prepare: { run in
                 try FileManager.default.createDirectory(at: run.appending(path: "x"), withIntermediateDirectories: true)
-            }) { run in (bsdtar, ["-xf", data.archive.path, "-C", run.appending(path: "x").path], nil) })
+            }) { run in ("/bin/sh", ["-c", "bsdtar -xf \"$1\" -C \"$2\" && sync -f \"$2\"", "sh", data.archive.path, run.appending(path: "x").path], nil) })
         }
-        if which("zstd") != nil, let tar = which("tar") {
-            cases.append(Case(name: "export tar.zst (2 threads)", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I 'zstd -T0'"]) { run in
-                (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.zst").path, "--threads", "2"], nil)
+        if which("pigz") != nil, which("tar") != nil {
+            cases.append(Case(name: "export tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I pigz"]) { run in
+                (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.gz").path], nil)
+            })
+            cases.append(Case(name: "tar -I pigz", kind: .baseline, bytes: data.documentsBytes) { run in
+                archiving("tar -I pigz -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.gz").path)
+            })
+        }
+        if which("zstd") != nil, which("tar") != nil {
+            cases.append(Case(name: "export tar.zst", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I 'zstd -T0'"]) { run in
+                (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.zst").path], nil)
             })
             cases.append(Case(name: "tar -I 'zstd -T0'", kind: .baseline, bytes: data.documentsBytes) { run in
-                (tar, ["-I", "zstd -T0", "-cf", run.appending(path: "out.tar.zst").path, "-C", tree, "."], nil)
+                archiving("tar -I 'zstd -T0' -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.zst").path)
             })
         }
         return cases

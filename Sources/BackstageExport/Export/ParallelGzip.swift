@@ -1,0 +1,247 @@
+import CArchive
+import Foundation
+
+/// A gzip file compressed on several threads, the way pigz does it: the stream is cut into
+/// 128 KiB blocks, each deflated by a worker with the 32 KiB before it as its dictionary and
+/// ended by a sync flush (the last one finishes the stream), the blocks' CRC-32s combined in
+/// order. The result is one ordinary gzip member that any gzip reader inflates.
+///
+/// Block boundaries are fixed offsets of the input, so the bytes written are the same whatever
+/// the number of workers (one included). Memory is bounded: at most four blocks per worker are
+/// in flight, about 1 MiB per worker with zlib's state.
+///
+/// The calling thread feeds it (``consume(_:)``, as libarchive's tar writer produces bytes) and
+/// writes the compressed blocks, in order, as they come back.
+final class ParallelGzip: ArchiveSink {
+    static let blockSize = 128 << 10
+    static let window = 32 << 10
+
+    private let output: ArchiveOutput
+    private let queue: Queue
+    private let workers = ThreadGroup()
+    private let maxInFlight: Int
+    private var block: [UInt8] = []
+    private var dictionary: [UInt8] = []
+    private var submitted = 0
+    private var written = 0
+    private var crc = crc32(0, nil, 0)
+    private var length: UInt64 = 0
+    private var finished = false
+    /// The first failure (a full disk): the stream is broken, nothing more is written.
+    private var failure: ArchiveError?
+
+    /// Writes the gzip header to `output` and starts `workers` compressing threads at `level`
+    /// (zlib's 0–9, 6 when nil, as gzip).
+    init(output: ArchiveOutput, level: Int?, workers count: Int) throws(ArchiveError) {
+        let level = Int32(max(0, min(9, level ?? 6)))
+        self.output = output
+        self.queue = Queue()
+        self.maxInFlight = 4 * max(1, count)
+        block.reserveCapacity(Self.blockSize)
+        // RFC 1952 header: deflate, no name, no time (reproducible), XFL as gzip sets it, OS = Unix.
+        try output.write([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, level == 9 ? 2 : level == 1 ? 4 : 0, 3])
+        let queue = self.queue
+        for _ in 0..<max(1, count) {
+            workers.start { Self.work(queue, level: level) }
+        }
+    }
+
+    deinit {
+        queue.stop()
+        workers.wait()
+    }
+
+    func consume(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+        if let failure { throw failure }
+        do {
+            try append(bytes)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+        var rest = bytes
+        while !rest.isEmpty {
+            let take = min(rest.count, Self.blockSize - block.count)
+            block.append(contentsOf: rest.prefix(take))
+            rest = UnsafeRawBufferPointer(rebasing: rest.dropFirst(take))
+            if block.count == Self.blockSize { try submit(last: false) }
+        }
+    }
+
+    /// Compresses what is left, waits for every block, writes them and the trailer.
+    func finish() throws(ArchiveError) {
+        if let failure { throw failure }
+        guard !finished else { return }
+        finished = true
+        try submit(last: true)
+        while written < submitted { try writeNext(waiting: true) }
+        queue.stop()
+        var trailer = [UInt8]()
+        for shift in stride(from: 0, to: 32, by: 8) { trailer.append(UInt8(truncatingIfNeeded: UInt32(truncatingIfNeeded: crc) >> shift)) }
+        for shift in stride(from: 0, to: 32, by: 8) { trailer.append(UInt8(truncatingIfNeeded: length >> UInt64(shift))) }
+        try output.write(trailer)
+    }
+
+    private func submit(last: Bool) throws(ArchiveError) {
+        // Back-pressure: never more than maxInFlight blocks compressed or compressing ahead of the file.
+        while submitted - written >= maxInFlight { try writeNext(waiting: true) }
+        let job = Job(index: submitted, input: block, dictionary: dictionary, last: last)
+        if block.count >= Self.window {
+            dictionary = Array(block.suffix(Self.window))
+        } else {
+            dictionary = Array((dictionary + block).suffix(Self.window))
+        }
+        block.removeAll(keepingCapacity: true)
+        queue.push(job)
+        submitted += 1
+        while try writeNext(waiting: false) {}
+    }
+
+    /// Writes the next block in order if it is compressed (waiting for it when asked); false if
+    /// it is not ready.
+    @discardableResult
+    private func writeNext(waiting: Bool) throws(ArchiveError) -> Bool {
+        guard written < submitted else { return false }
+        guard let done = queue.take(written, waiting: waiting) else {
+            // Waiting ends without the block only when a worker could not start (no memory for zlib).
+            if waiting { throw ArchiveError(code: ENOMEM, message: "zlib could not allocate its compression state", archivePath: output.archivePath) }
+            return false
+        }
+        try output.write(done.output)
+        crc = crc32_combine(crc, done.crc, off_t(done.inputCount))
+        length += UInt64(done.inputCount)
+        written += 1
+        return true
+    }
+
+    // MARK: Workers
+
+    private struct Job: Sendable {
+        var index: Int
+        var input: [UInt8]
+        var dictionary: [UInt8]
+        var last: Bool
+    }
+
+    private struct Done: Sendable {
+        var output: [UInt8]
+        var crc: UInt
+        var inputCount: Int
+    }
+
+    /// Jobs waiting for a worker, and finished blocks waiting to be written.
+    private final class Queue: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var jobs: [Job] = []
+        private var jobsStart = 0
+        private var done: [Int: Done] = [:]
+        private var stopped = false
+
+        func push(_ job: Job) {
+            condition.lock()
+            jobs.append(job)
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// The next job, or nil once stopped.
+        func next() -> Job? {
+            condition.lock()
+            defer { condition.unlock() }
+            while jobsStart == jobs.count && !stopped { condition.wait() }
+            guard jobsStart < jobs.count, !stopped else { return nil }
+            let job = jobs[jobsStart]
+            jobsStart += 1
+            if jobsStart > 64 {
+                jobs.removeFirst(jobsStart)
+                jobsStart = 0
+            }
+            return job
+        }
+
+        func complete(_ index: Int, _ result: Done) {
+            condition.lock()
+            done[index] = result
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func take(_ index: Int, waiting: Bool) -> Done? {
+            condition.lock()
+            defer { condition.unlock() }
+            while done[index] == nil && waiting && !stopped { condition.wait() }
+            return done.removeValue(forKey: index)
+        }
+
+        func stop() {
+            condition.lock()
+            stopped = true
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    private static func work(_ queue: Queue, level: Int32) {
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer { deflateEnd(stream); stream.deinitialize(count: 1); stream.deallocate() }
+        guard backstage_deflate_init_raw(stream, level) == Z_OK else {
+            queue.stop()
+            return
+        }
+        while let job = queue.next() {
+            queue.complete(job.index, compress(job, stream))
+        }
+    }
+
+    private static func compress(_ job: Job, _ stream: UnsafeMutablePointer<z_stream>) -> Done {
+        deflateReset(stream)
+        if !job.dictionary.isEmpty {
+            job.dictionary.withUnsafeBufferPointer { _ = deflateSetDictionary(stream, $0.baseAddress, uInt($0.count)) }
+        }
+        // Room for incompressible input, the sync marker and the final block.
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(job.input.count))) + 64)
+        var produced = 0
+        job.input.withUnsafeBufferPointer { input in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+            stream.pointee.avail_in = uInt(input.count)
+            while true {
+                if produced == output.count { output += [UInt8](repeating: 0, count: 64 << 10) }
+                output.withUnsafeMutableBufferPointer { out in
+                    stream.pointee.next_out = out.baseAddress! + produced
+                    stream.pointee.avail_out = uInt(out.count - produced)
+                    _ = deflate(stream, job.last ? Z_FINISH : Z_SYNC_FLUSH)
+                    produced = out.count - Int(stream.pointee.avail_out)
+                }
+                // Done when all input is in and the flush fitted (Z_FINISH: the stream ended).
+                if stream.pointee.avail_in == 0 && produced < output.count { break }
+            }
+        }
+        output.removeSubrange(produced...)
+        let crc = job.input.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) }
+        return Done(output: output, crc: crc, inputCount: job.input.count)
+    }
+}
+
+/// Threads started one by one and waited for together.
+final class ThreadGroup: Sendable {
+    private let group = DispatchGroup()
+
+    func start(_ body: @escaping @Sendable () -> Void) {
+        let group = self.group
+        group.enter()
+        let thread = Thread {
+            body()
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    func wait() {
+        group.wait()
+    }
+}

@@ -1,0 +1,298 @@
+import Backstage
+import Foundation
+
+/// A zip written by several workers at once: the entries of a zip are independent, so each
+/// worker takes the next entry in order and has its own libarchive zip writer compress it. The
+/// entry that comes next in the archive goes straight to the file as libarchive produces it;
+/// the others are held in memory until their turn, up to a budget (16 MiB per worker beyond the
+/// first), past which their worker waits. libarchive writes every entry's bytes (local header,
+/// data, data descriptor) and every central directory record; Backstage puts the entries in
+/// order, and the records with the offsets the entries have in the archive (``ZipDirectory``).
+///
+/// Entries are written in the order given and each entry's bytes do not depend on which worker
+/// wrote it, so the archive is the same whatever the number of workers. A single large file is
+/// compressed by one worker: memory stays bounded, and the others go on with the next entries
+/// while it fits the budget.
+struct ParallelZip {
+    var items: [ArchiveItem]
+    var level: Int?
+    var workers: Int
+    /// Bytes held for entries waiting for their turn, per worker beyond the first.
+    var heldBytesPerWorker = 16 << 20
+    var directory = ZipDirectory()
+
+    /// Writes the archive to `output`. `progress` and `isCancelled` are called on the calling
+    /// thread only, a few times a second, while the workers run.
+    ///
+    /// - returns: the bytes of file content archived.
+    func write(to output: ArchiveOutput, fileSystem: FileSystem, progress: (_ entries: Int, _ bytes: Int64) -> Void,
+               isCancelled: () -> Bool) throws -> Int64 {
+        let count = max(1, min(workers, items.count))
+        let schedule = Schedule(items: items, output: output, workers: count, budget: heldBytesPerWorker * (count - 1))
+        let threads = ThreadGroup()
+        let level = level
+        for worker in 0..<count {
+            threads.start { schedule.work(worker, level: level, fileSystem: fileSystem) }
+        }
+        while !schedule.waitUntilFinished(seconds: 0.1) {
+            let now = schedule.progress
+            progress(now.entries, now.bytes)
+            if isCancelled() { schedule.fail(CancellationError()) }
+        }
+        threads.wait()
+        if let failure = schedule.failure { throw failure }
+
+        // The central directory, from the writers' records, in entry order.
+        let written = schedule.directories
+        var records = [(writer: Int32, start: Int32)](repeating: (-1, 0), count: items.count)
+        for (writer, directory) in written.enumerated() {
+            let starts = try ZipDirectory.recordStarts(in: directory.bytes, count: directory.entries.count, archivePath: output.archivePath)
+            for (index, start) in zip(directory.entries, starts) { records[index] = (Int32(writer), Int32(start)) }
+        }
+        let directoryOffset = UInt64(output.position)
+        var chunk: [UInt8] = []
+        for (index, record) in records.enumerated() {
+            guard record.writer >= 0 else { throw ArchiveError(code: -30, message: "an entry has no central directory record", archivePath: output.archivePath, entryPath: items[index].path) }
+            directory.append(recordAt: Int(record.start), in: written[Int(record.writer)].bytes, offset: UInt64(schedule.offsets[index]),
+                             modified: items[index].modified, to: &chunk)
+            if chunk.count >= 1 << 20 {
+                try output.write(chunk)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        try output.write(chunk)
+        try output.write(directory.end(count: items.count, directoryOffset: directoryOffset, directorySize: UInt64(output.position) - directoryOffset))
+        return schedule.progress.bytes
+    }
+
+    /// Which entry goes to the file next, the bytes held for the others, and the workers' state.
+    ///
+    /// One thread at a time writes to the file: the worker of the entry whose turn it is
+    /// (``head``), or the worker that finished it and writes the complete entries after it.
+    /// The turn moves on only after the writing is done, under the lock.
+    final class Schedule: @unchecked Sendable {
+        let items: [ArchiveItem]
+        let output: ArchiveOutput
+        let budget: Int
+        private let condition = NSCondition()
+        private var nextToTake = 0
+        private var head = 0
+        /// The bytes of entries waiting for their turn, as libarchive gave them (no doubling growth).
+        private var held: [Int: [[UInt8]]] = [:]
+        private var heldBytes = 0
+        private var complete: [Bool]
+        private var started: [Bool]
+        private(set) var offsets: [Int64]
+        /// Workers not yet stopped.
+        private var running: Int
+        private(set) var failure: Error?
+        private(set) var directories: [(entries: [Int], bytes: [UInt8])] = []
+        private var entriesDone = 0
+        private var bytesDone: Int64 = 0
+
+        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, budget: Int) {
+            self.items = items
+            running = workers
+            self.output = output
+            self.budget = budget
+            complete = [Bool](repeating: false, count: items.count)
+            started = complete
+            offsets = [Int64](repeating: 0, count: items.count)
+        }
+
+        var progress: (entries: Int, bytes: Int64) {
+            condition.lock()
+            defer { condition.unlock() }
+            return (entriesDone, bytesDone)
+        }
+
+        func fail(_ error: Error) {
+            condition.lock()
+            if failure == nil { failure = error }
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// True once every worker has stopped; waits up to `seconds` for it.
+        func waitUntilFinished(seconds: Double) -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            if running > 0 { _ = condition.wait(until: Date(timeIntervalSinceNow: seconds)) }
+            return running == 0
+        }
+
+        /// One worker: the next entry in order, until there are none or something failed.
+        func work(_ worker: Int, level: Int?, fileSystem: FileSystem) {
+            defer {
+                condition.lock()
+                running -= 1
+                condition.broadcast()
+                condition.unlock()
+            }
+            // 256 KiB reads: deflate takes them as fast as 1 MiB ones, and each worker has one.
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+            defer { buffer.deallocate() }
+            do {
+                try withUTF8Locale {
+                    // A writer per 1,024 entries: libarchive keeps a writer's central directory in
+                    // memory until it closes, and Backstage keeps one copy of it.
+                    var next = take()
+                    while next != nil {
+                        let sink = EntrySink(schedule: self)
+                        let writer = try ArchiveWriter(sink: sink, format: .zip, level: level, archivePath: output.archivePath)
+                        var mine: [Int] = []
+                        while let index = next, mine.count < 1_024 {
+                            let item = items[index]
+                            sink.begin(index, modified: item.modified)
+                            try writer.write(item, buffer: buffer, fileSystem: fileSystem) { self.read($0) }
+                            try writer.finishEntry(item.path)
+                            try finish(index)
+                            mine.append(index)
+                            next = take()
+                        }
+                        // A record is 46 bytes, the name, and libarchive's extra fields (UT, ux: 24 bytes).
+                        sink.collectDirectory(estimate: mine.reduce(22) { $0 + 46 + items[$1].path.utf8.count + 32 })
+                        try writer.close()
+                        condition.lock()
+                        directories.append((mine, sink.directory))
+                        condition.unlock()
+                    }
+                }
+            } catch {
+                fail(error)
+            }
+        }
+
+        private func take() -> Int? {
+            condition.lock()
+            defer { condition.unlock() }
+            guard failure == nil, nextToTake < items.count else { return nil }
+            nextToTake += 1
+            return nextToTake - 1
+        }
+
+        private func read(_ count: Int) {
+            condition.lock()
+            bytesDone += Int64(count)
+            condition.unlock()
+        }
+
+        /// The next bytes of entry `index`: to the file if it is its turn, else held (waiting
+        /// while the budget is spent).
+        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+            condition.lock()
+            while true {
+                if let failure {
+                    condition.unlock()
+                    throw failure
+                }
+                if head == index {
+                    let before = held.removeValue(forKey: index) ?? []
+                    heldBytes -= before.reduce(0) { $0 + $1.count }
+                    if !started[index] { started[index] = true; offsets[index] = output.position }
+                    condition.unlock()
+                    try guarded {
+                        for chunk in before { try output.write(chunk) }
+                        try output.write(bytes)
+                    }
+                    return
+                }
+                if heldBytes + bytes.count <= budget {
+                    held[index, default: []].append([UInt8](bytes))
+                    heldBytes += bytes.count
+                    condition.unlock()
+                    return
+                }
+                condition.wait()
+            }
+        }
+
+        /// Entry `index` is complete: written now if it is its turn (with the complete ones
+        /// after it), else left held for the worker whose entry comes before.
+        private func finish(_ index: Int) throws {
+            condition.lock()
+            defer { condition.unlock() }
+            complete[index] = true
+            entriesDone += 1
+            guard head == index else { return }
+            while head < items.count && complete[head] {
+                let chunks = held.removeValue(forKey: head) ?? []
+                heldBytes -= chunks.reduce(0) { $0 + $1.count }
+                if !started[head] { started[head] = true; offsets[head] = output.position }
+                condition.unlock()
+                do {
+                    try guarded { for chunk in chunks { try output.write(chunk) } }
+                } catch {
+                    condition.lock()
+                    throw error
+                }
+                condition.lock()
+                head += 1
+            }
+            condition.broadcast()
+        }
+
+        /// Runs a write; a failure stops every worker.
+        private func guarded(_ body: () throws -> Void) throws {
+            do {
+                try body()
+            } catch {
+                fail(error)
+                throw error
+            }
+        }
+    }
+
+    /// A worker's writer's bytes: an entry's go to the schedule, with the DOS date and time of its
+    /// local header in UTC; the central directory, at close, is kept.
+    final class EntrySink: ArchiveSink {
+        private let schedule: Schedule
+        private var entry = -1
+        private var seen = 0
+        private var stamp: [UInt8] = []
+        private var collecting = false
+        private(set) var directory: [UInt8] = []
+
+        init(schedule: Schedule) {
+            self.schedule = schedule
+        }
+
+        func begin(_ index: Int, modified: Int64) {
+            entry = index
+            seen = 0
+            stamp = ZipDirectory.dosTimestamp(modified)
+        }
+
+        /// From now on bytes are the writer's central directory: about `estimate` of them.
+        func collectDirectory(estimate: Int) {
+            collecting = true
+            directory.reserveCapacity(estimate)
+        }
+
+        func consume(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+            if collecting {
+                directory.append(contentsOf: bytes)
+                return
+            }
+            do {
+                // Bytes 10..<14 of a local header: the DOS time and date.
+                if seen < 14 {
+                    var patched = [UInt8](bytes)
+                    for offset in 10..<14 where offset >= seen && offset - seen < patched.count {
+                        patched[offset - seen] = stamp[offset - 10]
+                    }
+                    seen += bytes.count
+                    try patched.withUnsafeBytes { try schedule.emit(entry, $0) }
+                } else {
+                    seen += bytes.count
+                    try schedule.emit(entry, bytes)
+                }
+            } catch let error as ArchiveError {
+                throw error
+            } catch {
+                // Another worker failed (or the export was cancelled): this one stops too.
+                throw ArchiveError(code: -30, message: "stopped: \(error)", archivePath: schedule.output.archivePath)
+            }
+        }
+    }
+}
