@@ -12,7 +12,8 @@ struct Bench: AsyncParsableCommand {
             interleaved run by run, each case as a child process (wall clock and peak RSS): relocation by rename \
             and by copy to /dev/shm, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row \
             copy (the whole store read into memory and written anew, as migratePersistentStore does), a split \
-            against `VACUUM INTO`, export against bsdtar and GNU `tar -I 'zstd -T0'`, import against `bsdtar -xf`, \
+            against `VACUUM INTO`, export zip against bsdtar, tar.gz against GNU `tar -I pigz` and tar.zst against \
+            `tar -I 'zstd -T0'` (every baseline fsyncs what it writes), import against `bsdtar -xf`, \
             and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \
             time at 1 GB and 10 GB against the launch budget.
 

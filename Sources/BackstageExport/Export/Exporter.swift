@@ -111,9 +111,10 @@ public enum ExportEvent: Sendable {
 /// reached through a symbolic link that leaves Documents. The archive is reproducible: entries in
 /// sorted order, uid/gid 0, permissions normalised (0644, 0755 for folders and executables), real
 /// modification times (clamped to `SOURCE_DATE_EPOCH` when set), no access or change times, and
-/// names in UTF-8 whatever the process locale. It streams through one 1 MiB buffer, so memory does
-/// not grow with the tree, and is written to a temporary name beside the destination, renamed
-/// only when complete.
+/// names in UTF-8 whatever the process locale. zip, tar.gz and tar.zst are compressed on
+/// ``ExportOptions/threads`` threads with the same bytes whatever their number. Files are
+/// streamed, so memory does not grow with their size, and the archive is written to a temporary
+/// name beside the destination, renamed only when complete.
 ///
 /// For example:
 ///
