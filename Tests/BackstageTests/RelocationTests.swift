@@ -316,14 +316,20 @@ final class CancellationGate: Sendable {
         { [self] _, current in
             guard current == phase else { return }
             reached.set()
-            for _ in 0..<1000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
+            for _ in 0..<6000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
         }
     }
 
+    /// Cancels `task` once the phase is reached, from a thread of its own: the cooperative pool
+    /// (two threads on two cores) may be held by the relocation waiting here and by another test's
+    /// blocking call, and the cancellation must not wait for either.
     func cancel<T: Sendable>(_ task: Task<T, any Error>) async throws {
-        while !reached.get() { try await Task.sleep(for: .milliseconds(5)) }
-        task.cancel()
-        cancelled.set()
+        let reached = self.reached, cancelled = self.cancelled
+        Thread.detachNewThread {
+            while !reached.get() { Thread.sleep(forTimeInterval: 0.005) }
+            task.cancel()
+            cancelled.set()
+        }
     }
 }
 
