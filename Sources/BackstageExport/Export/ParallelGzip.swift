@@ -225,23 +225,3 @@ final class ParallelGzip: ArchiveSink {
         return Done(output: output, crc: crc, inputCount: job.input.count)
     }
 }
-
-/// Threads started one by one and waited for together.
-final class ThreadGroup: Sendable {
-    private let group = DispatchGroup()
-
-    func start(_ body: @escaping @Sendable () -> Void) {
-        let group = self.group
-        group.enter()
-        let thread = Thread {
-            body()
-            group.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-
-    func wait() {
-        group.wait()
-    }
-}
