@@ -89,11 +89,8 @@ final class ParallelGzip: ArchiveSink {
         // Back-pressure: never more than maxInFlight blocks compressed or compressing ahead of the file.
         while submitted - written >= maxInFlight { try writeNext(waiting: true) }
         let job = Job(index: submitted, input: block, dictionary: dictionary, last: last)
-        if block.count >= Self.window {
-            dictionary = Array(block.suffix(Self.window))
-        } else {
-            dictionary = Array((dictionary + block).suffix(Self.window))
-        }
+        // Every block but the last is full, so the next one's dictionary is this one's tail.
+        if !last { dictionary = Array(block.suffix(Self.window)) }
         block.removeAll(keepingCapacity: true)
         queue.push(job)
         submitted += 1

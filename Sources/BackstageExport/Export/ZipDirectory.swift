@@ -37,14 +37,14 @@ struct ZipDirectory {
     /// Appends the record at `start` in `bytes` to `out`, for an entry at `offset` in the
     /// archive modified at `modified`: its zip64 field (if any) rebuilt, its DOS time in UTC.
     func append(recordAt start: Int, in bytes: [UInt8], offset: UInt64, modified: Int64, to out: inout [UInt8]) {
-        let nameLength = Int(u16(bytes, start + 28)), extraLength = Int(u16(bytes, start + 30)), commentLength = Int(u16(bytes, start + 32))
+        let nameLength = Int(Self.u16(bytes, start + 28)), extraLength = Int(Self.u16(bytes, start + 30)), commentLength = Int(Self.u16(bytes, start + 32))
         let extraStart = start + 46 + nameLength, commentStart = extraStart + extraLength
         var compressed = UInt64(Self.u32(bytes, start + 20)), uncompressed = UInt64(Self.u32(bytes, start + 24))
         // libarchive's extra fields but its zip64 one, whose sizes (those that overflowed, in this order) are kept.
         var others: [UInt8] = []
         var field = extraStart
         while field + 4 <= commentStart {
-            let id = u16(bytes, field), end = min(field + 4 + Int(u16(bytes, field + 2)), commentStart)
+            let id = Self.u16(bytes, field), end = min(field + 4 + Int(Self.u16(bytes, field + 2)), commentStart)
             if id == 0x0001 {
                 var value = field + 4
                 if uncompressed == 0xFFFF_FFFF, value + 8 <= end { uncompressed = Self.u64(bytes, value); value += 8 }
@@ -66,7 +66,7 @@ struct ZipDirectory {
         if !zip64.isEmpty {
             extra = [0x01, 0x00, UInt8(zip64.count), 0x00] + zip64
             // Version needed to extract: 4.5 for zip64.
-            if u16(fixed, 6) < 45 { put16(&fixed, 6, 45) }
+            if Self.u16(fixed, 6) < 45 { put16(&fixed, 6, 45) }
         }
         extra += others
         put16(&fixed, 30, UInt16(extra.count))
@@ -111,7 +111,6 @@ struct ZipDirectory {
     private static func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
     private static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { UInt32(u16(bytes, at)) | UInt32(u16(bytes, at + 2)) << 16 }
     private static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { UInt64(u32(bytes, at)) | UInt64(u32(bytes, at + 4)) << 32 }
-    private func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { Self.u16(bytes, at) }
 
     private func put16(_ bytes: inout [UInt8], _ at: Int, _ value: UInt16) {
         bytes[at] = UInt8(value & 0xff); bytes[at + 1] = UInt8(value >> 8)
