@@ -242,6 +242,68 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: app.documentsStore().supportFolder.path))
     }
 
+    /// A support folder of many files is copied by several threads: every file must arrive whole,
+    /// in its folder, and a wrong or failed copy of any one of them must stop the move.
+    private func storeWithManyExternalFiles(_ app: TestContainer) throws -> [String: Data] {
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 20)
+        var files: [String: Data] = [:]
+        for n in 0..<300 {
+            let path = (n % 7 == 0 ? "_EXTERNAL_DATA/deep/\(n)" : "_EXTERNAL_DATA/\(n)")
+            files[path] = Data((0..<(n * 97 % 20_000 + 1)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) })
+            try app.writeDocument(".Notes_SUPPORT/" + path, files[path]!)
+        }
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/empty", Data())
+        files["_EXTERNAL_DATA/empty"] = Data()
+        return files
+    }
+
+    @Test func aSupportFolderOfManyFilesCrossesFileSystemsByteForByte() async throws {
+        let local = try TemporaryDirectory()
+        let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: shm.url.appending(path: "AS"), keeping: local)
+        let files = try storeWithManyExternalFiles(app)
+
+        let report = try await Relocator(container: app.container).relocate(RelocationOptions(strategy: .copy))
+
+        #expect(report.moved.first?.files == 1 + files.count)
+        #expect(snapshot(app.supportStore().supportFolder) == files)
+        #expect(!FileManager.default.fileExists(atPath: app.documentsStore().supportFolder.path))
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 20)
+    }
+
+    @Test func oneSupportFileCopiedWrongAmongManyIsCaughtAndNothingIsCommitted() async throws {
+        let app = try TestContainer()
+        _ = try storeWithManyExternalFiles(app)
+        let before = snapshot(app.documentsStore())
+        let faults = FaultInjector()
+        faults.corruptCopies(pathContains: "/_EXTERNAL_DATA/deep/217")
+        var relocator = Relocator(container: app.container)
+        relocator.fileSystem = FileSystem(faults: faults)
+
+        #expect(throws: RelocationError.verificationFailed(path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path)) {
+            _ = try relocator.run(RelocationOptions(strategy: .copy))
+        }
+        expectSourceKeptAndNothingMoved(app, app.documentsStore(), before)
+    }
+
+    @Test func oneSupportFileFailingAmongManyLeavesTheSourceAndNoTemporaries() async throws {
+        let app = try TestContainer()
+        _ = try storeWithManyExternalFiles(app)
+        let before = snapshot(app.documentsStore())
+        let faults = FaultInjector()
+        faults.fail(.copy, pathContains: "/_EXTERNAL_DATA/150", code: ENOSPC)
+        var relocator = Relocator(container: app.container)
+        relocator.fileSystem = FileSystem(faults: faults)
+
+        #expect {
+            _ = try relocator.run(RelocationOptions(strategy: .copy))
+        } throws: { error in
+            guard case RelocationError.insufficientSpace(let path, _, _) = error else { return false }
+            return path.hasSuffix("/_EXTERNAL_DATA/150")
+        }
+        expectSourceKeptAndNothingMoved(app, app.documentsStore(), before)
+    }
+
     @Test func staleSidecarsAtTheDestinationAreQuarantinedNotSpliced() async throws {
         let app = try TestContainer()
         try PythonSQLite.createStore(app.documentsStore().main, rows: 40)

@@ -285,20 +285,6 @@ package struct FileSystem: Sendable {
         }
     }
 
-    /// Removes a file or a whole directory tree, never following symlinks; succeeds when absent.
-    package func removeTree(_ path: String) throws(FileSystemError) {
-        guard let st = try status(path) else { return }
-        if st.kind == .directory {
-            for name in try contents(of: path) {
-                try removeTree(path + "/" + name)
-            }
-            try inject(.rmdir, path)
-            do { try Syscalls.rmdir(path) } catch where error.code == ENOENT {}
-        } else {
-            try removeFile(path)
-        }
-    }
-
     /// Free bytes for an unprivileged writer, and whether the file system is mounted read-only.
     package func space(at path: String) throws(FileSystemError) -> (available: Int64, readOnly: Bool) {
         try inject(.statfs, path)

@@ -141,13 +141,17 @@ struct StoreMove {
                 }
                 try removeTemporaries(dst)
                 let main = try fileSystem.copyVerified(src.main.path, to: dst.temporaryMain.path, progress: report)
+                var treeIdentical = true
                 if try fileSystem.status(src.supportFolder.path) != nil {
-                    let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, progress: { try report(main.bytes + $0) })
+                    // Each file compared with its source as soon as it is written.
+                    let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, verify: true,
+                                                       progress: { try report(main.bytes + $0) })
                     files += tree.files
+                    treeIdentical = tree.identical
                 }
                 try fileSystem.syncDirectory(dst.directory.path)
                 observer.phase(.copied)
-                guard main.identical, try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path)
+                guard main.identical, treeIdentical, try fileSystem.treesMatch(src.supportFolder.path, dst.temporarySupportFolder.path)
                 else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
                 observer.progress(total, total)
                 observer.phase(.verified)
