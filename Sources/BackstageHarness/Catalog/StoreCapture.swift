@@ -104,7 +104,9 @@ public enum StoreCapture {
                 "MAX(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "COUNT(DISTINCT \(c))",
                 "MAX(CASE WHEN typeof(\(c)) = 'integer' THEN abs(\(c)) END)",
-                "SUM(typeof(\(c)) = 'blob' AND substr(\(c), 1, 1) = x'02')",
+                // Core Data's reference to an external file: 0x02, a UUID's 36 characters, a NUL
+                // (a blob that merely starts with 0x02 is not one).
+                "SUM(typeof(\(c)) = 'blob' AND length(\(c)) = 38 AND substr(\(c), 1, 1) = x'02' AND substr(\(c), 38, 1) = x'00')",
             ]
         }
         // SQLite allows 2,000 result columns: very wide tables are measured in slices.

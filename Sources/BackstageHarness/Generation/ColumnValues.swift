@@ -121,21 +121,24 @@ struct ValueMaker {
 /// Writes Core Data external data: a file named by a UUID in `.Name_SUPPORT/_EXTERNAL_DATA`, and
 /// the reference the row keeps (the byte 0x02, the UUID, a NUL), as Core Data stores it.
 final class ExternalDataWriter {
-    let folder: URL
+    /// Where the files go; nil only counts them (a pilot store, weighed in memory).
+    let folder: URL?
     /// The captured average size of an external file.
     let averageSize: Int
     private(set) var files = 0
     private(set) var bytes: Int64 = 0
 
-    init(folder: URL, averageSize: Int) {
+    init(folder: URL?, averageSize: Int) {
         self.folder = folder
         self.averageSize = max(averageSize, 1024)
     }
 
     func write(size: Int, random: inout SeededRandom) throws -> Data {
-        if files == 0 { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         let name = random.uuid()
-        try Data(random.bytes(size)).write(to: folder.appending(path: name))
+        if let folder {
+            if files == 0 { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+            try Data(random.bytes(size)).write(to: folder.appending(path: name))
+        }
         files += 1
         bytes += Int64(size)
         return Data([0x02] + Array(name.utf8) + [0x00])
