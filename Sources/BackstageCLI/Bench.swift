@@ -57,6 +57,11 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Print the ratio table as Markdown.")
     var markdown = false
 
+    @Option(name: .customLong("generate-catalog"), help: ArgumentHelp(
+        "Also time fixture generation for this captured app against the sqlite3 shell (repeatable).",
+        valueName: "dir"))
+    var generateCatalogs: [String] = []
+
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
 
     func validate() throws {
@@ -75,6 +80,7 @@ struct Bench: AsyncParsableCommand {
             return
         }
         var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs, workspace: folder)
+        runner.generationCatalogs = try generateCatalogs.map { try CatalogFolder(at: URL(filePath: $0)) }
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
         let report = try runner.run()

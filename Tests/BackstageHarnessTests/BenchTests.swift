@@ -78,12 +78,15 @@ import Testing
     @Test func benchMeasuresEveryCaseAgainstItsBaselines() throws {
         let scratch = try TemporaryDirectory()
         let json = scratch.path + "/bench.json"
-        let result = try runProcess(backstageExecutable, ["bench", "--sizes", "1MB", "--runs", "1", "--json", json, "--svg", scratch.path + "/bench.svg", "--workspace", scratch.path + "/work"])
+        let result = try runProcess(backstageExecutable, ["bench", "--sizes", "1MB", "--runs", "1", "--json", json, "--svg", scratch.path + "/bench.svg", "--workspace", scratch.path + "/work",
+                                                               "--generate-catalog", cookbookCatalog.path])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONDecoder.iso8601.decode(BenchReport.self, from: Data(contentsOf: URL(filePath: json)))
         let cases = Set(report.ratios.map(\.name))
-        #expect(cases == ["relocate · rename", "relocate · copy → /dev/shm", "split", "export zip (deflate 6)", "import tar.gz", "export tar.gz", "export tar.zst"])
-        #expect(report.ratios.count == 11)
+        #expect(cases == ["relocate · rename", "relocate · copy → /dev/shm", "split", "export zip (deflate 6)", "import tar.gz", "export tar.gz", "export tar.zst",
+                          "generate · Notes", "generate · Cookbook"], "the sample's generation, and the captured app's asked for")
+        #expect(report.ratios.count == 13)
+        #expect(report.ratios.contains { $0.name == "generate · Cookbook" && $0.baseline == "sqlite3 shell · Cookbook" }, "its shell script ran")
         #expect(report.results.allSatisfy { $0.seconds > 0 && $0.peakBytes > 0 })
         #expect(report.needsUpgradeMicroseconds > 0)
         #expect(result.stdout.contains("relocate · rename") && result.stdout.contains("VACUUM INTO"))

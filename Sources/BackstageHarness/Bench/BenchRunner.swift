@@ -24,6 +24,9 @@ public struct BenchRunner {
     public var budget = Upgrader.defaultBudget
     /// Called before each step with what it is and the fraction of the runs done, for progress.
     public var log: (String, Double) -> Void = { _, _ in }
+    /// Apps whose fixture generation is timed against the `sqlite3` shell, beside the Notes
+    /// sample's: catalogs captured from real stores (`backstage catalog init`).
+    public var generationCatalogs: [CatalogFolder] = []
 
     public init(executable: URL, sizes: [Int64], runs: Int = 3, workspace: URL) {
         self.executable = executable
@@ -56,6 +59,12 @@ public struct BenchRunner {
             let prepared = try prepare(size: size)
             let sizeCases = makeCases(prepared, skipping: &skipped)
             cases += sizeCases
+            if which("sqlite3") != nil {
+                for catalog in [try CatalogFolder.notes()] + generationCatalogs {
+                    log("preparing generation of \(catalog.manifest.app) at \(BenchReport.size(size))", 0)
+                    cases += try generationCases(catalog, size: size)
+                }
+            }
         }
         for run in 1...runs {
             for (index, item) in cases.enumerated() {
@@ -64,6 +73,10 @@ public struct BenchRunner {
                 try? fileManager.removeItem(at: folder)
                 try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
                 try item.prepare(folder)
+                // Each case starts with nothing of the last one's still to write back: its
+                // writeback would slow this one, and on ext4 without a journal, files deleted
+                // while their inode blocks are dirty make every file creation scan past them.
+                sync()
                 let command = item.command(folder)
                 let measured = try ChildProcess.measure(URL(filePath: command.executable), command.arguments, environment: command.environment)
                 guard measured.status == 0 else {
@@ -246,6 +259,40 @@ public struct BenchRunner {
             })
         }
         return cases
+    }
+
+    /// `backstage fixture` making the first version of `catalog` at `size`, against the `sqlite3`
+    /// shell inserting as many rows of the same kinds and sizes with `generate_series`
+    /// (``SchemaGenerator/shellScript(rows:)``). Both time the stores only: the fixture's few
+    /// documents are a fraction of a percent.
+    private func generationCases(_ catalog: CatalogFolder, size: Int64) throws -> [Case] {
+        guard let first = catalog.manifest.versions.first else { return [] }
+        let app = catalog.manifest.app
+        let folder = workspace.appending(path: "data-\(size)/generate-\(app)", directoryHint: .isDirectory)
+        let made = folder.appending(path: "fixture")
+        if !FileManager.default.fileExists(atPath: made.path) {
+            _ = try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: first.name, size: size, state: .clean, seed: 1), at: made)
+        }
+        let container = catalog.container(at: made)
+        var bytes: Int64 = 0
+        var shell = ""
+        for (index, store) in first.stores.enumerated() {
+            let set = StoreFileSet(main: store.location.url(in: container))
+            bytes += (try FileSystem().status(set.main.path)?.size ?? 0) + (try FileSystem().treeSize(set.supportFolder.path))
+            let rows = try StoreInspector.rowCounts(of: set)
+            let script = folder.appending(path: "store-\(index).sql")
+            try Data(try SchemaGenerator(schema: try catalog.schema(of: store), seed: 1).shellScript(rows: rows).utf8).write(to: script)
+            shell += (shell.isEmpty ? "" : " && ") + "sqlite3 \"$1/store-\(index).sqlite\" \".read '\(script.path)'\" >/dev/null"
+        }
+        let baseline = "sqlite3 shell · \(app)"
+        let bundled = catalog.url.standardizedFileURL == (try CatalogFolder.notes()).url.standardizedFileURL
+        return [
+            Case(name: "generate · \(app)", kind: .backstage, bytes: bytes, baselines: [baseline]) { run in
+                (executable.path, ["fixture", run.appending(path: "f").path, "--layout", first.name, "--size", "\(size)B", "--state", "clean", "--seed", "1"]
+                    + (bundled ? [] : ["--catalog", catalog.url.path]), nil)
+            },
+            Case(name: baseline, kind: .baseline, bytes: bytes) { run in ("/bin/sh", ["-c", shell, "sh", run.path], nil) },
+        ]
     }
 
     static let splitPlan = """

@@ -52,6 +52,7 @@ public struct SchemaGenerator: Sendable {
         var report = Report(rows: [:], externalFiles: 0, externalBytes: 0)
         do {
             report.rows = try populate(queue, counts: counts, external: external)
+            try external?.finish()
             try queue.writeWithoutTransaction { db in
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = \(schema.journalMode == "wal" ? "WAL" : "DELETE")")
             }
@@ -164,6 +165,7 @@ public struct SchemaGenerator: Sendable {
                 _ = try fill(table, rows: (start + 1)...(start + rows), maker: maker, in: db)
                 return .commit
             }
+            try external?.finish()
             try queue.close()
         case .killBeforeCheckpoint:
             try queue.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
@@ -173,12 +175,14 @@ public struct SchemaGenerator: Sendable {
                     return .commit
                 }
             }
+            try external?.finish()
             kill(getpid(), SIGKILL)
         case .killMidTransaction:
             try queue.inTransaction { db in
                 _ = try fill(table, rows: (start + 1)...(start + rows), maker: maker, in: db)
                 return .commit
             }
+            try external?.finish()
             try queue.writeWithoutTransaction { db in
                 // synchronous=OFF: a spill need not wait for a journal sync, so SQLite writes the
                 // least recently used page, an old changed one too, not only pages past the file's end.
@@ -193,6 +197,7 @@ public struct SchemaGenerator: Sendable {
                     try? db.execute(sql: "ROLLBACK")
                     throw error
                 }
+                try external?.finish()
                 kill(getpid(), SIGKILL)
             }
         }
@@ -204,7 +209,7 @@ public struct SchemaGenerator: Sendable {
     }
 
     /// The captured average size of a Core Data external file (32 KiB when the capture had none).
-    private var externalAverage: Int {
+    var externalAverage: Int {
         guard let facts = schema.coreData, facts.externalFiles > 0 else { return 32_768 }
         return Int(facts.externalBytes / Int64(facts.externalFiles))
     }
@@ -290,7 +295,7 @@ public struct SchemaGenerator: Sendable {
     }
 
     /// Tables parents first (declared foreign keys), then the rest in creation order.
-    private func insertionOrder(_ db: Database) throws -> [String] {
+    func insertionOrder(_ db: Database) throws -> [String] {
         let tables = schema.tableNames
         var parents: [String: Set<String>] = [:]
         for table in tables where schema.objects.first(where: { $0.name == table })?.kind == .table {
@@ -377,7 +382,7 @@ public struct SchemaGenerator: Sendable {
     }
 
     /// The plan of each column that takes a value (generated columns are left to SQLite).
-    private func columnPlans(_ table: String, in db: Database) throws -> [ColumnPlan] {
+    func columnPlans(_ table: String, in db: Database) throws -> [ColumnPlan] {
         let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
         let references = try Row.fetchAll(db, sql: "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
         let unique = try uniqueColumns(table, in: db)
