@@ -63,44 +63,34 @@ extension FileSystem {
         }
         try walk(from, to)
         let fileSystem = self, list = files
-        let different = Flag()
-        let bytes = try Self.forEach(files.count, workers: files.count < 64 ? 1 : Self.treeWorkers, progress: progress) { index in
-            let (source, copy) = list[index]
-            let copied = try fileSystem.copyFile(source, to: copy)
-            if verify, try !fileSystem.contentsEqual(source, copy) {
-                different.set()
-                throw TreeStop()
+        let bytes: Int64
+        do {
+            bytes = try Self.forEach(files.count, workers: files.count < 64 ? 1 : Self.treeWorkers, progress: progress) { index in
+                let (source, copy) = list[index]
+                let copied = try fileSystem.copyFile(source, to: copy)
+                if verify, try !fileSystem.contentsEqual(source, copy) { throw Different() }
+                return copied
             }
-            return copied
-        } stopped: { error in error is TreeStop }
+        } catch is Different {
+            return (files.count, 0, false)
+        }
         // Deepest first: a folder's entries are durable before the folder's own name is.
         for folder in folders.reversed() { try syncDirectory(folder) }
-        return (files.count, bytes, !different.isSet)
+        return (files.count, bytes, true)
     }
 
-    /// True when two trees hold the same names and bytes; two absent paths are equal.
-    package func treesEqual(_ a: String, _ b: String) throws -> Bool {
+    /// True when two trees hold the same names and bytes; two absent paths are equal. Without
+    /// `comparingContents`, files are compared by size only (for a tree
+    /// ``copyTree(_:to:verify:progress:)`` verified: nothing added or grown since).
+    package func treesEqual(_ a: String, _ b: String, comparingContents: Bool = true) throws -> Bool {
         let sa = try status(a), sb = try status(b)
         guard let sa, let sb else { return sa == nil && sb == nil }
         guard sa.kind == sb.kind else { return false }
-        if sa.kind == .regular { return try contentsEqual(a, b) }
+        if sa.kind == .regular { return comparingContents ? try contentsEqual(a, b) : sa.size == sb.size }
         guard sa.kind == .directory else { return false }
         let names = try contents(of: a)
         guard names == (try contents(of: b)) else { return false }
-        return try names.allSatisfy { try treesEqual(a + "/" + $0, b + "/" + $0) }
-    }
-
-    /// True when two trees hold the same names, kinds and sizes, without reading any content (for
-    /// a tree ``copyTree(_:to:verify:progress:)`` verified: nothing added or grown since).
-    package func treesMatch(_ a: String, _ b: String) throws -> Bool {
-        let sa = try status(a), sb = try status(b)
-        guard let sa, let sb else { return sa == nil && sb == nil }
-        guard sa.kind == sb.kind else { return false }
-        if sa.kind == .regular { return sa.size == sb.size }
-        guard sa.kind == .directory else { return false }
-        let names = try contents(of: a)
-        guard names == (try contents(of: b)) else { return false }
-        return try names.allSatisfy { try treesMatch(a + "/" + $0, b + "/" + $0) }
+        return try names.allSatisfy { try treesEqual(a + "/" + $0, b + "/" + $0, comparingContents: comparingContents) }
     }
 
     /// Removes a file or a whole directory tree, never following symlinks; succeeds when absent.
@@ -124,7 +114,7 @@ extension FileSystem {
             _ = try Self.forEach(files.count, workers: files.count < 256 ? 1 : Self.treeWorkers, progress: { _ in }) { index in
                 try fileSystem.removeFile(list[index])
                 return 0
-            } stopped: { _ in false }
+            }
         } catch let error as FileSystemError {
             throw error
         } catch {
@@ -142,22 +132,17 @@ extension FileSystem {
     /// Runs `work` for every index of `0..<count` on up to `workers` threads, the calling thread
     /// among them, and returns the sum of what it returned. The calling thread calls `progress`
     /// with the running sum after each of its items. The first error stops every thread (an item
-    /// under way finishes) and is rethrown, unless `stopped` says it only meant "stop".
+    /// under way finishes) and is rethrown.
     private static func forEach(_ count: Int, workers: Int, progress: (Int64) throws -> Void,
-                                _ work: @escaping @Sendable (Int) throws -> Int64,
-                                stopped: (Error) -> Bool) throws -> Int64 {
+                                _ work: @escaping @Sendable (Int) throws -> Int64) throws -> Int64 {
         let shared = SharedWork(count: count)
-        let group = DispatchGroup()
+        let threads = ThreadGroup()
         for _ in 1..<max(1, min(workers, count)) {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
+            threads.start {
                 while let index = shared.take() {
                     do { shared.add(try work(index)) } catch { shared.fail(error) }
                 }
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
         while let index = shared.take() {
             do {
@@ -166,22 +151,14 @@ extension FileSystem {
                 shared.fail(error)
             }
         }
-        group.wait()
-        if let error = shared.error, !stopped(error) { throw error }
+        threads.wait()
+        if let error = shared.error { throw error }
         return shared.total
     }
 }
 
-/// Thrown by a worker to stop a tree copy whose result is already known (a file differs).
-private struct TreeStop: Error {}
-
-/// A flag any thread may raise.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var raised = false
-    func set() { lock.withLock { raised = true } }
-    var isSet: Bool { lock.withLock { raised } }
-}
+/// Thrown by a worker to stop a verified tree copy: a file differs from its source.
+private struct Different: Error {}
 
 /// The items threads share: the next one to take, the running sum, the first error.
 private final class SharedWork: @unchecked Sendable {

@@ -151,7 +151,7 @@ struct StoreMove {
                 }
                 try fileSystem.syncDirectory(dst.directory.path)
                 observer.phase(.copied)
-                guard main.identical, treeIdentical, try fileSystem.treesMatch(src.supportFolder.path, dst.temporarySupportFolder.path)
+                guard main.identical, treeIdentical, try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
                 else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
                 observer.progress(total, total)
                 observer.phase(.verified)

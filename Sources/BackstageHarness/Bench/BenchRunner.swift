@@ -54,15 +54,16 @@ public struct BenchRunner {
         var samples: [String: [Double]] = [:]
         var peaks: [String: Int64] = [:]
         var cases: [Case] = []
+        let notes = try CatalogFolder.notes()
         for size in sizes {
             log("preparing \(BenchReport.size(size))", 0)
             let prepared = try prepare(size: size)
             let sizeCases = makeCases(prepared, skipping: &skipped)
             cases += sizeCases
             if which("sqlite3") != nil {
-                for catalog in [try CatalogFolder.notes()] + generationCatalogs {
+                for (index, catalog) in ([notes] + generationCatalogs).enumerated() {
                     log("preparing generation of \(catalog.manifest.app) at \(BenchReport.size(size))", 0)
-                    cases += try generationCases(catalog, size: size)
+                    cases += try generationCases(catalog, bundled: index == 0, size: size)
                 }
             }
         }
@@ -265,7 +266,8 @@ public struct BenchRunner {
     /// shell inserting as many rows of the same kinds and sizes with `generate_series`
     /// (``SchemaGenerator/shellScript(rows:)``). Both time the stores only: the fixture's few
     /// documents are a fraction of a percent.
-    private func generationCases(_ catalog: CatalogFolder, size: Int64) throws -> [Case] {
+    /// `bundled`: the Notes sample, which `backstage fixture` finds without `--catalog`.
+    private func generationCases(_ catalog: CatalogFolder, bundled: Bool, size: Int64) throws -> [Case] {
         guard let first = catalog.manifest.versions.first else { return [] }
         let app = catalog.manifest.app
         let folder = workspace.appending(path: "data-\(size)/generate-\(app)", directoryHint: .isDirectory)
@@ -274,18 +276,18 @@ public struct BenchRunner {
             _ = try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: first.name, size: size, state: .clean, seed: 1), at: made)
         }
         let container = catalog.container(at: made)
+        let fileSystem = FileSystem()
         var bytes: Int64 = 0
         var shell = ""
         for (index, store) in first.stores.enumerated() {
             let set = StoreFileSet(main: store.location.url(in: container))
-            bytes += (try FileSystem().status(set.main.path)?.size ?? 0) + (try FileSystem().treeSize(set.supportFolder.path))
+            bytes += (try fileSystem.status(set.main.path)?.size ?? 0) + (try fileSystem.treeSize(set.supportFolder.path))
             let rows = try StoreInspector.rowCounts(of: set)
             let script = folder.appending(path: "store-\(index).sql")
             try Data(try SchemaGenerator(schema: try catalog.schema(of: store), seed: 1).shellScript(rows: rows).utf8).write(to: script)
             shell += (shell.isEmpty ? "" : " && ") + "sqlite3 \"$1/store-\(index).sqlite\" \".read '\(script.path)'\" >/dev/null"
         }
         let baseline = "sqlite3 shell · \(app)"
-        let bundled = catalog.url.standardizedFileURL == (try CatalogFolder.notes()).url.standardizedFileURL
         return [
             Case(name: "generate · \(app)", kind: .backstage, bytes: bytes, baselines: [baseline]) { run in
                 (executable.path, ["fixture", run.appending(path: "f").path, "--layout", first.name, "--size", "\(size)B", "--state", "clean", "--seed", "1"]

@@ -129,17 +129,17 @@ final class ExternalDataWriter {
     private(set) var files = 0
     private(set) var bytes: Int64 = 0
 
-    init(folder: URL?, averageSize: Int) {
-        self.folder = folder
-        self.averageSize = max(averageSize, 1024)
-    }
-
     /// Files are written on a queue of their own, up to 16 in flight, while the rows go on being
     /// inserted: creating thousands of files is kernel work a second core can do (on this
     /// project's ext4, after many deletions, a third of a Notes fixture's time).
     private let writes = DispatchQueue(label: "backstage.external-data")
     private let room = DispatchSemaphore(value: 16)
     private let failure = FirstError()
+
+    init(folder: URL?, averageSize: Int) {
+        self.folder = folder
+        self.averageSize = max(averageSize, 1024)
+    }
 
     func write(size: Int, random: inout SeededRandom) throws -> Data {
         let name = random.uuid()

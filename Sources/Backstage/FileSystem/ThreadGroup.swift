@@ -1,10 +1,12 @@
 import Foundation
 
-/// Threads started one by one and waited for together.
-final class ThreadGroup: Sendable {
+/// Threads started one by one and waited for together (parallel export, tree copies and removals).
+package final class ThreadGroup: Sendable {
     private let group = DispatchGroup()
 
-    func start(_ body: @escaping @Sendable () -> Void) {
+    package init() {}
+
+    package func start(_ body: @escaping @Sendable () -> Void) {
         let group = self.group
         group.enter()
         let thread = Thread {
@@ -15,7 +17,7 @@ final class ThreadGroup: Sendable {
         thread.start()
     }
 
-    func wait() {
+    package func wait() {
         group.wait()
     }
 }
