@@ -12,10 +12,33 @@ public enum SharedStores {
         public var description: String { rawValue }
     }
 
-    /// `../shared/stores` beside the project's root.
+    /// `../shared/stores` beside the project's root; for a clone made elsewhere (a fresh clone in
+    /// /tmp, as CI checks do), beside the repository it was cloned from; or `BACKSTAGE_SHARED_STORES`.
     public static var folder: URL {
-        URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appending(path: "shared/stores")
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let beside = root.deletingLastPathComponent().appending(path: "shared/stores")
+        var candidates = ProcessInfo.processInfo.environment["BACKSTAGE_SHARED_STORES"].map { [URL(filePath: $0)] } ?? []
+        candidates.append(beside)
+        if let origin = originPath(of: root) {
+            candidates.append(URL(filePath: origin).standardizedFileURL.deletingLastPathComponent().appending(path: "shared/stores"))
+        }
+        return candidates.first { FileManager.default.fileExists(atPath: $0.path) } ?? beside
+    }
+
+    /// The local path `root`'s git checkout was cloned from (`remote "origin"` in `.git/config`),
+    /// when it was cloned from a folder.
+    private static func originPath(of root: URL) -> String? {
+        guard let config = try? String(contentsOf: root.appending(path: ".git/config"), encoding: .utf8) else { return nil }
+        var inOrigin = false
+        for line in config.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("[") { inOrigin = line == "[remote \"origin\"]"; continue }
+            guard inOrigin, line.hasPrefix("url"), let equals = line.firstIndex(of: "=") else { continue }
+            let url = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if url.hasPrefix("/") { return url }
+            if url.hasPrefix("file://") { return String(url.dropFirst("file://".count)) }
+            return nil
+        }
+        return nil
     }
 
     /// Copies `store` (main file, `-wal`, `-shm`) into `folder`, writable, and returns the copy.
