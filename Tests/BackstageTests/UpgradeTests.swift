@@ -93,6 +93,96 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 
+    struct ExternalDataCase: CustomTestStringConvertible, Sendable {
+        var cachesOnAnotherFileSystem: Bool
+        var interruptedCommit: Bool
+        var testDescription: String {
+            (cachesOnAnotherFileSystem ? "Caches on /dev/shm" : "one file system") + (interruptedCommit ? ", commit interrupted" : "")
+        }
+    }
+
+    /// Both targets reference external data (the thumbnails more of it, and one file both), so the
+    /// source's folder goes whole to Cache.sqlite, or file by file when Caches is on another file
+    /// system; each target ends up with exactly the files its rows reference, byte for byte, and
+    /// the file no row references in quarantine, also when the commit fails after moving the folder.
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: "/dev/shm"), "/dev/shm is the second file system"),
+          arguments: [ExternalDataCase(cachesOnAnotherFileSystem: false, interruptedCommit: false),
+                      ExternalDataCase(cachesOnAnotherFileSystem: false, interruptedCommit: true),
+                      ExternalDataCase(cachesOnAnotherFileSystem: true, interruptedCommit: false)])
+    func externalDataReferencedByBothTargetsFollowsEachTargetsRows(_ setup: ExternalDataCase) async throws {
+        let app = try TestContainer()
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let container = setup.cachesOnAnotherFileSystem
+            ? AppContainer(documents: app.container.documents, applicationSupport: app.container.applicationSupport,
+                           caches: other.url, temporary: app.container.temporary)
+            : app.container
+        let source = app.supportStore()
+        let files = try CoreDataStore.create(source.main, notes: 100, walOnlyNotes: 0)
+        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        // Thumbnails 1...12 become files of their own; thumbnail 13 shares the first attachment's file.
+        let thumbnails = try PythonSQLite.run("""
+            import sqlite3, sys, os, uuid
+            c = sqlite3.connect(sys.argv[1]); names = []
+            for i in range(1, 13):
+                name = str(uuid.UUID(int=i)); names.append(name)
+                open(os.path.join(sys.argv[2], name), "wb").write(os.urandom(5000 + i))
+                c.execute("update ZTHUMBNAIL set ZIMAGE = ? where Z_PK = ?", (b"\\x02" + name.encode() + b"\\x00", i))
+            c.execute("update ZTHUMBNAIL set ZIMAGE = ? where Z_PK = 13", (b"\\x02" + sys.argv[3].encode() + b"\\x00",))
+            c.commit(); print(",".join(names))
+            """, [source.main.path, external.path, files.referenced[0]]).stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init)
+        #expect(thumbnails.count == 12 && files.referenced.count == 10)
+        let bytes = snapshot(external)
+        if setup.interruptedCommit {
+            let faults = FaultInjector()
+            faults.fail(.rename, pathContains: "Cache.sqlite.backstage-tmp", code: EIO)
+            var failing = Upgrader(container: container)
+            failing.fileSystem = FileSystem(faults: faults)
+            #expect(throws: (any Error).self) { try failing.runAndWait(splitPlan(), budget: 20) }
+            #expect(!FileManager.default.fileExists(atPath: container.caches.appending(path: "Cache.sqlite").path))
+        }
+
+        let report = try await Upgrader(container: container).upgrade(splitPlan())
+
+        let userFolder = StoreFileSet(main: container.applicationSupport.appending(path: "UserData.sqlite")).supportFolder.appending(path: "_EXTERNAL_DATA")
+        let cacheFolder = StoreFileSet(main: container.caches.appending(path: "Cache.sqlite")).supportFolder.appending(path: "_EXTERNAL_DATA")
+        let user = snapshot(userFolder), cache = snapshot(cacheFolder)
+        #expect(Set(user.keys) == Set(files.referenced), "the attachments' files, and only those")
+        #expect(Set(cache.keys) == Set(thumbnails + [files.referenced[0]]), "the thumbnails' files and the shared one")
+        for (name, data) in user.merging(cache, uniquingKeysWith: { a, _ in a }) { #expect(data == bytes[name], "\(name) byte for byte") }
+        let quarantined = report.relocation.quarantined.filter { $0.reason == .unreferencedExternalData }
+        if !setup.interruptedCommit {
+            #expect(quarantined.count == 1 && quarantined.first?.from.hasSuffix(files.unreferenced) == true)
+        }
+        let kept = try FileManager.default.subpathsOfDirectory(atPath: container.quarantineDirectory.path)
+        #expect(kept.contains { $0.hasSuffix(files.unreferenced) }, "the file no row references is kept")
+        #expect(!FileManager.default.fileExists(atPath: source.supportFolder.path) && !FileManager.default.fileExists(atPath: source.main.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty && paths(under: other.url, containing: ".backstage-tmp").isEmpty)
+        #expect(try Auditor(container: container).audit().isClean)
+    }
+
+    /// A BLOB shaped like an external data reference whose "name" climbs out of the folder is not
+    /// a file Core Data wrote: the split neither links nor copies what it points at.
+    @Test func aReferenceThatIsNotAUUIDNamesNoFile() async throws {
+        let app = try TestContainer()
+        let source = app.supportStore()
+        let files = try CoreDataStore.create(source.main, notes: 30, walOnlyNotes: 0)
+        let climbing = String(repeating: "../", count: 8) + "etc/hostname"
+        #expect(climbing.utf8.count == 36 && FileManager.default.fileExists(atPath: "/etc/hostname"))
+        _ = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("update ZTHUMBNAIL set ZIMAGE = ? where Z_PK = 5", (b"\\x02" + sys.argv[2].encode() + b"\\x00",))
+            c.commit()
+            """, [source.main.path, climbing])
+
+        try await Upgrader(container: app.container).upgrade(splitPlan())
+
+        let folder = StoreFileSet(main: app.applicationSupport.appending(path: "UserData.sqlite")).supportFolder.appending(path: "_EXTERNAL_DATA")
+        #expect(Set(try FileManager.default.subpathsOfDirectory(atPath: folder.path)) == Set(files.referenced))
+        #expect(!FileManager.default.fileExists(atPath: StoreFileSet(main: app.container.caches.appending(path: "Cache.sqlite")).supportFolder.path))
+        #expect(paths(under: app.root, containing: "hostname").isEmpty)
+    }
+
     @Test func cancellingTheTaskOfUpgradeThrowsCancellationErrorNeverAnEmptyReport() async throws {
         let app = try TestContainer()
         try CoreDataStore.create(app.supportStore().main, notes: 200)
@@ -293,7 +383,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
     }
 
     @Test(arguments: [
-        (#"{"version": 2, "step": "relocate", "phase": "committed"}"#, "newer"),
+        (#"{"version": 3, "step": "relocate", "phase": "committed"}"#, "newer"),
         (#"{"version": 1, "step": "teleport", "phase": "committed", "source": "documents/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "startedAt": "2026-01-01T00:00:00Z"}"#, "unknown step"),
         (#"{"version": 1, "step": "relocate", "phase": "halfway", "source": "documents/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "startedAt": "2026-01-01T00:00:00Z"}"#, "unknown phase"),
         ("", "empty"),
@@ -310,7 +400,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             try await Relocator(container: app.container).relocate()
         } throws: { error in
             switch (error as? RelocationError, what) {
-            case (.engine(.newerJournal(let path, 2, 1))?, "newer"): path == journalURL.path
+            case (.engine(.newerJournal(let path, 3, 2))?, "newer"): path == journalURL.path
             case (.engine(.unreadableJournal(let path, _))?, "unknown step"), (.engine(.unreadableJournal(let path, _))?, "unknown phase"), (.engine(.unreadableJournal(let path, _))?, "empty"): path == journalURL.path
             default: false
             }

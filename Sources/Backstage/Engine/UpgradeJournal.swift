@@ -6,11 +6,13 @@ import Foundation
 /// fsynced, so after a crash the next run reads either the old phase or the new one, never
 /// a torn record, and finishes or undoes the step.
 public struct UpgradeJournal: Sendable, Hashable, Codable {
-    /// The format this version of Backstage writes and the newest it reads.
-    public static let currentVersion = 1
+    /// The newest format this version of Backstage reads and writes. A record is written in format 1
+    /// unless it needs what format 2 added (``externalDataTarget``): a Backstage that knows only
+    /// format 1 refuses it rather than finish a split without the external data that moved with it.
+    public static let currentVersion = 2
 
     /// The format version.
-    public var version: Int = UpgradeJournal.currentVersion
+    public var version: Int = 1
     /// The step in progress.
     public var step: StepKind
     /// The last boundary passed.
@@ -23,6 +25,11 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
     public var strategy: RelocationStrategy?
     /// The stores a split produces, when it applies.
     public var targets: [ContainerLocation]?
+    /// The split target whose support folder receives the source's whole `_EXTERNAL_DATA` folder,
+    /// in one rename when the split commits (format 2).
+    public var externalDataTarget: ContainerLocation? {
+        didSet { if externalDataTarget != nil { version = max(version, 2) } }
+    }
     /// When the step started.
     public var startedAt: Date
 

@@ -68,20 +68,22 @@ struct SplitRun {
                     }
                 }
             }
-            let referenced = try copyExternalData(lock: lock, plan: plan)
+            let external = try placeExternalData(plan: plan)
             for target in targets {
                 try fileSystem.syncFile(target.temporaryMain.path)
                 try fileSystem.syncDirectory(target.directory.path)
             }
             observer.phase(.copied)
-            try context.journal.write(record.with(phase: .verified))
+            var verified = record.with(phase: .verified)
+            verified.externalDataTarget = external.bulk.map { step.into[$0].store }
+            try context.journal.write(verified)
             observer.phase(.verified)
             if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
             committed = true
-            try commitTemporaries()
-            try context.journal.write(record.with(phase: .committed))
+            try commitTemporaries(bulk: external.bulk)
+            try context.journal.write(verified.with(phase: .committed))
             observer.phase(.committed)
-            report.quarantined += try quarantineUnreferencedExternalData(keeping: referenced)
+            report.quarantined += try cleanUpExternalData(external)
             try removeSource(lockedBy: lock)
         } catch {
             if !committed {
@@ -107,15 +109,27 @@ struct SplitRun {
             try context.journal.clear()
             return "rolled back"
         }
-        try commitTemporaries()
+        let bulk = record.externalDataTarget.flatMap { moved in step.into.firstIndex { $0.store == moved } }
+        try commitTemporaries(bulk: bulk)
         try context.journal.write(record.with(phase: .committed))
-        if fileSystem.exists(source.main.path) || fileSystem.exists(source.supportFolder.path) {
-            // Every referenced external file was copied before `verified`; the rest is kept.
+        if bulk != nil {
+            // The folder moved whole: what each target references is read back from its rows.
+            let referencedBy = try targets.map { target in
+                let lock = try StoreLock(path: target.main.path, timeout: context.busyTimeout)
+                defer { lock.close() }
+                return try lock.withConnection { db in
+                    try String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'")
+                        .reduce(into: Set<String>()) { $0.formUnion(try Self.countAndReferences(db, table: $1).references) }
+                }
+            }
+            _ = try cleanUpExternalData(ExternalData(referencedBy: referencedBy, bulk: bulk))
+        } else if fileSystem.exists(source.main.path) || fileSystem.exists(source.supportFolder.path) {
+            // Every referenced external file was linked or copied before `verified`; the rest is kept.
             let referenced = Set(targets.flatMap { (try? fileSystem.contents(of: $0.supportFolder.appending(path: "_EXTERNAL_DATA").path)) ?? [] })
-            _ = try quarantineUnreferencedExternalData(keeping: referenced)
-            try fileSystem.removeFile(source.main.path)
-            try fileSystem.removeTree(source.supportFolder.path)
+            _ = try cleanUpExternalData(ExternalData(referencedBy: [referenced], bulk: nil))
         }
+        try fileSystem.removeFile(source.main.path)
+        try fileSystem.removeTree(source.supportFolder.path)
         try context.quarantine.removeCheckpointedSidecars(of: source)
         try context.journal.clear()
         return "completed"
@@ -126,6 +140,8 @@ struct SplitRun {
     struct Plan {
         var tablesByTarget: [[String]]
         var rows: [String: Int]
+        /// The external data files each table's BLOB columns reference, read in the same pass as its rows are counted.
+        var references: [String: Set<String>]
         var sql: [String: String]
         var withoutRowID: Set<String>
         /// Each virtual table's shadow tables: created by its `CREATE VIRTUAL TABLE`, copied with it.
@@ -135,6 +151,10 @@ struct SplitRun {
     }
 
     private func plan(_ db: Database) throws -> Plan {
+        // The source is read twice (counted, then copied) under the exclusive lock: mapped, its pages
+        // are read where the page cache holds them instead of copied out by a read() each.
+        // (SQLite maps at most SQLITE_MAX_MMAP_SIZE, 2 GB in Debian's build, and reads the rest.)
+        try db.execute(sql: "PRAGMA main.mmap_size = \(Int64.max)")
         let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         // Shadow tables (an RTREE's _node, an FTS5's _data...) are not named in plans: they move
         // with their virtual table, by its own name.
@@ -154,8 +174,9 @@ struct SplitRun {
         }
         let metadata = Self.coreDataMetadata.filter { sql[$0] != nil && !named.contains($0) }.sorted()
         var rows: [String: Int] = [:]
+        var references: [String: Set<String>] = [:]
         for table in sql.keys {
-            rows[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(table.quotedDatabaseIdentifier)") ?? 0
+            (rows[table], references[table]) = try Self.countAndReferences(db, table: table)
         }
         let withoutRowID = Set(sql.filter { $0.value.uppercased().contains("WITHOUT ROWID") }.keys)
         for shadow in shadows.values.joined() {
@@ -163,7 +184,7 @@ struct SplitRun {
         }
         return Plan(
             tablesByTarget: step.into.map { $0.tables + metadata },
-            rows: rows, sql: sql, withoutRowID: withoutRowID, shadows: shadows,
+            rows: rows, references: references, sql: sql, withoutRowID: withoutRowID, shadows: shadows,
             pageSize: try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096,
             isWAL: (try String.fetchOne(db, sql: "PRAGMA main.journal_mode"))?.lowercased() == "wal")
     }
@@ -183,6 +204,12 @@ struct SplitRun {
             let value = try Int.fetchOne(db, sql: "PRAGMA main.\(pragma)") ?? 0
             try db.execute(sql: "PRAGMA backstage_target.\(pragma) = \(value)")
         }
+        // Verified as each table is copied: into its new, empty table SQLite inserted as many rows as
+        // the source holds (counted under the same lock). Counting the target again would re-read
+        // everything SQLite just wrote, from the page cache; a full quick_check, the whole file.
+        func verify(_ table: String) throws {
+            guard db.changesCount == plan.rows[table] else { throw RelocationError.verificationFailed(path: target.temporaryMain.path) }
+        }
         try db.inTransaction {
             func schema(_ type: String, of table: String) throws -> [String] {
                 try String.fetchAll(db, sql: "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name = ? ORDER BY name", arguments: [type, table])
@@ -197,6 +224,7 @@ struct SplitRun {
                         let name = shadow.quotedDatabaseIdentifier
                         try db.execute(sql: "DELETE FROM backstage_target.\(name)")
                         try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
+                        try verify(shadow)
                     }
                     try progress(plan.rows[table] ?? 0)
                     continue
@@ -211,9 +239,11 @@ struct SplitRun {
                     // transfer optimisation). The rowid is the primary key here, so it is kept.
                     for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
+                    try verify(table)
                 } else {
                     let list = (["rowid"] + info.map { ($0["name"] as String).quotedDatabaseIdentifier }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
+                    try verify(table)
                     for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
                 }
                 try progress(plan.rows[table] ?? 0)
@@ -234,12 +264,6 @@ struct SplitRun {
             }
             return .commit
         }
-        // Verify on the same connection: every table present with the source's row count. (A full
-        // quick_check would re-read the whole file SQLite just wrote, from the page cache.)
-        for table in tables + tables.flatMap({ plan.shadows[$0] ?? [] })
-        where try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM backstage_target.\(table.quotedDatabaseIdentifier)") != plan.rows[table] {
-            throw RelocationError.verificationFailed(path: target.temporaryMain.path)
-        }
         // The source's journal mode, written in the header; detaching checkpoints the one page.
         try db.execute(sql: "PRAGMA backstage_target.journal_mode = \(plan.isWAL ? "WAL" : "DELETE")")
     }
@@ -256,60 +280,119 @@ struct SplitRun {
 
     // MARK: - Core Data external data
 
-    /// Gives each target's temporary support folder the files its rows reference: hard links on one
-    /// file system (the files are write-once and the source's names go only after the commit), copies across.
+    /// The external data files each target's rows reference, and the target that takes the source's
+    /// `_EXTERNAL_DATA` folder whole.
+    struct ExternalData {
+        /// The names each target's rows reference, in target order.
+        var referencedBy: [Set<String>]
+        /// The target (an index in ``SplitRun/targets``) whose support folder receives the source's
+        /// folder in one rename at the commit, nil when every file is linked or copied one by one.
+        var bulk: Int?
+
+        var all: Set<String> { referencedBy.reduce(into: []) { $0.formUnion($1) } }
+    }
+
+    /// Before `verified`, gives each target the files its rows reference. The target referencing
+    /// the most takes the source's folder whole at the commit, in one rename: a split of a store
+    /// with ten thousand attachments would otherwise spend more time linking them one by one, and
+    /// unlinking them from the source, than copying its rows. The source is untouched until then,
+    /// so a crash before `verified` still leaves it whole. The other targets get hard links (the files
+    /// are write-once, and the source's names go only after the commit), or copies across mounts.
     /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage marker).
-    private func copyExternalData(lock: StoreLock, plan: Plan) throws -> Set<String> {
+    private func placeExternalData(plan: Plan) throws -> ExternalData {
         let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
-        guard fileSystem.exists(external.path) else { return [] }
-        var all: Set<String> = []
-        for (index, target) in targets.enumerated() {
-            let names = try lock.withConnection { db in try Self.externalReferences(db, tables: plan.tablesByTarget[index]) }
+        guard fileSystem.exists(external.path) else { return ExternalData(referencedBy: targets.map { _ in [] }, bulk: nil) }
+        let referencedBy = plan.tablesByTarget.map { tables in tables.reduce(into: Set<String>()) { $0.formUnion(plan.references[$1] ?? []) } }
+        var bulk = referencedBy.indices.max { referencedBy[$0].count < referencedBy[$1].count }
+        if let index = bulk, !canRenameExternalData(to: targets[index], naming: referencedBy[index]) { bulk = nil }
+        for (index, target) in targets.enumerated() where index != bulk {
             let folder = target.temporarySupportFolder.appending(path: "_EXTERNAL_DATA")
-            for name in names.sorted() where fileSystem.exists(external.appending(path: name).path) {
+            for name in referencedBy[index].sorted() where fileSystem.exists(external.appending(path: name).path) {
                 try fileSystem.createDirectories(folder.path)
                 try fileSystem.linkOrCopy(external.appending(path: name).path, to: folder.appending(path: name).path)
-                all.insert(name)
             }
             if fileSystem.exists(folder.path) { try fileSystem.syncDirectory(folder.path) }
         }
-        return all
+        return ExternalData(referencedBy: referencedBy, bulk: bulk)
     }
 
-    static func externalReferences(_ db: Database, tables: [String]) throws -> Set<String> {
-        var names: Set<String> = []
-        for table in tables {
-            let columns = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(table.quotedDatabaseIdentifier))")
-                .filter { ($0["type"] as String? ?? "").uppercased().contains("BLOB") }
-                .map { ($0["name"] as String).quotedDatabaseIdentifier }
-            for column in columns {
-                let found = try String.fetchAll(db, sql: """
-                    SELECT CAST(substr(\(column), 2, 36) AS TEXT) FROM main.\(table.quotedDatabaseIdentifier)
-                    WHERE typeof(\(column)) = 'blob' AND length(\(column)) BETWEEN 37 AND 38 AND substr(\(column), 1, 1) = x'02'
-                    """)
-                names.formUnion(found)
-            }
-        }
-        return names
-    }
-
-    private func quarantineUnreferencedExternalData(keeping referenced: Set<String>) throws -> [RelocationReport.QuarantinedFile] {
+    /// Whether the source's external data folder can be renamed beside `target`: a hard link from
+    /// it succeeds there. (Two mounts of one device share `st_dev`, yet a rename between them fails
+    /// with `EXDEV`; a link fails the same way.)
+    private func canRenameExternalData(to target: StoreFileSet, naming names: Set<String>) -> Bool {
         let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
-        guard fileSystem.exists(external.path) else { return [] }
+        guard let name = names.sorted().first(where: { fileSystem.exists(external.appending(path: $0).path) }) else { return false }
+        let probe = Self.linkProbe(of: target)
+        do {
+            try fileSystem.createDirectories(target.directory.path)
+            try? fileSystem.removeFile(probe)
+            try fileSystem.createHardLink(probe, to: external.appending(path: name).path)
+            try fileSystem.removeFile(probe)
+            return true
+        } catch {
+            try? fileSystem.removeFile(probe)
+            return false
+        }
+    }
+
+    /// A table's row count and the external data files its BLOB columns reference, in one pass.
+    /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage
+    /// marker); anything else in that shape is not a file name Core Data wrote and is ignored (a
+    /// hostile store cannot name `../` through it).
+    static func countAndReferences(_ db: Database, table: String) throws -> (rows: Int, references: Set<String>) {
+        let name = table.quotedDatabaseIdentifier
+        let lists = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
+            .filter { ($0["type"] as String? ?? "").uppercased().contains("BLOB") }
+            .map { ($0["name"] as String).quotedDatabaseIdentifier }
+            .map { "group_concat(CASE WHEN typeof(\($0)) = 'blob' AND length(\($0)) BETWEEN 37 AND 38 AND substr(\($0), 1, 1) = x'02' THEN CAST(substr(\($0), 2, 36) AS TEXT) END, ',')" }
+        guard let row = try Row.fetchOne(db, sql: "SELECT \((["COUNT(*)"] + lists).joined(separator: ", ")) FROM main.\(name)") else { return (0, []) }
+        var references: Set<String> = []
+        for index in lists.indices {
+            guard let list = row[index + 1] as String? else { continue }
+            references.formUnion(list.split(separator: ",").lazy.map(String.init).filter { UUID(uuidString: $0) != nil })
+        }
+        return (row[0], references)
+    }
+
+    /// After the commit: the files of the moved folder its target does not reference are removed
+    /// when another target has its own link or copy, quarantined when no target references them
+    /// (nothing is silently deleted). Without a moved folder, the source's unreferenced files are quarantined.
+    private func cleanUpExternalData(_ external: ExternalData) throws -> [RelocationReport.QuarantinedFile] {
+        let folder = if let bulk = external.bulk {
+            targets[bulk].supportFolder.appending(path: "_EXTERNAL_DATA")
+        } else {
+            source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        }
+        guard fileSystem.exists(folder.path) else { return [] }
+        let kept = external.bulk.map { external.referencedBy[$0] } ?? []
+        let all = external.all
         var moved: [RelocationReport.QuarantinedFile] = []
-        for name in try fileSystem.contents(of: external.path) where !referenced.contains(name) {
-            moved.append(try context.quarantine.move(external.appending(path: name), reason: .unreferencedExternalData))
+        for name in try fileSystem.contents(of: folder.path) where !kept.contains(name) {
+            if external.bulk != nil && all.contains(name) {
+                try fileSystem.removeFile(folder.appending(path: name).path)
+            } else if !all.contains(name) {
+                moved.append(try context.quarantine.move(folder.appending(path: name), reason: .unreferencedExternalData))
+            }
         }
         return moved
     }
 
     // MARK: - Commit
 
-    /// Renames every temporary into place: support folder first, then the database.
-    private func commitTemporaries() throws {
-        for target in targets {
+    /// Renames every temporary into place: support folder first (for the `bulk` target, the source's
+    /// external data folder into it), then the database. Each rename is skipped once done, so a
+    /// commit a crash interrupted is finished by running this again.
+    private func commitTemporaries(bulk: Int?) throws {
+        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        for (index, target) in targets.enumerated() {
             if fileSystem.exists(target.temporarySupportFolder.path) && !fileSystem.exists(target.supportFolder.path) {
                 try fileSystem.rename(target.temporarySupportFolder.path, to: target.supportFolder.path)
+            }
+            let moved = target.supportFolder.appending(path: "_EXTERNAL_DATA")
+            if index == bulk, fileSystem.exists(external.path), !fileSystem.exists(moved.path) {
+                try fileSystem.createDirectories(target.supportFolder.path)
+                try fileSystem.rename(external.path, to: moved.path)
+                try fileSystem.syncDirectory(source.supportFolder.path)
             }
             if fileSystem.exists(target.temporaryMain.path) {
                 try fileSystem.rename(target.temporaryMain.path, to: target.main.path)
@@ -324,7 +407,13 @@ struct SplitRun {
         lock.close()
     }
 
+    /// The hard link ``canRenameExternalData(to:naming:)`` makes and removes beside a target.
+    static func linkProbe(of target: StoreFileSet) -> String {
+        target.directory.appending(path: TemporaryName.beside(target.main.lastPathComponent, suffix: "link-probe")).path
+    }
+
     private func removeTemporaries(_ target: StoreFileSet) throws {
+        try fileSystem.removeFile(Self.linkProbe(of: target))
         try fileSystem.removeTree(target.temporaryMain.path)
         try fileSystem.removeTree(target.temporarySupportFolder.path)
         for sidecar in Sidecar.allCases {
