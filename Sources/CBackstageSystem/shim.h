@@ -35,6 +35,18 @@ static inline int backstage_syncfs(int fd) {
 #endif
 }
 
+/// sync_file_range(SYNC_FILE_RANGE_WRITE) over the whole file: starts writing its dirty pages
+/// without waiting for them. Returns -1 with errno ENOSYS where the call does not exist.
+static inline int backstage_start_writeback(int fd) {
+#if defined(__linux__) && defined(SYS_sync_file_range)
+    return (int)syscall(SYS_sync_file_range, fd, (long)0, (long)0, 2u /* SYNC_FILE_RANGE_WRITE */);
+#else
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /// ioctl(FICLONE): a copy-on-write clone of a whole file (btrfs, xfs).
 static inline int backstage_ficlone(int dest_fd, int src_fd) {
 #if defined(__linux__)

@@ -72,6 +72,13 @@ enum Syscalls {
         guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
     }
 
+    /// `sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE`: starts the writeback of the whole file,
+    /// without waiting. Advisory: false when it could not start (the later fsync does it all).
+    @discardableResult
+    static func startWriteback(_ fd: Int32) -> Bool {
+        retrying { backstage_start_writeback(fd) } == 0
+    }
+
     /// `copy_file_range(2)`: the bytes copied, 0 at end of file, -1 with `errno` set on failure.
     static func copyFileRange(from src: Int32, to dst: Int32, count: Int) -> Int {
         Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) })

@@ -151,10 +151,6 @@ struct SplitRun {
     }
 
     private func plan(_ db: Database) throws -> Plan {
-        // The source is read twice (counted, then copied) under the exclusive lock: mapped, its pages
-        // are read where the page cache holds them instead of copied out by a read() each.
-        // (SQLite maps at most SQLITE_MAX_MMAP_SIZE, 2 GB in Debian's build, and reads the rest.)
-        try db.execute(sql: "PRAGMA main.mmap_size = \(Int64.max)")
         let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         // Shadow tables (an RTREE's _node, an FTS5's _data...) are not named in plans: they move
         // with their virtual table, by its own name.
@@ -200,6 +196,8 @@ struct SplitRun {
         try db.execute(sql: "PRAGMA backstage_target.journal_mode = OFF")
         try db.execute(sql: "PRAGMA backstage_target.synchronous = OFF")
         try db.execute(sql: "PRAGMA cache_size = -32768")  // 32 MiB for the index sorts; memory stays bounded
+        let writeback = BackgroundWriteback(path: target.temporaryMain.path)
+        defer { writeback.stop() }
         for pragma in ["user_version", "application_id"] {
             let value = try Int.fetchOne(db, sql: "PRAGMA main.\(pragma)") ?? 0
             try db.execute(sql: "PRAGMA backstage_target.\(pragma) = \(value)")
