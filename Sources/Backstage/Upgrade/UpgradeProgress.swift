@@ -11,22 +11,22 @@ import Foundation
 public struct Throughput: Sendable, Hashable, Codable {
     /// Copy across file systems (copy, fsync, verify, remove the source), bytes per second.
     public var copy: Double = 500e6
-    /// Split (rows rewritten into new files, fsynced, counted), bytes per second: 195–246 MB/s
-    /// measured from 30 MB to 1 GB.
-    public var split: Double = 220e6
+    /// Split (rows rewritten into new files, fsynced; external data moved by one rename), bytes per
+    /// second: 620 MB/s to 1.1 GB/s measured from 10 MB to 1 GB (the runs vary that much here).
+    public var split: Double = 850e6
     /// What a split costs whatever its size (the plan, two new stores, their fsyncs), in seconds.
-    public var splitSetup: Double = 0.06
+    public var splitSetup: Double = 0.02
     /// Schema migration, bytes of the store per second. A migration's cost depends on its SQL:
-    /// adding a column and indexing one table of the Notes store ran at 4–5 GB/s; this default
-    /// assumes a table of about a quarter of the store is rebuilt.
-    public var migrate: Double = 2e9
+    /// adding a column and indexing one table of the Notes store ran at about 9 GB/s; this default
+    /// leaves room for a migration that rewrites more of the store.
+    public var migrate: Double = 8e9
     /// A rename and its locking, in seconds, plus `bytes / renameRate` (the checkpoint of the
-    /// `-wal`, the support folder): 15 ms at 10 MB, 65–90 ms at 1 GB measured.
-    public var rename: Double = 0.02
+    /// `-wal`, the support folder): 8 ms at 10 MB, 38–52 ms at 1 GB measured.
+    public var rename: Double = 0.009
     /// See ``rename``, bytes per second.
-    public var renameRate: Double = 15e9
-    /// What every step costs whatever its size (locks, journal, fsyncs), in seconds.
-    public var perStep: Double = 0.02
+    public var renameRate: Double = 22e9
+    /// What every other step costs whatever its size (locks, journal, fsyncs, a quarantine's scan), in seconds.
+    public var perStep: Double = 0.012
 
     public init() {}
 }

@@ -163,7 +163,7 @@ public struct Upgrader: Sendable {
             case .quarantine:
                 guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else { continue }
                 bytes = 0
-                seconds = throughput.rename
+                seconds = throughput.perStep
             }
             steps.append(.init(index: index, description: step.description, bytes: bytes, seconds: seconds))
         }
