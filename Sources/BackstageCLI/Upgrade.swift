@@ -70,7 +70,9 @@ struct Upgrade: AsyncParsableCommand {
             }
         }
         if dryRun {
-            let results = loaded.map { plan in
+            // The answer the run acts on: the plans as one chain (each alone would call storage a
+            // later plan of the chain reached "newer", so pending).
+            let results = [UpgradePlan(chain: loaded)].map { plan in
                 DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
                        needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))
             }

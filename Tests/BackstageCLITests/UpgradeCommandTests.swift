@@ -81,6 +81,24 @@ import Testing
         #expect(snapshot(app.root) == before)
     }
 
+    /// The shipped plans passed together are one chain: on a container they brought to v4, the dry
+    /// run says nothing to do, not "upgrade needed" for each plan that alone would find v4 newer.
+    @Test func aDryRunOfEveryShippedPlanOnAnUpToDateContainerSaysNothingToDo() throws {
+        let scratch = try TemporaryDirectory()
+        let root = scratch.url.appending(path: "c")
+        #expect(try runProcess(backstageExecutable, ["fixture", root.path, "--layout", "v1", "--size", "200KB", "--state", "clean"]).status == 0)
+        let plans = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Fixtures/Notes/plans")
+        let arguments = ["v1-to-v2", "v2-to-v3", "v3-to-v4"].flatMap { ["--plan", plans.appending(path: "\($0).json").path] }
+        let pending = try runProcess(backstageExecutable, ["upgrade", root.path, "--dry-run"] + arguments)
+        #expect(pending.status == 0 && pending.stdout.hasPrefix("v1-to-v2 → v2-to-v3 → v3-to-v4: upgrade needed"), "\(pending.stdout)")
+        #expect(try runProcess(backstageExecutable, ["upgrade", root.path] + arguments).status == 0)
+
+        let dry = try runProcess(backstageExecutable, ["upgrade", root.path, "--dry-run"] + arguments)
+        #expect(dry.status == 0 && dry.stdout.hasPrefix("v1-to-v2 → v2-to-v3 → v3-to-v4: nothing to do"), "\(dry.stdout)")
+        #expect(!dry.stdout.contains("upgrade needed"))
+    }
+
     @Test func aMissingPlanIsAUsageErrorAndABadOneIsNamed() throws {
         let app = try TestContainer()
         #expect(try runProcess(backstageExecutable, ["upgrade", app.root.path]).status == 2)
