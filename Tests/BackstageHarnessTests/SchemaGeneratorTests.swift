@@ -99,6 +99,41 @@ import Testing
         #expect(columns.first { $0.name == "ZIMAGE" }?.externalFraction == 0.5)
     }
 
+    /// The bench's baseline writes Core Data external data as the generator does: with the shell's
+    /// `writefile()`, one file per reference, each reference naming a file that is there.
+    @Test func theShellBaselineWritesTheExternalDataItsRowsReference() throws {
+        let scratch = try TemporaryDirectory()
+        let store = StoreFileSet(main: scratch.url.appending(path: "App.sqlite"))
+        let queue = try DatabaseQueue(path: store.main.path)
+        try FileManager.default.createDirectory(at: store.supportFolder.appending(path: "_EXTERNAL_DATA"), withIntermediateDirectories: true)
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZIMAGE BLOB)")
+            for n in 1...20 {
+                let name = UUID().uuidString
+                try Data(count: 3000).write(to: store.supportFolder.appending(path: "_EXTERNAL_DATA/\(name)"))
+                try db.execute(sql: "INSERT INTO ZITEM VALUES (?, 1, 1, ?)", arguments: [n, n % 2 == 0 ? Data([0x02] + Array(name.utf8) + [0x00]) : Data(count: 50)])
+            }
+        }
+        try queue.close()
+        let script = try SchemaGenerator(schema: try StoreCapture.capture(store), seed: 1).shellScript(rows: ["ZITEM": 400], externalDataFolder: "ext")
+        let run = scratch.url.appending(path: "run")
+        try FileManager.default.createDirectory(at: run.appending(path: "ext"), withIntermediateDirectories: true)
+        try Data(script.utf8).write(to: run.appending(path: "script.sql"))
+
+        let result = try runProcess("/bin/sh", ["-c", "cd '\(run.path)' && sqlite3 made.sqlite '.read script.sql'"])
+
+        #expect(result.status == 0, "\(result.stderr)")
+        let references = try DatabaseQueue(path: run.appending(path: "made.sqlite").path).read { db in
+            try Data.fetchAll(db, sql: "SELECT ZIMAGE FROM ZITEM WHERE length(ZIMAGE) = 38 AND substr(ZIMAGE, 1, 1) = x'02'")
+        }.map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: run.appending(path: "ext").path)
+        #expect(references.count > 100 && references.count < 300, "about half the rows: \(references.count)")
+        #expect(Set(references).count == references.count, "a file of its own for each reference")
+        #expect(Set(files) == Set(references) && references.allSatisfy { UUID(uuidString: $0) != nil })
+        let sizes = try files.map { try FileManager.default.attributesOfItem(atPath: run.appending(path: "ext/\($0)").path)[.size] as? Int ?? 0 }
+        #expect(sizes.allSatisfy { $0 > 1000 } && Set(sizes).count > 10, "files of varied, real sizes")
+    }
+
     @Test func theSameSeedGivesTheSameRowsAndAnotherSeedOthers() throws {
         let schema = try Self.captured(.notes)
         let scratch = try TemporaryDirectory()

@@ -264,7 +264,8 @@ public struct BenchRunner {
 
     /// `backstage fixture` making the first version of `catalog` at `size`, against the `sqlite3`
     /// shell inserting as many rows of the same kinds and sizes with `generate_series`
-    /// (``SchemaGenerator/shellScript(rows:)``). Both time the stores only: the fixture's few
+    /// (``SchemaGenerator/shellScript(rows:externalDataFolder:)``), its Core Data external data
+    /// written with the shell's `writefile()`. Both time the stores only: the fixture's few
     /// documents are a fraction of a percent.
     /// `bundled`: the Notes sample, which `backstage fixture` finds without `--catalog`.
     private func generationCases(_ catalog: CatalogFolder, bundled: Bool, size: Int64) throws -> [Case] {
@@ -284,8 +285,10 @@ public struct BenchRunner {
             bytes += (try fileSystem.status(set.main.path)?.size ?? 0) + (try fileSystem.treeSize(set.supportFolder.path))
             let rows = try StoreInspector.rowCounts(of: set)
             let script = folder.appending(path: "store-\(index).sql")
-            try Data(try SchemaGenerator(schema: try catalog.schema(of: store), seed: 1).shellScript(rows: rows).utf8).write(to: script)
-            shell += (shell.isEmpty ? "" : " && ") + "sqlite3 \"$1/store-\(index).sqlite\" \".read '\(script.path)'\" >/dev/null"
+            // Its external data too, with the shell's writefile(), relative to the run's folder.
+            let external = ".store-\(index)_SUPPORT/_EXTERNAL_DATA"
+            try Data(try SchemaGenerator(schema: try catalog.schema(of: store), seed: 1).shellScript(rows: rows, externalDataFolder: external).utf8).write(to: script)
+            shell += (shell.isEmpty ? "cd \"$1\" && " : " && ") + "mkdir -p '\(external)' && sqlite3 store-\(index).sqlite \".read '\(script.path)'\" >/dev/null"
         }
         let baseline = "sqlite3 shell · \(app)"
         return [

@@ -8,10 +8,11 @@ extension SchemaGenerator {
     /// trigger touches; the rows; the other indexes), then `rows[table]` rows per table inserted
     /// with `generate_series`, values of the kinds and sizes the capture measured. It is the
     /// baseline `backstage bench` times generation against, so it does the same work with none of
-    /// the care: Core Data's external data goes inline (the shell cannot write files), the
-    /// functions only Core Data registers become `coalesce` (the triggers still fire), constraint
-    /// failures are skipped (`INSERT OR IGNORE`) rather than retried.
-    public func shellScript(rows: [String: Int]) throws -> String {
+    /// the care: Core Data's external data is written with the shell's `writefile()` into
+    /// `externalDataFolder` (a path the shell resolves; inline when nil), the functions only Core
+    /// Data registers become `coalesce` (the triggers still fire), constraint failures are skipped
+    /// (`INSERT OR IGNORE`) rather than retried.
+    public func shellScript(rows: [String: Int], externalDataFolder: String? = nil) throws -> String {
         let functions = try stubFunctions().map(\.name)
         let tables = Set(schema.tableNames.map { $0.lowercased() })
         // A name before a parenthesis that is a table (INSERT INTO t (a, b)) is no call.
@@ -45,7 +46,7 @@ extension SchemaGenerator {
                 let values = plans.enumerated().map { index, plan -> String in
                     if isRTree { return index == 0 ? "value" : (index % 2 == 1 ? "(value % 180) - 90.0" : "(value % 180) - 89.5") }
                     let parent = references.first { ($0["from"] as String) == plan.name }.map { $0["table"] as String }
-                    return shellValue(plan, parentRows: parent.map { rows[$0] ?? 0 })
+                    return shellValue(plan, parentRows: parent.map { rows[$0] ?? 0 }, externalDataFolder: externalDataFolder)
                 }
                 inserts += "INSERT OR IGNORE INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) "
                 inserts += "SELECT \(values.joined(separator: ", ")) FROM generate_series(1, \(count));\n"
@@ -59,7 +60,7 @@ extension SchemaGenerator {
     }
 
     /// One column's value for row `value` of `generate_series`, as SQL.
-    private func shellValue(_ plan: ColumnPlan, parentRows: Int?) -> String {
+    private func shellValue(_ plan: ColumnPlan, parentRows: Int?, externalDataFolder: String?) -> String {
         func sometimesNull(_ expression: String, _ fraction: Double) -> String {
             guard !plan.notNull, fraction > 0 else { return expression }
             return "CASE WHEN abs(random()) % 1000 < \(Int(fraction * 1000)) THEN NULL ELSE \(expression) END"
@@ -86,8 +87,14 @@ extension SchemaGenerator {
             case .text:
                 value = (unique ? "value || ' ' || " : "") + "substr(hex(randomblob(\(size / 2 + 1))), 1, \(size))"
             case .blob:
+                // A file named by a random UUID, and the reference Core Data keeps: 0x02, the UUID, a NUL.
+                // (The subquery names `value` so that SQLite runs it for each row, not once.)
+                let external = externalDataFolder.map { folder in
+                    "(SELECT CAST(x'02' || u || x'00' AS BLOB) FROM (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-' || substr(h, 13, 4) || '-' || substr(h, 17, 4) || '-' || substr(h, 21) AS u "
+                        + "FROM (SELECT hex(randomblob(16)) || substr(value, 1, 0) AS h)) WHERE writefile('\(folder.replacing("'", with: "''"))/' || u, randomblob(\(externalAverage) / 2 + abs(random()) % \(externalAverage))) >= 0)"
+                } ?? "randomblob(\(externalAverage))"
                 value = s.externalFraction > 0
-                    ? "CASE WHEN abs(random()) % 1000 < \(Int(s.externalFraction * 1000)) THEN randomblob(\(externalAverage)) ELSE randomblob(\(size)) END"
+                    ? "CASE WHEN abs(random()) % 1000 < \(Int(s.externalFraction * 1000)) THEN \(external) ELSE randomblob(\(size)) END"
                     : "randomblob(\(size))"
             }
             return unique ? value : sometimesNull(value, s.nullFraction)
