@@ -69,13 +69,13 @@ struct Upgrade: AsyncParsableCommand {
                 if target.matches(kind: kind, phase: phase.rawValue), counter.increment() == target.occurrence { kill(getpid(), SIGKILL) }
             }
         }
+        // The plans run as one chain, and the dry run answers for that chain: each plan alone would
+        // call storage a later plan reached "newer", so pending. A container a newer build upgraded
+        // past the versions they reach is refused before anything is touched.
+        let plan = UpgradePlan(chain: loaded)
         if dryRun {
-            // The answer the run acts on: the plans as one chain (each alone would call storage a
-            // later plan of the chain reached "newer", so pending).
-            let results = [UpgradePlan(chain: loaded)].map { plan in
-                DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
-                       needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))
-            }
+            let results = [DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
+                                  needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))]
             if json {
                 try Output.json(results)
             } else {
@@ -85,23 +85,19 @@ struct Upgrade: AsyncParsableCommand {
         }
         var reports: [UpgradeReport] = []
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        // The plans run as one chain: a container a newer build upgraded past the versions they
-        // reach is refused before anything is touched.
-        for plan in [UpgradePlan(chain: loaded)] {
-            for try await event in upgrader.run(plan, budget: budget) {
-                switch event {
-                case .planned(let estimate):
-                    if !json && estimate.exceedsBudget {
-                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
-                    }
-                case .progress(let p):
-                    progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
-                case .finished(let report):
-                    reports.append(report)
+        for try await event in upgrader.run(plan, budget: budget) {
+            switch event {
+            case .planned(let estimate):
+                if !json && estimate.exceedsBudget {
+                    Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
                 }
+            case .progress(let p):
+                progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
+            case .finished(let report):
+                reports.append(report)
             }
-            progress.finish()
         }
+        progress.finish()
         if json {
             try Output.json(reports)
         } else {

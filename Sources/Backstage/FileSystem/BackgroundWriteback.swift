@@ -6,29 +6,24 @@ import Foundation
 /// while the copy does, on the second core. Advisory: nothing depends on it for durability.
 package final class BackgroundWriteback: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
-    private let done = DispatchGroup()
+    private let thread = ThreadGroup()
 
     /// Starts the thread; the file need not exist yet.
     package init(path: String, interval: Double = 0.03) {
         let stopped = self.stopped
-        let done = self.done
-        done.enter()
-        let thread = Thread {
+        thread.start {
             var fd: Int32 = -1
             while stopped.wait(timeout: .now() + interval) == .timedOut {
                 if fd < 0 { fd = (try? Syscalls.open(path, O_RDONLY | O_NOFOLLOW)) ?? -1 }
                 if fd >= 0 { Syscalls.startWriteback(fd) }
             }
             if fd >= 0 { Syscalls.close(fd) }
-            done.leave()
         }
-        thread.stackSize = 1 << 18
-        thread.start()
     }
 
     /// Stops the thread and waits for it.
     package func stop() {
         stopped.signal()
-        done.wait()
+        thread.wait()
     }
 }

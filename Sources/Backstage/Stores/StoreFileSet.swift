@@ -37,6 +37,12 @@ public struct StoreFileSet: Sendable, Hashable, Codable, CustomStringConvertible
         directory.appending(path: ".\(baseName)_SUPPORT", directoryHint: .isDirectory)
     }
 
+    /// The files Core Data keeps outside the database, `.Notes_SUPPORT/_EXTERNAL_DATA`, each named
+    /// by the UUID its row references.
+    public var externalDataFolder: URL {
+        supportFolder.appending(path: "_EXTERNAL_DATA", directoryHint: .isDirectory)
+    }
+
     /// Every path that belongs to the store, present or not: main, sidecars, support folder.
     public var allPaths: [URL] {
         [main] + Sidecar.allCases.map(sidecar) + [supportFolder]

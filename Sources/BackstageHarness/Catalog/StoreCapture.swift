@@ -39,7 +39,7 @@ public enum StoreCapture {
             return StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
         }
         if var facts = schema.coreData {
-            let external = store.supportFolder.appending(path: "_EXTERNAL_DATA").path
+            let external = store.externalDataFolder.path
             for name in (try? FileManager.default.contentsOfDirectory(atPath: external)) ?? [] {
                 guard let status = try FileSystem().status(external + "/" + name), status.kind == .regular else { continue }
                 facts.externalFiles += 1

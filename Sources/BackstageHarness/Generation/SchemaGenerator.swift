@@ -205,7 +205,7 @@ public struct SchemaGenerator: Sendable {
 
     private func externalWriter(for store: StoreFileSet) -> ExternalDataWriter? {
         guard schema.coreData != nil else { return nil }
-        return ExternalDataWriter(folder: store.supportFolder.appending(path: "_EXTERNAL_DATA"), averageSize: externalAverage)
+        return ExternalDataWriter(folder: store.externalDataFolder, averageSize: externalAverage)
     }
 
     /// The captured average size of a Core Data external file (32 KiB when the capture had none).

@@ -125,7 +125,7 @@ struct SplitRun {
             _ = try cleanUpExternalData(ExternalData(referencedBy: referencedBy, bulk: bulk))
         } else if fileSystem.exists(source.main.path) || fileSystem.exists(source.supportFolder.path) {
             // Every referenced external file was linked or copied before `verified`; the rest is kept.
-            let referenced = Set(targets.flatMap { (try? fileSystem.contents(of: $0.supportFolder.appending(path: "_EXTERNAL_DATA").path)) ?? [] })
+            let referenced = Set(targets.flatMap { (try? fileSystem.contents(of: $0.externalDataFolder.path)) ?? [] })
             _ = try cleanUpExternalData(ExternalData(referencedBy: [referenced], bulk: nil))
         }
         try fileSystem.removeFile(source.main.path)
@@ -298,7 +298,7 @@ struct SplitRun {
     /// are write-once, and the source's names go only after the commit), or copies across mounts.
     /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage marker).
     private func placeExternalData(plan: Plan) throws -> ExternalData {
-        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        let external = source.externalDataFolder
         guard fileSystem.exists(external.path) else { return ExternalData(referencedBy: targets.map { _ in [] }, bulk: nil) }
         let referencedBy = plan.tablesByTarget.map { tables in tables.reduce(into: Set<String>()) { $0.formUnion(plan.references[$1] ?? []) } }
         var bulk = referencedBy.indices.max { referencedBy[$0].count < referencedBy[$1].count }
@@ -318,7 +318,7 @@ struct SplitRun {
     /// it succeeds there. (Two mounts of one device share `st_dev`, yet a rename between them fails
     /// with `EXDEV`; a link fails the same way.)
     private func canRenameExternalData(to target: StoreFileSet, naming names: Set<String>) -> Bool {
-        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        let external = source.externalDataFolder
         guard let name = names.sorted().first(where: { fileSystem.exists(external.appending(path: $0).path) }) else { return false }
         let probe = Self.linkProbe(of: target)
         do {
@@ -357,9 +357,9 @@ struct SplitRun {
     /// (nothing is silently deleted). Without a moved folder, the source's unreferenced files are quarantined.
     private func cleanUpExternalData(_ external: ExternalData) throws -> [RelocationReport.QuarantinedFile] {
         let folder = if let bulk = external.bulk {
-            targets[bulk].supportFolder.appending(path: "_EXTERNAL_DATA")
+            targets[bulk].externalDataFolder
         } else {
-            source.supportFolder.appending(path: "_EXTERNAL_DATA")
+            source.externalDataFolder
         }
         guard fileSystem.exists(folder.path) else { return [] }
         let kept = external.bulk.map { external.referencedBy[$0] } ?? []
@@ -381,12 +381,12 @@ struct SplitRun {
     /// external data folder into it), then the database. Each rename is skipped once done, so a
     /// commit a crash interrupted is finished by running this again.
     private func commitTemporaries(bulk: Int?) throws {
-        let external = source.supportFolder.appending(path: "_EXTERNAL_DATA")
+        let external = source.externalDataFolder
         for (index, target) in targets.enumerated() {
             if fileSystem.exists(target.temporarySupportFolder.path) && !fileSystem.exists(target.supportFolder.path) {
                 try fileSystem.rename(target.temporarySupportFolder.path, to: target.supportFolder.path)
             }
-            let moved = target.supportFolder.appending(path: "_EXTERNAL_DATA")
+            let moved = target.externalDataFolder
             if index == bulk, fileSystem.exists(external.path), !fileSystem.exists(moved.path) {
                 try fileSystem.createDirectories(target.supportFolder.path)
                 try fileSystem.rename(external.path, to: moved.path)
