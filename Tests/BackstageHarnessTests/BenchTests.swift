@@ -42,6 +42,72 @@ import Testing
         #expect(Self.report().markdown.contains("| 100 MB | split | 1.00 s | 40 MB | VACUUM INTO | 500.0 ms | 2.00× |"))
     }
 
+    /// A run in which one target is met, one missed, one measured at two sizes and the rest not measured.
+    static func targetReport(naiveSeconds: Double = 10) -> BenchReport {
+        let mb: Int64 = 1_000_000
+        return BenchReport(
+            date: Date(timeIntervalSince1970: 1_790_000_000), machine: "2 cores", runsPerCase: 1, sizes: [10 * mb, 200 * mb, 600 * mb],
+            results: [
+                BenchResult(name: "relocate · rename", kind: .backstage, bytes: 10 * mb, runs: [0.030], peakBytes: 34 << 20, baselines: ["naive row copy"]),
+                BenchResult(name: "relocate · rename", kind: .backstage, bytes: 600 * mb, runs: [0.045], peakBytes: 70 << 20, baselines: ["naive row copy"]),
+                BenchResult(name: "naive row copy", kind: .baseline, bytes: 600 * mb, runs: [naiveSeconds], peakBytes: 900 << 20),
+                BenchResult(name: "split", kind: .backstage, bytes: 10 * mb, runs: [0.9], peakBytes: 40 << 20, baselines: ["VACUUM INTO"]),
+                BenchResult(name: "split", kind: .backstage, bytes: 600 * mb, runs: [1.6], peakBytes: 40 << 20, baselines: ["VACUUM INTO"]),
+                BenchResult(name: "VACUUM INTO", kind: .baseline, bytes: 10 * mb, runs: [0.3], peakBytes: 5 << 20),
+                BenchResult(name: "VACUUM INTO", kind: .baseline, bytes: 600 * mb, runs: [1.0], peakBytes: 5 << 20),
+                BenchResult(name: "generate · Notes", kind: .backstage, bytes: 10 * mb, runs: [0.9], peakBytes: 40 << 20, baselines: ["sqlite3 shell · Notes"]),
+                BenchResult(name: "generate · Notes", kind: .backstage, bytes: 193 * mb, runs: [3.0], peakBytes: 40 << 20, baselines: ["sqlite3 shell · Notes"]),
+                BenchResult(name: "generate · Notes", kind: .backstage, bytes: 581 * mb, runs: [9.0], peakBytes: 40 << 20, baselines: ["sqlite3 shell · Notes"]),
+                BenchResult(name: "sqlite3 shell · Notes", kind: .baseline, bytes: 10 * mb, runs: [0.1], peakBytes: 5 << 20),
+                BenchResult(name: "sqlite3 shell · Notes", kind: .baseline, bytes: 193 * mb, runs: [2.0], peakBytes: 5 << 20),
+                BenchResult(name: "sqlite3 shell · Notes", kind: .baseline, bytes: 581 * mb, runs: [4.0], peakBytes: 5 << 20),
+            ],
+            needsUpgradeMicroseconds: 7.5, budget: 20, skipped: [])
+    }
+
+    @Test func eachTargetIsCheckedAtItsSizesAndOneNotMeasuredIsNeverMet() throws {
+        let checks = Self.targetReport().targets
+        func check(_ title: String) -> [BenchTarget.Check] { checks.filter { $0.target.title == title } }
+        let mb: Int64 = 1_000_000
+
+        let split = check("split a store")
+        #expect(split.count == 1 && split[0].bytes == 600 * mb && split[0].met == false, "at the largest size only: 1.6× there, not 3× at 10 MB")
+        #expect(split[0].measured == "1.60×" && split[0].limit == "≤ 1.50×")
+        let rename = check("relocate, same file system: time independent of size")
+        #expect(rename.first?.met == true && abs((rename.first?.value ?? 0) - 1.5) < 1e-9, "45 ms at 600 MB against 30 ms at 10 MB")
+        #expect(check("relocate by rename, ≥ 100× faster than the naive row copy").first?.met == true, "0.045 s against 10 s")
+        #expect(check("relocate by rename: memory flat").first.map { $0.met == false && $0.measured == "70 MB" } == true)
+        #expect(check("needsUpgrade with nothing pending").first.map { $0.met == true && $0.measured == "7.5 µs" } == true)
+
+        let generation = check("generate Notes at the shell's speed")
+        #expect(generation.map(\.bytes) == [193 * mb, 581 * mb], "every size from 200 MB asked (a store comes out a little smaller), not 10 MB")
+        #expect(generation.map(\.met) == [true, false], "1.5× at 193 MB, 2.25× at 581 MB")
+
+        let zip = check("export zip on every core")
+        #expect(zip.count == 1 && zip[0].met == nil && zip[0].measured == "not measured", "no export in this run: never counted as met")
+        #expect(Self.targetReport().missedTargets.map(\.target.title) == ["relocate by rename: memory flat", "split a store", "generate Notes at the shell's speed"])
+        #expect(Self.targetReport(naiveSeconds: 4).missedTargets.contains { $0.target.title == "relocate by rename, ≥ 100× faster than the naive row copy" },
+                "0.045 s against 4 s is 89×")
+
+        let table = Self.targetReport().table
+        #expect(table.contains("targets: 4 of 7 met (9 not measured)"))
+        #expect(table.contains("  ✗ split a store: 1.60× at 600 MB (≤ 1.50×)"))
+        #expect(Self.targetReport().markdown.contains("| generate Notes at the shell's speed | 193 MB | 1.50× | ≤ 2.00× | ✓ |"))
+    }
+
+    @Test func theJSONReportCarriesTheRatiosAndTheTargets() throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(Self.targetReport())
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let targets = try #require(object["targets"] as? [[String: Any]])
+        #expect(targets.count == Self.targetReport().targets.count)
+        #expect(targets.contains { ($0["met"] as? Bool) == false && (($0["target"] as? [String: Any])?["title"] as? String) == "split a store" })
+        #expect((object["ratios"] as? [Any])?.count == Self.targetReport().ratios.count)
+        let decoded = try JSONDecoder.iso8601.decode(BenchReport.self, from: data)
+        #expect(decoded == Self.targetReport(), "what was measured reads back; the rest is derived again")
+    }
+
     @Test func theChartHasAPanelPerJobEachCaseBesideItsBaselinesAndTheRatio() throws {
         let svg = BenchChart.svg(Self.report())
         #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
@@ -89,7 +155,9 @@ import Testing
         #expect(report.ratios.contains { $0.name == "generate · Cookbook" && $0.baseline == "sqlite3 shell · Cookbook" }, "its shell script ran")
         #expect(report.results.allSatisfy { $0.seconds > 0 && $0.peakBytes > 0 })
         #expect(report.needsUpgradeMicroseconds > 0)
-        #expect(result.stdout.contains("relocate · rename") && result.stdout.contains("VACUUM INTO"))
+        #expect(report.targets.contains { $0.target.title == "generate Cookbook at the shell's speed" }, "a target for each app whose generation it timed")
+        #expect(report.targets.contains { $0.target.title == "split a store" && $0.met != nil }, "measured at 1 MB")
+        #expect(result.stdout.contains("relocate · rename") && result.stdout.contains("VACUUM INTO") && result.stdout.contains("targets: "))
         #expect(FileManager.default.fileExists(atPath: scratch.path + "/bench.svg"))
     }
 }

@@ -60,6 +60,28 @@ public struct BenchReport: Sendable, Hashable, Codable {
         self.skipped = skipped
     }
 
+    private enum DerivedKeys: String, CodingKey { case ratios, projections, targets }
+
+    /// Encodes what was measured and what follows from it: the ratios, the projections and the
+    /// targets, so a script reading `--json` needs none of the arithmetic. Decoding reads back
+    /// what was measured and derives the rest again.
+    public func encode(to encoder: any Encoder) throws {
+        var measured = encoder.container(keyedBy: CodingKeys.self)
+        try measured.encode(date, forKey: .date)
+        try measured.encode(machine, forKey: .machine)
+        try measured.encode(runsPerCase, forKey: .runsPerCase)
+        try measured.encode(sizes, forKey: .sizes)
+        try measured.encode(results, forKey: .results)
+        try measured.encode(needsUpgradeMicroseconds, forKey: .needsUpgradeMicroseconds)
+        try measured.encodeIfPresent(needsUpgradeDocumentsChangedMicroseconds, forKey: .needsUpgradeDocumentsChangedMicroseconds)
+        try measured.encode(budget, forKey: .budget)
+        try measured.encode(skipped, forKey: .skipped)
+        var derived = encoder.container(keyedBy: DerivedKeys.self)
+        try derived.encode(ratios, forKey: .ratios)
+        try derived.encode(projections, forKey: .projections)
+        try derived.encode(targets, forKey: .targets)
+    }
+
     /// "6.1 µs (12.9 µs once Documents changed since the last run)".
     static func launchCheck(_ report: BenchReport) -> String {
         let steady = String(format: "%.1f µs", report.needsUpgradeMicroseconds)
@@ -128,6 +150,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
         for projection in projections {
             lines.append("| \(projection.name) | \(Self.time(projection.secondsAt1GB)) | \(Self.time(projection.secondsAt10GB)) | \(projection.fitsBudgetAt1GB ? "yes" : "no") |")
         }
+        lines.append("")
+        lines += targetsMarkdown
         return lines.joined(separator: "\n")
     }
 
@@ -151,6 +175,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
             lines.append("projected \(projection.name): 1 GB \(Self.time(projection.secondsAt1GB)), 10 GB \(Self.time(projection.secondsAt10GB))"
                          + (projection.fitsBudgetAt1GB ? "" : " (over the \(String(format: "%g", budget)) s launch budget at 1 GB)"))
         }
+        lines += targetsTable
         if !skipped.isEmpty { lines.append("skipped: " + skipped.joined(separator: "; ")) }
         return lines.joined(separator: "\n")
     }
