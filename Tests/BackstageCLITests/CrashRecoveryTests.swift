@@ -106,28 +106,52 @@ import Testing
 /// few; `make soak` (BACKSTAGE_SOAK=1) runs hundreds on bigger stores.
 @Suite struct RandomKillTests {
     static let soak = ProcessInfo.processInfo.environment["BACKSTAGE_SOAK"] != nil
+    static let rows = soak ? 20_000 : 3_000
+
+    /// A container whose store has committed rows, 100 of them only in its `-wal`.
+    static func container() throws -> TestContainer {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: rows, walOnly: 100, bodyBytes: 3000)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
+        try app.writeDocument("Letter.txt", Data("dear".utf8))
+        return app
+    }
+
+    /// The median wall time of three uninterrupted relocations of the same store by `strategy`.
+    /// Kills are fractions of it, so they land in flight on a fast machine as on a slow one (fixed
+    /// delays of 5–60 ms let most runs finish first on a machine twice as fast as this one).
+    static func uninterruptedSeconds(strategy: String) throws -> Double {
+        var times: [Double] = []
+        for _ in 0..<3 {
+            let app = try container()
+            let start = ContinuousClock.now
+            let run = try runProcess(backstageExecutable, ["relocate", app.root.path, "--strategy", strategy])
+            let elapsed = ContinuousClock.now - start
+            guard run.status == 0 else { throw Failure("an uninterrupted relocation failed: \(run.stderr)") }
+            times.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        return times.sorted()[1]
+    }
 
     @Test func killedAtRandomInstantsThenRerunEachEndsWithOneCompleteStore() async throws {
         let seeds: [UInt64] = Array(1...(Self.soak ? 200 : 6))
+        let uninterrupted = try ["copy": Self.uninterruptedSeconds(strategy: "copy"), "rename": Self.uninterruptedSeconds(strategy: "rename")]
         var crashed: [UInt64] = []
         for seed in seeds {
             var random = SeededRandom(seed: seed)
             let strategy = seed % 2 == 0 ? "copy" : "rename"
-            let app = try TestContainer()
-            let rows = Self.soak ? 20_000 : 3_000
-            try PythonSQLite.writeThenKill(app.documentsStore().main, committed: rows, walOnly: 100, bodyBytes: 3000)
-            try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
-            try app.writeDocument("Letter.txt", Data("dear".utf8))
+            let app = try Self.container()
 
-            // Between 5 and 60 ms: a relocation of this store takes longer, so most runs die in flight.
-            let delay = Double(5 + random.next() % 55) / 1000
+            // Between 10 % and 85 % of an uninterrupted run: process start, lock, checkpoint, copy, commit.
+            let delay = (uninterrupted[strategy] ?? 0) * Double(10 + random.next() % 76) / 100
             let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--strategy", strategy], killAfter: delay)
             if killed.killedBySignal == SIGKILL { crashed.append(seed) }
 
             let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path])
             #expect(rerun.status == 0, "seed \(seed): \(rerun.stderr)")
-            try CrashRecoveryTests.expectOneCompleteStore(app, rows: rows + 100)
+            try CrashRecoveryTests.expectOneCompleteStore(app, rows: Self.rows + 100)
         }
-        #expect(crashed.count * 2 >= seeds.count, "most runs must really be killed mid-way for this test to mean anything; killed: \(crashed)")
+        #expect(crashed.count * 2 >= seeds.count,
+                "most runs must really be killed mid-way for this test to mean anything; killed: \(crashed), uninterrupted: \(uninterrupted)")
     }
 }
