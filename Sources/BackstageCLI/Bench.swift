@@ -15,7 +15,9 @@ struct Bench: AsyncParsableCommand {
             against `VACUUM INTO`, export zip against bsdtar, tar.gz against GNU `tar -I pigz` and tar.zst against \
             `tar -I 'zstd -T0'` (every baseline fsyncs what it writes), import against `bsdtar -xf`, \
             and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \
-            time at 1 GB and 10 GB against the launch budget.
+            time at 1 GB and 10 GB against the launch budget, then the design's targets checked on the run's own \
+            figures (ratios at the largest size, generation from 200 MB, memory, the launch check; --json has them \
+            as "targets", each with "met").
 
             With --catalog DIR, or --from/--to: times that app's own upgrade chain instead, step by step at \
             each size, on a generated container of --from (default: its first version), with what the \

@@ -43,6 +43,13 @@ public struct BenchTarget: Sendable, Hashable, Codable {
     public var limit: Double
     public var sizes: Sizes
 
+    /// A target that `measure` meets when it is at most `limit`.
+    ///
+    /// - Parameters:
+    ///   - title: What the target says, shown beside its verdict.
+    ///   - measure: What is measured: a ratio to a baseline, a peak memory, the launch check.
+    ///   - limit: The largest value that meets the target, in the measure's unit (×, MiB, µs).
+    ///   - sizes: Where it is checked: the largest size measured (the default), or every size from one up.
     public init(_ title: String, _ measure: Measure, atMost limit: Double, sizes: Sizes = .largest) {
         self.title = title
         self.measure = measure
@@ -79,6 +86,7 @@ public struct BenchTarget: Sendable, Hashable, Codable {
 
     /// A target checked at one size: the value measured, and whether it meets the limit.
     public struct Check: Sendable, Hashable, Codable {
+        /// The target checked.
         public var target: BenchTarget
         /// The size of the data, in bytes; nil for the launch check.
         public var bytes: Int64?
