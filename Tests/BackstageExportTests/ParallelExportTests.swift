@@ -70,6 +70,25 @@ func complaintsOfIndependentReaders(_ archive: URL, format: ArchiveFormat, entri
         #expect(try complaintsOfIndependentReaders(archive, format: format, entries: entries) == [])
     }
 
+    /// Entries waiting for their turn go to memory (16 KiB here), then to the scratch file (200 KiB
+    /// here, reused from its start once written out), then wait: the same archive as one worker
+    /// writes, every document back, and no scratch file left anywhere.
+    @Test func entriesSpilledToTheScratchFileComeBackInOrder() async throws {
+        let (app, files, _) = try largerDocumentsFixture()
+        var archives: [Data] = []
+        for threads in [1, 3] {
+            var options = ExportOptions(format: .zip, threads: threads)
+            options.tuning.heldBytesPerWorker = 16 << 10
+            options.tuning.spilledBytesPerWorker = 100 << 10
+            let archive = app.root.appending(path: "spilled-\(threads).zip")
+            try await Exporter(container: app.container).export(to: archive, options: options)
+            archives.append(try Data(contentsOf: archive))
+        }
+        #expect(archives[0] == archives[1], "3 workers with a small spill wrote what 1 worker writes")
+        #expect(try readBack(app.root.appending(path: "spilled-3.zip"), format: .zip).files == files)
+        #expect(paths(under: app.root, containing: ".spill").isEmpty && paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
     /// Offsets and sizes in zip64 fields (the limit lowered to 1,000 bytes, so most entries and the
     /// central directory are past it): what an archive over 4 GiB holds, read by every reader.
     @Test func zip64OffsetsAndEndRecordsAreReadByEveryReader() async throws {

@@ -37,6 +37,7 @@ public struct ExportOptions: Sendable, Hashable {
 package struct ExportTuning: Sendable, Hashable {
     package var zip64Limit: UInt64 = 0xFFFF_FFFF
     package var heldBytesPerWorker = 8 << 20
+    package var spilledBytesPerWorker: Int64 = 256 << 20
 
     package init() {}
 }
@@ -240,7 +241,8 @@ public struct Exporter: Sendable {
         case .zip:
             let output = try ArchiveOutput(temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
             defer { output.close() }
-            var zip = ParallelZip(items: items, level: options.level, workers: threads, heldBytesPerWorker: options.tuning.heldBytesPerWorker)
+            var zip = ParallelZip(items: items, level: options.level, workers: threads, heldBytesPerWorker: options.tuning.heldBytesPerWorker,
+                                  spilledBytesPerWorker: options.tuning.spilledBytesPerWorker, spillPath: temporary.path + ".spill")
             zip.directory.zip64Limit = options.tuning.zip64Limit
             return try zip.write(to: output, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
         case .tarGz:

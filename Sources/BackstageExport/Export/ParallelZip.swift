@@ -4,21 +4,29 @@ import Foundation
 /// A zip written by several workers at once: the entries of a zip are independent, so each
 /// worker takes the next entry in order and has its own libarchive zip writer compress it. The
 /// entry that comes next in the archive goes straight to the file as libarchive produces it;
-/// the others are held in memory until their turn, up to a budget (16 MiB per worker beyond the
-/// first), past which their worker waits. libarchive writes every entry's bytes (local header,
+/// the others are held until their turn: in memory up to a budget (8 MiB per worker beyond the
+/// first), then in a nameless scratch file beside the archive (up to 256 MiB per worker beyond
+/// the first), past which their worker waits. libarchive writes every entry's bytes (local header,
 /// data, data descriptor) and every central directory record; Backstage puts the entries in
 /// order, and the records with the offsets the entries have in the archive (``ZipDirectory``).
 ///
 /// Entries are written in the order given and each entry's bytes do not depend on which worker
 /// wrote it, so the archive is the same whatever the number of workers. A single large file is
-/// compressed by one worker: memory stays bounded, and the others go on with the next entries
-/// while it fits the budget.
+/// compressed by one worker: memory stays bounded, and the others go on with the next entries,
+/// their output spilled to the scratch file once the memory budget is spent. (With memory
+/// alone, a second worker compressing a 20 MB file stopped at its budget until the first
+/// finished the file before it: two workers took 0.76× one worker's time on large files, 0.52×
+/// on small ones.)
 struct ParallelZip {
     var items: [ArchiveItem]
     var level: Int?
     var workers: Int
     /// Bytes held for entries waiting for their turn, per worker beyond the first.
-    var heldBytesPerWorker = 16 << 20
+    var heldBytesPerWorker = 8 << 20
+    /// Bytes spilled to the scratch file for entries waiting for their turn, per worker beyond the first.
+    var spilledBytesPerWorker: Int64 = 256 << 20
+    /// Where the scratch file is created (and at once unlinked): beside the archive's temporary.
+    var spillPath: String
     var directory = ZipDirectory()
 
     /// Writes the archive to `output`. `progress` and `isCancelled` are called on the calling
@@ -28,7 +36,8 @@ struct ParallelZip {
     func write(to output: ArchiveOutput, fileSystem: FileSystem, progress: (_ entries: Int, _ bytes: Int64) -> Void,
                isCancelled: () -> Bool) throws -> Int64 {
         let count = max(1, min(workers, items.count))
-        let schedule = Schedule(items: items, output: output, workers: count, budget: heldBytesPerWorker * (count - 1))
+        let schedule = Schedule(items: items, output: output, workers: count, budget: heldBytesPerWorker * (count - 1),
+                                spill: Spill(path: spillPath, budget: spilledBytesPerWorker * Int64(count - 1), fileSystem: fileSystem))
         let threads = ThreadGroup()
         let level = level
         for worker in 0..<count {
@@ -74,11 +83,14 @@ struct ParallelZip {
         let items: [ArchiveItem]
         let output: ArchiveOutput
         let budget: Int
+        private let spill: Spill
         private let condition = NSCondition()
         private var nextToTake = 0
         private var head = 0
-        /// The bytes of entries waiting for their turn, as libarchive gave them (no doubling growth).
-        private var held: [Int: [[UInt8]]] = [:]
+        /// The bytes of entries waiting for their turn, in order: as libarchive gave them (no
+        /// doubling growth), or where they were spilled.
+        private var held: [Int: [Held]] = [:]
+        /// The bytes held in memory.
         private var heldBytes = 0
         private var complete: [Bool]
         private var started: [Bool]
@@ -90,11 +102,12 @@ struct ParallelZip {
         private var entriesDone = 0
         private var bytesDone: Int64 = 0
 
-        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, budget: Int) {
+        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, budget: Int, spill: Spill) {
             self.items = items
             running = workers
             self.output = output
             self.budget = budget
+            self.spill = spill
             complete = [Bool](repeating: false, count: items.count)
             started = complete
             offsets = [Int64](repeating: 0, count: items.count)
@@ -187,19 +200,31 @@ struct ParallelZip {
                     throw failure
                 }
                 if head == index {
-                    let before = held.removeValue(forKey: index) ?? []
-                    heldBytes -= before.reduce(0) { $0 + $1.count }
+                    let before = takeHeld(index)
                     if !started[index] { started[index] = true; offsets[index] = output.position }
                     condition.unlock()
                     try guarded {
-                        for chunk in before { try output.write(chunk) }
+                        try write(before)
                         try output.write(bytes)
                     }
+                    releaseSpilled(before)
                     return
                 }
                 if heldBytes + bytes.count <= budget {
-                    held[index, default: []].append([UInt8](bytes))
+                    held[index, default: []].append(.bytes([UInt8](bytes)))
                     heldBytes += bytes.count
+                    condition.unlock()
+                    return
+                }
+                if spill.hasRoom(for: bytes.count) {
+                    // Under the lock: the region is not reused until every spilled byte is written out.
+                    do {
+                        held[index, default: []].append(try spill.append(bytes))
+                    } catch {
+                        if failure == nil { failure = ArchiveError(error, archivePath: output.archivePath) }
+                        condition.broadcast()
+                        continue
+                    }
                     condition.unlock()
                     return
                 }
@@ -216,20 +241,45 @@ struct ParallelZip {
             entriesDone += 1
             guard head == index else { return }
             while head < items.count && complete[head] {
-                let chunks = held.removeValue(forKey: head) ?? []
-                heldBytes -= chunks.reduce(0) { $0 + $1.count }
+                let chunks = takeHeld(head)
                 if !started[head] { started[head] = true; offsets[head] = output.position }
                 condition.unlock()
                 do {
-                    try guarded { for chunk in chunks { try output.write(chunk) } }
+                    try guarded { try write(chunks) }
                 } catch {
                     condition.lock()
                     throw error
                 }
                 condition.lock()
+                spill.release(chunks)
                 head += 1
             }
             condition.broadcast()
+        }
+
+        /// Removes the chunks held for `index` (under the lock); the memory they took is free again.
+        private func takeHeld(_ index: Int) -> [Held] {
+            let chunks = held.removeValue(forKey: index) ?? []
+            for case .bytes(let bytes) in chunks { heldBytes -= bytes.count }
+            return chunks
+        }
+
+        /// After `chunks` were written out (outside the lock): their spilled region may be reused.
+        private func releaseSpilled(_ chunks: [Held]) {
+            condition.lock()
+            spill.release(chunks)
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Writes held chunks to the archive, spilled ones read back from the scratch file.
+        private func write(_ chunks: [Held]) throws(ArchiveError) {
+            for chunk in chunks {
+                switch chunk {
+                case .bytes(let bytes): try output.write(bytes)
+                case .spilled(let offset, let count): try spill.copy(offset: offset, count: count, to: output)
+                }
+            }
         }
 
         /// Runs a write; a failure stops every worker.
@@ -239,6 +289,66 @@ struct ParallelZip {
             } catch {
                 fail(error)
                 throw error
+            }
+        }
+    }
+
+    /// Bytes of an entry waiting for its turn.
+    enum Held {
+        case bytes([UInt8])
+        case spilled(offset: Int64, count: Int)
+    }
+
+    /// The scratch file entries waiting for their turn spill to once the memory budget is spent,
+    /// created on first use beside the archive and unlinked at once. Its regions are appended in
+    /// order and reused from the start once every spilled byte has been written to the archive,
+    /// so the file never grows past `budget`. Called under the schedule's lock, except ``copy``,
+    /// which reads a region nothing else touches until it is released.
+    final class Spill: @unchecked Sendable {
+        let path: String
+        let budget: Int64
+        let fileSystem: FileSystem
+        private var file: ScratchFile?
+        private var end: Int64 = 0
+        private var live: Int64 = 0
+
+        init(path: String, budget: Int64, fileSystem: FileSystem) {
+            self.path = path
+            self.budget = budget
+            self.fileSystem = fileSystem
+        }
+
+        func hasRoom(for count: Int) -> Bool { end + Int64(count) <= budget }
+
+        func append(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) -> Held {
+            if self.file == nil { self.file = try fileSystem.createScratchFile(path) }
+            guard let file else { return .spilled(offset: end, count: 0) }
+            try file.write(bytes, at: end)
+            defer { end += Int64(bytes.count); live += Int64(bytes.count) }
+            return .spilled(offset: end, count: bytes.count)
+        }
+
+        func release(_ chunks: [Held]) {
+            for case .spilled(_, let count) in chunks { live -= Int64(count) }
+            if live == 0 { end = 0 }
+        }
+
+        func copy(offset: Int64, count: Int, to output: ArchiveOutput) throws(ArchiveError) {
+            guard let file else { return }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: min(count, 1 << 20), alignment: 16)
+            defer { buffer.deallocate() }
+            var done = 0
+            while done < count {
+                let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, count - done)])
+                let read: Int
+                do {
+                    read = try file.read(into: slice, at: offset + Int64(done))
+                } catch {
+                    throw ArchiveError(error, archivePath: output.archivePath)
+                }
+                guard read > 0 else { throw ArchiveError(code: -30, message: "the scratch file \(path) ended early", archivePath: output.archivePath) }
+                try output.write(UnsafeRawBufferPointer(rebasing: slice[0..<read]))
+                done += read
             }
         }
     }

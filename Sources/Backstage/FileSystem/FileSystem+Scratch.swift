@@ -1,0 +1,50 @@
+import Glibc
+
+/// A scratch file with no name: created exclusively, then unlinked at once, so nothing is ever
+/// left behind — not after an error, not after a crash. Written and read at explicit offsets
+/// (`pwrite`/`pread`), so one thread may read what is written while another appends elsewhere.
+/// Its space is counted on the file system it was created in; it is never fsynced.
+package final class ScratchFile: @unchecked Sendable {
+    /// The name it was created under, for errors (it no longer exists).
+    package let path: String
+    private var fd: Int32
+
+    init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    /// Writes all of `buffer` at `offset`.
+    package func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
+        try Syscalls.pwriteAll(fd, buffer, offset: offset, path: path)
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; 0 past the end.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
+        try Syscalls.pread(fd, buffer, offset: offset, path: path)
+    }
+
+    package func close() {
+        if fd >= 0 { Syscalls.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+}
+
+extension FileSystem {
+    /// Creates a nameless scratch file at `path` (which must not exist): opened for reading and
+    /// writing, then unlinked before it is returned.
+    package func createScratchFile(_ path: String) throws(FileSystemError) -> ScratchFile {
+        try inject(.open, path)
+        let fd = try Syscalls.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+        let file = ScratchFile(path: path, fd: fd)
+        do {
+            try Syscalls.unlink(path)
+        } catch {
+            file.close()
+            throw error
+        }
+        return file
+    }
+}
