@@ -219,7 +219,7 @@ struct ParallelZip {
                 if spill.hasRoom(for: bytes.count) {
                     // Under the lock: the region is not reused until every spilled byte is written out.
                     do {
-                        held[index, default: []].append(try spill.append(bytes))
+                        try spill.append(bytes, to: &held[index, default: []])
                     } catch {
                         if failure == nil { failure = ArchiveError(error, archivePath: output.archivePath) }
                         condition.broadcast()
@@ -320,12 +320,24 @@ struct ParallelZip {
 
         func hasRoom(for count: Int) -> Bool { end + Int64(count) <= budget }
 
-        func append(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) -> Held {
-            if self.file == nil { self.file = try fileSystem.createScratchFile(path) }
-            guard let file else { return .spilled(offset: end, count: 0) }
+        /// Writes `bytes` at the end of the used region and records them in `chunks`: the last chunk
+        /// grows when it ends where they begin (libarchive hands over an entry in small pieces).
+        func append(_ bytes: UnsafeRawBufferPointer, to chunks: inout [Held]) throws(FileSystemError) {
+            let file: ScratchFile
+            if let existing = self.file {
+                file = existing
+            } else {
+                file = try fileSystem.createScratchFile(path)
+                self.file = file
+            }
             try file.write(bytes, at: end)
-            defer { end += Int64(bytes.count); live += Int64(bytes.count) }
-            return .spilled(offset: end, count: bytes.count)
+            if case .spilled(let offset, let count)? = chunks.last, offset + Int64(count) == end {
+                chunks[chunks.count - 1] = .spilled(offset: offset, count: count + bytes.count)
+            } else {
+                chunks.append(.spilled(offset: end, count: bytes.count))
+            }
+            end += Int64(bytes.count)
+            live += Int64(bytes.count)
         }
 
         func release(_ chunks: [Held]) {
