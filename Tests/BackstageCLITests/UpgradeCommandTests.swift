@@ -64,6 +64,40 @@ import Testing
         #expect(again.status == 0 && again.stdout.contains("\"needsUpgrade\" : false"))
     }
 
+    /// The launch record a completed run leaves promises that no journal is beside it, so the
+    /// launch check does not look for one. A later plan's step killed after its commit leaves a
+    /// store that looks moved and a journal that says the step is not finished: the check must
+    /// still say pending, and the rerun must finish the step and leave a record again.
+    @Test func aStepKilledAfterItsCommitIsPendingThoughItsStoreLooksMoved() throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 20)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 7, count: 10_000))
+        let first = app.root.appending(path: "v2.json"), second = app.root.appending(path: "v3.json")
+        try Data(#"{"name": "v2", "version": "v2", "steps": [{"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}}]}"#.utf8).write(to: first)
+        try Data(#"{"name": "v3", "version": "v3", "steps": [{"relocate": {"from": "applicationSupport/Notes.sqlite", "to": "applicationSupport/Accounts/1/Notes.sqlite", "strategy": "rename"}}]}"#.utf8).write(to: second)
+        let chain = UpgradePlan(chain: [try UpgradePlan.load(from: first), try UpgradePlan.load(from: second)])
+        let record = app.container.backstageDirectory.appending(path: "launch").path
+
+        let v2 = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", first.path])
+        #expect(v2.status == 0, "\(v2.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: record).hasPrefix("backstage-launch 2\nreached v2"))
+        #expect(Upgrader.needsUpgrade(app.container, chain))
+
+        let killed = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", first.path, "--plan", second.path, "--crash-at", "relocate:committed"])
+        #expect(killed.killedBySignal == SIGKILL)
+        let moved = StoreFileSet(main: app.applicationSupport.appending(path: "Accounts/1/Notes.sqlite"))
+        #expect(FileManager.default.fileExists(atPath: moved.main.path), "killed after the commit: the store is at its new place")
+        #expect(FileManager.default.fileExists(atPath: app.applicationSupport.appending(path: ".Notes_SUPPORT").path), "its support folder is not")
+        #expect(Upgrader.needsUpgrade(app.container, chain), "the journal says the step is not finished")
+
+        let rerun = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", first.path, "--plan", second.path])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try PythonSQLite.inspect(moved).rows == 20)
+        #expect(FileManager.default.fileExists(atPath: moved.supportFolder.appending(path: "_EXTERNAL_DATA/blob").path))
+        #expect(!Upgrader.needsUpgrade(app.container, chain))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: record).hasPrefix("backstage-launch 2\nreached v3"))
+    }
+
     @Test func dryRunListsPendingStepsWithEstimatesAndChangesNothing() throws {
         let app = try TestContainer()
         try CoreDataStore.create(app.documentsStore().main, notes: 50)

@@ -51,14 +51,14 @@ import Testing
         try await Upgrader(container: app.container).upgrade(newest)
         let record = app.container.backstageDirectory.appending(path: "launch")
         let text = try FileManager.default.destinationOfSymbolicLink(atPath: record.path)
-        #expect(text.hasPrefix("backstage-launch 1\nreached v4\nknown v2 v3 v4"), "\(text)")
+        #expect(text.hasPrefix("backstage-launch 2\nreached v4\nknown v2 v3 v4"), "\(text)")
         #expect(!Upgrader.needsUpgrade(app.container, newest))
 
         try FileManager.default.removeItem(at: record)
         switch damage {
         case "damaged": try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 1\nreached")
         case "file": try Data(text.utf8).write(to: record)
-        default: try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 2\nreached v9")
+        default: try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 3\nreached v9")
         }
         #expect(Upgrader.needsUpgrade(app.container, newest), "\(damage): pending, never nothing to do")
         let report = try await Upgrader(container: app.container).upgrade(newest)

@@ -99,6 +99,56 @@ import Testing
         #expect(!Upgrader.needsUpgrade(app.container, plan))
     }
 
+    /// The record lists the stores the plan looks for in the quarantined folder that were absent
+    /// when the run left it, and the check trusts that while the folder keeps its change time. A
+    /// store brought back changes that time; a store that was there (kept in Documents, migrated
+    /// in place) is never listed, so an older copy written over it in place is still seen.
+    @Test func storesSeenAbsentFromAnUnchangedFolderAreNotLookedForAndAReturnIsSeen() async throws {
+        let keep = ContainerLocation(.documents, "Keep.sqlite")
+        let plan = UpgradePlan(name: "v2", version: "v2") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+            UpgradeStep.migrateSchema(keep, [.init(id: "v2-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0")])
+            UpgradeStep.quarantine()
+        }
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 10, journalMode: "delete")
+        let kept = app.documentsStore("Keep.sqlite")
+        try PythonSQLite.createStore(kept.main, rows: 5, journalMode: "delete")
+        let older = app.root.appending(path: "older.sqlite")
+        try FileManager.default.copyItem(at: kept.main, to: older)
+        try await Upgrader(container: app.container).upgrade(plan)
+
+        let record = try FileManager.default.destinationOfSymbolicLink(atPath: app.container.backstageDirectory.appending(path: "launch").path)
+        let quiet = record.split(separator: "\n").first { $0.hasPrefix("quiet documents ") }.map { $0.split(separator: " ") } ?? []
+        #expect(quiet.count == 7 && quiet.last == "Notes.sqlite", "Notes.sqlite seen absent, Keep.sqlite present: \(record)")
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+
+        // Kept in Documents: an older copy written over it in place leaves the folder unchanged.
+        try shell("cp '\(older.path)' '\(kept.main.path)'")
+        #expect(Upgrader.needsUpgrade(app.container, plan), "overwritten in place by an older copy")
+        try await Upgrader(container: app.container).upgrade(plan)
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+
+        // Moved out, then brought back (a restore): the folder changed, so it is looked for.
+        try FileManager.default.copyItem(at: app.supportStore().main, to: app.documentsStore().main)
+        #expect(Upgrader.needsUpgrade(app.container, plan), "a store back in Documents")
+    }
+
+    /// A record of format 1 (an earlier build wrote it) makes no promise about the journal: the
+    /// check still reads it, and still looks for a crashed step beside it.
+    @Test func aRecordOfTheFormerFormatStillLooksForACrashedStep() throws {
+        let plan = UpgradePlan(name: "v2", version: "v2", steps: [.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))])
+        let app = try TestContainer()
+        let folder = app.container.backstageDirectory
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder.appending(path: "launch").path, withDestinationPath: "backstage-launch 1\nreached v2\nknown v1 v2")
+        #expect(!Upgrader.needsUpgrade(app.container, plan), "format 1 is read")
+        #expect(Upgrader.needsUpgrade(app.container, UpgradePlan(name: "v1", version: "v1", steps: [])), "and its downgrade guard holds")
+
+        try Data("{}".utf8).write(to: folder.appending(path: "journal.json"))
+        #expect(Upgrader.needsUpgrade(app.container, plan), "a journal beside a format-1 record is a crashed step")
+    }
+
     /// A run leaves a launch record vouching that Documents had no stray at its change time, so
     /// the check does not list it; a stray arriving right after the run changes that time and is
     /// pending at once.

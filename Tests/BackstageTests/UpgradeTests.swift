@@ -283,7 +283,10 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         try await Upgrader(container: app.container).upgrade(plan)
         #expect(!Upgrader.needsUpgrade(app.container, plan))
 
-        try FileManager.default.createDirectory(at: app.container.backstageDirectory, withIntermediateDirectories: true)
+        // What a crash leaves: a journal, and no launch record (its first write removed it; a
+        // step killed after its commit is in UpgradeCommandTests).
+        try FileManager.default.removeItem(at: app.container.backstageDirectory.appending(path: "launch"))
+        #expect(!Upgrader.needsUpgrade(app.container, plan), "no record: the check looks at everything")
         try Data("{}".utf8).write(to: app.container.backstageDirectory.appending(path: "journal.json"))
         #expect(Upgrader.needsUpgrade(app.container, plan), "a journal left by a crash")
     }

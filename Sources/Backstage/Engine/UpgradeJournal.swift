@@ -56,10 +56,13 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
 struct JournalFile {
     let url: URL
     let fileSystem: FileSystem
+    /// The launch record, which promises that no journal is beside it (``LaunchRecord``).
+    private let launchRecord: String
 
     init(container: AppContainer, fileSystem: FileSystem) {
         self.url = container.backstageDirectory.appending(path: "journal.json")
         self.fileSystem = fileSystem
+        self.launchRecord = container.launchRecordPath
     }
 
     /// The journal, or nil when no step is in progress. A journal of a newer format, or naming a
@@ -106,6 +109,13 @@ struct JournalFile {
             throw .unreadableJournal(path: url.path, reason: "it could not be encoded: \(error)")
         }
         do {
+            // The launch record goes first, durably: a record on disk beside a journal would tell
+            // the launch check that no step crashed (see ``LaunchRecord``). The run that completes
+            // writes it again.
+            if fileSystem.exists(launchRecord) {
+                try fileSystem.removeFile(launchRecord)
+                try fileSystem.syncDirectory((launchRecord as NSString).deletingLastPathComponent)
+            }
             try fileSystem.createDirectories(url.deletingLastPathComponent().path)
             try fileSystem.writeAtomically(Array(data), to: url.path)
         } catch {

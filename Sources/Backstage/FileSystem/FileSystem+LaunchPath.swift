@@ -18,6 +18,18 @@ extension FileSystem {
         } ?? exists(location.filePath(in: container))
     }
 
+    /// The status of what is at `location` (a link itself, not its target), nil when nothing is
+    /// there or it cannot be read: one `lstat`, its path built on the stack.
+    package func status(_ location: ContainerLocation, in container: AppContainer) -> FileStatus? {
+        #if BACKSTAGE_FAULT_INJECTION
+        if faults != nil { return (try? status(location.filePath(in: container))) ?? nil }
+        #endif
+        return location.withFilePath(in: container) { path -> FileStatus? in
+            var st = stat()
+            return Syscalls.retrying { Glibc.lstat(path, &st) } == 0 ? FileStatus(st) : nil
+        } ?? ((try? status(location.filePath(in: container))) ?? nil)
+    }
+
     /// The status and first `count` bytes of the regular file at `location` (never through a
     /// link), nil when there is none or it cannot be read: one `open`, one `pread`, one `fstat`.
     /// `absent` is set when nothing is there at all (`ENOENT`).

@@ -12,16 +12,24 @@ import Glibc
 /// trick Emacs uses for its lock files). The text is lines of words, `%`-escaped:
 ///
 /// ```text
-/// backstage-launch 1
+/// backstage-launch 2
 /// reached v4
 /// known v2 v3 v4
-/// quiet documents/ 2049 1311 1763900000 123456789
+/// quiet documents 2049 1311 1763900000 123456789 Notes.sqlite
 /// ```
 ///
 /// A `quiet` line vouches that the folder had no stray when its change time (`st_ctim`) was the
 /// one written: adding, removing or renaming an entry changes it, and no one can set it back. The
 /// launch check compares one `lstat` with it instead of listing the folder (7 µs on this machine,
-/// most of the 10 µs budget); any difference, and the folder is listed as before.
+/// most of the 10 µs budget); any difference, and the folder is listed as before. The names after
+/// the numbers are stores the plan looks for in that folder that were not there then: while the
+/// folder is unchanged, they are still not there, and the check does not look for them either.
+///
+/// Format 2 also promises that no journal is beside the record: a journal's first write removes
+/// the record, durably, before anything else (``JournalFile/write(_:)``), and only a completed
+/// run, whose steps cleared their journals, writes it again. Reading a format-2 record, the launch
+/// check need not look for a crashed step: one `lstat` fewer. A format-1 record (an earlier build
+/// wrote it) promises nothing of the kind, so the check looks for the journal as before.
 struct LaunchRecord: Equatable {
     /// A folder a run left without strays, as it was then.
     struct Quiet: Equatable {
@@ -30,6 +38,8 @@ struct LaunchRecord: Equatable {
         var inode: UInt64
         var seconds: Int64
         var nanoseconds: Int64
+        /// Names of stores the plan looks for directly in the folder that were absent then.
+        var absent: [String] = []
 
         /// True when `status` is the folder this entry vouches for, unchanged.
         func matches(_ status: FileStatus?) -> Bool {
@@ -47,8 +57,12 @@ struct LaunchRecord: Equatable {
     /// True for a record that is there but cannot be read (damaged, or of a newer format): the
     /// launch check then answers "pending" and lets a run look at everything.
     var isUnreadable = false
+    /// True when the record promises that no journal is beside it (format 2).
+    var promisesNoJournal = true
 
-    static let format = "backstage-launch 1"
+    static let format = "backstage-launch 2"
+    /// The format before the journal promise, still read.
+    static let formatWithoutPromise = "backstage-launch 1"
 
     static func path(in container: AppContainer) -> String {
         container.launchRecordPath
@@ -76,7 +90,10 @@ struct LaunchRecord: Equatable {
     /// cannot carry the same time: the kernel stamps files with a clock a tick coarse).
     static func update(after plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
         let previous = read(container, fileSystem: fileSystem)
+        // The promise holds only if no step left its journal (each clears it when it is done).
+        guard !fileSystem.exists(container.journalPath) else { return }
         var record = previous.flatMap { $0.isUnreadable ? nil : $0 } ?? LaunchRecord()
+        record.promisesNoJournal = true
         if let reached = plan.versions.last {
             record.reached = reached
             record.known = plan.versions
@@ -85,7 +102,9 @@ struct LaunchRecord: Equatable {
             guard case .quarantine(let quarantine) = step else { continue }
             let name = quarantine.folder.description
             record.quiet.removeAll { $0.folder == name }
-            if let quiet = quietFolder(quarantine.folder, in: container, fileSystem: fileSystem) { record.quiet.append(quiet) }
+            if let quiet = quietFolder(quarantine.folder, lookingFor: plan.storeNames(in: quarantine.folder), in: container, fileSystem: fileSystem) {
+                record.quiet.append(quiet)
+            }
         }
         guard record != previous, record.reached != nil || !record.quiet.isEmpty else { return }
         let path = path(in: container)
@@ -94,7 +113,9 @@ struct LaunchRecord: Equatable {
         try fileSystem.writeLinkAtomically(record.text, to: path)
     }
 
-    private static func quietFolder(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Quiet? {
+    /// - parameter names: Stores the plan looks for directly in `folder`; those absent while the
+    ///   folder keeps its change time are recorded as absent.
+    private static func quietFolder(_ folder: ContainerLocation, lookingFor names: [String], in container: AppContainer, fileSystem: FileSystem) -> Quiet? {
         let path = folder.filePath(in: container)
         guard let before = try? fileSystem.status(path), before.kind == .directory else { return nil }
         // Wait (once per upgrade, at most 30 ms) until a change made now would get a later time.
@@ -106,11 +127,15 @@ struct LaunchRecord: Equatable {
         if wait > 0 { usleep(useconds_t(min(wait, margin) / 1000 + 1)) }
         guard let entries = try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
               StepContext.strays(in: entries).isEmpty,
+              let listed = try? fileSystem.contents(of: path),
               let after = try? fileSystem.status(path), after.device == before.device, after.inode == before.inode,
               after.changeTime.tv_sec == before.changeTime.tv_sec, after.changeTime.tv_nsec == before.changeTime.tv_nsec
         else { return nil }
+        // Listed between two equal change times: the names are what the folder held at that time.
+        let present = Set(listed)
         return Quiet(folder: folder.description, device: before.device, inode: before.inode,
-                     seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec))
+                     seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec),
+                     absent: names.filter { !present.contains($0) })
     }
 
     // MARK: Text
@@ -120,7 +145,7 @@ struct LaunchRecord: Equatable {
         if let reached { lines.append("reached " + Self.escape(reached)) }
         if !known.isEmpty { lines.append((["known"] + known.map(Self.escape)).joined(separator: " ")) }
         for entry in quiet {
-            lines.append("quiet \(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)")
+            lines.append((["quiet \(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)"] + entry.absent.map(Self.escape)).joined(separator: " "))
         }
         return lines.joined(separator: "\n")
     }
@@ -137,7 +162,14 @@ struct LaunchRecord: Equatable {
             defer { if index < bytes.count { index += 1 } }
             return start..<index
         }
-        guard let first = nextLine(), bytes[first].elementsEqual(Self.format.utf8) else { return nil }
+        guard let first = nextLine() else { return nil }
+        if bytes[first].elementsEqual(Self.format.utf8) {
+            promisesNoJournal = true
+        } else if bytes[first].elementsEqual(Self.formatWithoutPromise.utf8) {
+            promisesNoJournal = false
+        } else {
+            return nil
+        }
         while let line = nextLine() {
             var cursor = line.lowerBound
             func nextWord() -> Range<Int>? {
@@ -160,9 +192,13 @@ struct LaunchRecord: Equatable {
                 }
             case "quiet":
                 guard let word = nextWord(), let folder = Self.unescape(bytes[word]),
-                      let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number(),
-                      nextWord() == nil else { return nil }
-                quiet.append(Quiet(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds))
+                      let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number() else { return nil }
+                var absent: [String] = []
+                while let word = nextWord() {
+                    guard let name = Self.unescape(bytes[word]), !name.isEmpty, !name.contains("/") else { return nil }
+                    absent.append(name)
+                }
+                quiet.append(Quiet(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds, absent: absent))
             default:
                 return nil
             }
@@ -179,17 +215,26 @@ struct LaunchRecord: Equatable {
 
     /// A decimal integer, `-` allowed first; nil for anything else or an overflow.
     static func decimal(_ digits: Slice<UnsafeRawBufferPointer>) -> Int64? {
-        guard !digits.isEmpty else { return nil }
+        decimal(digits.base, digits.startIndex..<digits.endIndex)
+    }
+
+    /// The decimal integer at `range` of `bytes`. Integer indices, no slice: the launch check
+    /// calls it for every number of the record, and a generic slice's indices cost more than the
+    /// digits (callgrind: a third of the check's instructions went to `Slice.indices`).
+    static func decimal(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
+        guard !range.isEmpty else { return nil }
         var value: Int64 = 0
-        var negative = false
-        for position in digits.indices {
-            let byte = digits[position]
-            if position == digits.startIndex, byte == UInt8(ascii: "-"), digits.count > 1 { negative = true; continue }
+        var position = range.lowerBound
+        let negative = bytes[position] == UInt8(ascii: "-") && range.count > 1
+        if negative { position += 1 }
+        while position < range.upperBound {
+            let byte = bytes[position]
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             let (times, overflow) = value.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
             guard !overflow, !overflow2 else { return nil }
             value = sum
+            position += 1
         }
         return negative ? -value : value
     }
@@ -228,66 +273,81 @@ struct LaunchRecord: Equatable {
 /// `lstat`s it saves).
 struct LaunchRecordView {
     let bytes: UnsafeRawBufferPointer
+    /// ``LaunchRecord/promisesNoJournal``.
+    let promisesNoJournal: Bool
+    /// The words after the key of the `reached` and `known` lines, and where the first `quiet`
+    /// line starts: found while the lines are checked, so that no question scans them again.
+    private var reached: Range<Int>?
+    private var known: Range<Int>?
+    private var firstQuiet: Int?
 
     /// Nil unless the text is a record of this format, every line of it well formed (the full
     /// parse then calls anything else unreadable).
     init?(_ bytes: UnsafeRawBufferPointer) {
-        let format: StaticString = "backstage-launch 1\n"
-        guard bytes.count >= format.utf8CodeUnitCount,
-              memcmp(bytes.baseAddress!, format.utf8Start, format.utf8CodeUnitCount) == 0 else { return nil }
+        // "backstage-launch 2\n" (or 1, which makes no promise about the journal).
+        let format: StaticString = "backstage-launch "
+        let headerCount = format.utf8CodeUnitCount + 2
+        guard bytes.count >= headerCount,
+              memcmp(bytes.baseAddress!, format.utf8Start, format.utf8CodeUnitCount) == 0,
+              bytes[headerCount - 1] == UInt8(ascii: "\n") else { return nil }
+        switch bytes[headerCount - 2] {
+        case UInt8(ascii: "2"): promisesNoJournal = true
+        case UInt8(ascii: "1"): promisesNoJournal = false
+        default: return nil
+        }
         self.bytes = bytes
-        var index = format.utf8CodeUnitCount
+        var index = headerCount
         while index < bytes.count {
             var end = index
             while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
-            guard isWellFormed(index..<end) else { return nil }
+            guard record(line: index..<end) else { return nil }
             index = end + 1
         }
     }
 
-    private func isWellFormed(_ line: Range<Int>) -> Bool {
-        var words = 0
-        var key: Range<Int> = line.lowerBound..<line.lowerBound
-        var numeric = true
-        _ = forEachWord(in: line) { range in
-            if words == 0 { key = range } else if words >= 2, number(range) == nil { numeric = false }
-            words += range.isEmpty ? 100 : 1
-            return true
+    /// Checks one line (a known key, the right number of non-empty words, numbers where numbers
+    /// belong) and notes where it is.
+    private mutating func record(line: Range<Int>) -> Bool {
+        var keyEnd = line.lowerBound
+        while keyEnd < line.upperBound, bytes[keyEnd] != UInt8(ascii: " ") { keyEnd += 1 }
+        guard keyEnd < line.upperBound else { return false }
+        let words = keyEnd + 1..<line.upperBound
+        // Count the words after the key; every one non-empty; words 2 to 5 of a quiet line numbers.
+        let isQuiet = matches(line.lowerBound..<keyEnd, "quiet")
+        var count = 0
+        var start = words.lowerBound
+        while start <= words.upperBound {
+            var end = start
+            while end < words.upperBound, bytes[end] != UInt8(ascii: " ") { end += 1 }
+            guard end > start else { return false }
+            count += 1
+            if isQuiet, (2...5).contains(count), LaunchRecord.decimal(bytes, start..<end) == nil { return false }
+            start = end + 1
         }
-        func keyIs(_ text: StaticString) -> Bool {
-            key.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress! + key.lowerBound, text.utf8Start, key.count) == 0
-        }
-        if keyIs("reached") { return words == 2 }
-        if keyIs("known") { return words >= 2 && words < 100 }
-        if keyIs("quiet") { return words == 6 && numeric }
-        return false
-    }
-
-    /// The words of the line starting with `key` (`reached`, `known`, `quiet`), as byte ranges;
-    /// `from` skips the lines before an offset.
-    private func line(_ key: StaticString, from start: Int = 0) -> (words: Range<Int>, next: Int)? {
-        var index = start
-        while index < bytes.count {
-            var end = index
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
-            let count = key.utf8CodeUnitCount
-            if end - index > count, bytes[index + count] == UInt8(ascii: " "), memcmp(bytes.baseAddress! + index, key.utf8Start, count) == 0 {
-                return (index + count + 1..<end, end + 1)
-            }
-            index = end + 1
-        }
-        return nil
-    }
-
-    private func forEachWord(in range: Range<Int>, _ body: (Range<Int>) -> Bool) -> Bool {
-        var index = range.lowerBound
-        while index < range.upperBound {
-            var end = index
-            while end < range.upperBound, bytes[end] != UInt8(ascii: " ") { end += 1 }
-            if !body(index..<end) { return false }
-            index = end + 1
+        if matches(line.lowerBound..<keyEnd, "reached") {
+            guard count == 1 else { return false }
+            reached = words
+        } else if matches(line.lowerBound..<keyEnd, "known") {
+            known = words
+        } else if isQuiet {
+            guard count >= 5 else { return false }
+            if firstQuiet == nil { firstQuiet = line.lowerBound }
+        } else {
+            return false
         }
         return true
+    }
+
+    private func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
+        range.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress! + range.lowerBound, text.utf8Start, range.count) == 0
+    }
+
+    /// The next word of `range` from `start`: its bytes, and where the one after it starts.
+    private func word(in range: Range<Int>, from start: Int) -> (word: Range<Int>, next: Int)? {
+        guard start < range.upperBound else { return nil }
+        var end = start
+        while end < range.upperBound, bytes[end] != UInt8(ascii: " ") { end += 1 }
+        return (start..<end, end + 1)
     }
 
     /// True when the word's bytes are `text` (escaped words, with `%`, never match: the record's
@@ -300,47 +360,58 @@ struct LaunchRecordView {
     }
 
     /// True when the record contains an escape, which only the full parse reads.
-    var isEscaped: Bool { bytes.contains(UInt8(ascii: "%")) }
+    var isEscaped: Bool { memchr(bytes.baseAddress!, Int32(UInt8(ascii: "%")), bytes.count) != nil }
 
     /// ``LaunchRecord/isNewer(than:)``, on the bytes.
     func isNewer(than versions: [String]) -> Bool {
-        guard let reached = line("reached") else { return false }
-        if versions.contains(where: { word(reached.words, is: $0) }) { return false }
-        guard let known = line("known") else { return versions.isEmpty }
+        guard let reached else { return false }
+        if versions.contains(where: { word(reached, is: $0) }) { return false }
+        guard let known else { return versions.isEmpty }
         return versions.allSatisfy { version in
-            !forEachWord(in: known.words) { !word($0, is: version) }
+            var next = known.lowerBound
+            while let (candidate, after) = word(in: known, from: next) {
+                if word(candidate, is: version) { return true }
+                next = after
+            }
+            return false
         }
     }
 
     /// The `quiet` entry of `folder` (a location's description), nil when there is none or it
     /// cannot be read.
     func quiet(for folder: String) -> LaunchRecord.Quiet? {
-        var start = 0
-        while let quiet = line("quiet", from: start) {
-            start = quiet.next
+        guard var index = firstQuiet else { return nil }
+        let key = 6 // "quiet "
+        while index < bytes.count {
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            defer { index = end + 1 }
+            guard matches(index..<min(index + 5, end), "quiet") else { continue }
+            let words = index + key..<end
+            guard let (name, afterName) = word(in: words, from: words.lowerBound), word(name, is: folder) else { continue }
+            // Checked when the record was read: four numbers follow, then the absent names.
             var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
-            var index = 0
-            var matches = false
-            let parsed = forEachWord(in: quiet.words) { range in
-                defer { index += 1 }
-                if index == 0 { matches = word(range, is: folder); return matches }
-                guard let value = number(range) else { return false }
-                switch index {
-                case 1: numbers.0 = value
-                case 2: numbers.1 = value
-                case 3: numbers.2 = value
-                case 4: numbers.3 = value
-                default: return false
+            var next = afterName
+            for position in 0..<4 {
+                guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number) else { return nil }
+                switch position {
+                case 0: numbers.0 = value
+                case 1: numbers.1 = value
+                case 2: numbers.2 = value
+                default: numbers.3 = value
                 }
-                return true
+                next = after
             }
-            guard matches else { continue }
-            guard parsed, index == 5 else { return nil }
+            var absent: [String] = []
+            while let (name, after) = word(in: words, from: next) {
+                // A name is directly in the folder: one with a `/` is not a record this build wrote.
+                guard memchr(bytes.baseAddress! + name.lowerBound, Int32(UInt8(ascii: "/")), name.count) == nil else { return nil }
+                absent.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+                next = after
+            }
             return LaunchRecord.Quiet(folder: folder, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
-                                      seconds: numbers.2, nanoseconds: numbers.3)
+                                      seconds: numbers.2, nanoseconds: numbers.3, absent: absent)
         }
         return nil
     }
-
-    private func number(_ range: Range<Int>) -> Int64? { LaunchRecord.decimal(bytes[range]) }
 }

@@ -68,6 +68,19 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// plans of a chain.
     public var versions: [String] { chainVersions ?? version.map { [$0] } ?? [] }
 
+    /// The names of the stores the launch check looks for directly in `folder`, once each.
+    func storeNames(in folder: ContainerLocation) -> [String] {
+        var names: [String] = []
+        for step in steps {
+            guard let store = step.probedStore, store.root == folder.root else { continue }
+            let prefix = folder.path.isEmpty ? "" : folder.path + "/"
+            guard store.path.hasPrefix(prefix) else { continue }
+            let name = String(store.path.dropFirst(prefix.count))
+            if !name.isEmpty, !name.contains("/"), !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
     /// Creates a plan from its steps, written one per line.
     ///
     /// ```swift
@@ -275,6 +288,17 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
         case .split: .split
         case .migrateSchema: .migrateSchema
         case .quarantine: .quarantine
+        }
+    }
+
+    /// Where the launch check looks for the step's store: what a relocation moves, what a split
+    /// or a migration reads; nil for a quarantine.
+    var probedStore: ContainerLocation? {
+        switch self {
+        case .relocate(let step): step.from
+        case .split(let step): step.store
+        case .migrateSchema(let step): step.store
+        case .quarantine: nil
         }
     }
 

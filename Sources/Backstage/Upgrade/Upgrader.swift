@@ -44,47 +44,49 @@ public struct Upgrader: Sendable {
 
     /// True when any step of `plan` has work to do, or a crashed step waits in the journal.
     ///
-    /// It never opens SQLite: a few `stat`s, a 100-byte header read per migrated store, a small
-    /// stamp file and one listing of Documents when the plan quarantines. When nothing is pending
-    /// it answers in microseconds, so it belongs on the launch path.
+    /// It never opens SQLite: the launch record a completed run left (one `readlink`), a `stat` per
+    /// store location, a 100-byte header read per migrated store, and, when the plan quarantines,
+    /// one `stat` of the folder (a listing when it changed since the record). When nothing is
+    /// pending it answers in microseconds, so it belongs on the launch path.
     ///
     /// Storage a newer build upgraded beyond the versions `plan` knows (see
     /// ``UpgradePlan/init(chain:)``) answers true: running the plan then throws
     /// ``UpgradeError/newerStorage(container:version:known:)``, never "nothing to do".
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
-        if fileSystem.exists(container.journalPath) { return true }
         // The folder the launch record may vouch for: the plan's first quarantined folder.
         var folder: ContainerLocation?
         for step in plan.steps { if case .quarantine(let quarantine) = step { folder = quarantine.folder; break } }
         let versions = plan.versions
-        let read = fileSystem.withLink(container.launchRecordPath) { bytes -> (pending: Bool, stamp: LaunchRecord.Quiet?) in
+        let read = fileSystem.withLink(container.launchRecordPath) { bytes -> (pending: Bool, stamp: LaunchRecord.Quiet?, noJournal: Bool) in
             let name = folder?.description
             if let view = LaunchRecordView(bytes), !view.isEscaped {
-                if !versions.isEmpty, view.isNewer(than: versions) { return (true, nil) }
-                return (false, name.flatMap(view.quiet(for:)))
+                if !versions.isEmpty, view.isNewer(than: versions) { return (true, nil, false) }
+                return (false, name.flatMap(view.quiet(for:)), view.promisesNoJournal)
             }
             // Escapes, another format, damage: the full parse decides; unreadable is pending.
-            guard let record = LaunchRecord(text: bytes) else { return (true, nil) }
-            if !versions.isEmpty, record.isNewer(than: versions) { return (true, nil) }
-            return (false, record.quiet.first { $0.folder == name })
+            guard let record = LaunchRecord(text: bytes) else { return (true, nil, false) }
+            if !versions.isEmpty, record.isNewer(than: versions) { return (true, nil, false) }
+            return (false, record.quiet.first { $0.folder == name }, record.promisesNoJournal)
         }
         if let read {
             if read.pending { return true }
-        } else if fileSystem.exists(container.launchRecordPath) {
-            // Something other than a link where the record belongs: unreadable, so pending.
+            // A crashed step waits in its journal, unless the record promises there is none.
+            if !read.noJournal, fileSystem.exists(container.journalPath) { return true }
+        } else if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath) {
+            // A crashed step; or something other than a link where the record belongs: unreadable.
             return true
         }
-        guard let stamp = read?.stamp, let folder else { return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil) }
-        return pendingStep(in: plan, container: container, fileSystem: fileSystem) { location, path in
-            location == folder && stamp.matches((try? fileSystem.status(path)) ?? nil)
-        }
+        // One lstat of the folder the record vouches for: unchanged, it has no stray, and the
+        // stores the record saw absent from it still are.
+        guard let stamp = read?.stamp, let folder, stamp.matches(fileSystem.status(folder, in: container))
+        else { return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil) }
+        return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: LaunchVouch(folder: folder, absent: stamp.absent))
     }
 
-    private static func pendingStep(in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem,
-                                    vouch: ((ContainerLocation, String) -> Bool)?) -> Bool {
-        var probe = LaunchProbe()
-        for step in plan.steps where isNeeded(step, container: container, fileSystem: fileSystem, vouch: vouch, probe: &probe) { return true }
+    private static func pendingStep(in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?) -> Bool {
+        var probe = LaunchProbe(vouch: vouch)
+        for step in plan.steps where isNeeded(step, container: container, fileSystem: fileSystem, probe: &probe) { return true }
         return false
     }
 
@@ -95,15 +97,12 @@ public struct Upgrader: Sendable {
 
     static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
         var probe = LaunchProbe()
-        return isNeeded(step, container: container, fileSystem: fileSystem, vouch: nil, probe: &probe)
+        return isNeeded(step, container: container, fileSystem: fileSystem, probe: &probe)
     }
 
-    /// - parameter vouch: The container's launch record, which can vouch that a quarantined
-    ///   folder (at a path) has not changed since a run left it without strays; nil to look.
-    /// - parameter probe: What this check found absent so far: a chain looks at a store's
-    ///   location once even when several steps name it.
-    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem,
-                         vouch: ((ContainerLocation, String) -> Bool)?, probe: inout LaunchProbe) -> Bool {
+    /// - parameter probe: What this check found absent so far (a chain looks at a store's
+    ///   location once even when several steps name it), and what the launch record vouches for.
+    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe) -> Bool {
         // A root the container cannot resolve: running the plan says which, never "nothing to do".
         if step.firstLocation(where: { !container.defines($0.root) }) != nil { return true }
         switch step {
@@ -114,8 +113,8 @@ public struct Upgrader: Sendable {
         case .migrateSchema(let migrate):
             return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem, probe: &probe)
         case .quarantine(let quarantine):
+            if probe.vouch?.folder == quarantine.folder { return false }
             let folder = quarantine.folder.filePath(in: container)
-            if let vouch, vouch(quarantine.folder, folder) { return false }
             // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
             // support folder): one listing without a stat rules them out, the usual launch.
             guard (try? fileSystem.anyEntry(of: folder, where: StepContext.mayBeStray)) == true else { return false }
@@ -269,19 +268,50 @@ public struct Upgrader: Sendable {
 struct LaunchProbe {
     /// The last location found absent (a store checked by consecutive steps), kept without an array.
     private var absent: ContainerLocation?
+    /// What the launch record vouches for, its folder found unchanged; nil to look at everything.
+    let vouch: LaunchVouch?
+
+    init(vouch: LaunchVouch? = nil) {
+        self.vouch = vouch
+    }
 
     mutating func exists(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        if absent == location { return false }
+        if absent == location || vouch?.isAbsent(location) == true { return false }
         if fileSystem.exists(location, in: container) { return true }
         absent = location
         return false
     }
 
     mutating func statusAndPrefix(_ location: ContainerLocation, in container: AppContainer, count: Int, fileSystem: FileSystem) -> (FileStatus, [UInt8])? {
-        if absent == location { return nil }
+        if absent == location || vouch?.isAbsent(location) == true { return nil }
         var missing = false
         let result = fileSystem.statusAndPrefix(location, in: container, count: count, absent: &missing)
         if missing { absent = location }
         return result
+    }
+}
+
+/// A folder the launch record vouches for, found unchanged since the run that wrote it (same
+/// device, inode and change time): it had no stray then, so it has none now; and the stores the
+/// run saw absent from it are still absent, since adding or renaming an entry changes that time.
+struct LaunchVouch {
+    let folder: ContainerLocation
+    /// Names directly in `folder`.
+    let absent: [String]
+
+    /// True when `location` is directly in the folder under a name recorded absent.
+    func isAbsent(_ location: ContainerLocation) -> Bool {
+        guard !absent.isEmpty, location.root == folder.root else { return false }
+        let path = location.path.utf8, parent = folder.path.utf8
+        var name = location.path[...]
+        if !parent.isEmpty {
+            guard path.count > parent.count + 1, path.starts(with: parent) else { return false }
+            let slash = path.index(path.startIndex, offsetBy: parent.count)
+            guard path[slash] == UInt8(ascii: "/") else { return false }
+            name = location.path[path.index(after: slash)...]
+        }
+        // A recorded name has no `/` (``UpgradePlan/storeNames(in:)``; the parse refuses one): a
+        // name equal to it is directly in the folder.
+        return absent.contains { $0 == name }
     }
 }
