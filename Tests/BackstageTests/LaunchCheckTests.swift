@@ -99,16 +99,18 @@ import Testing
         #expect(!Upgrader.needsUpgrade(app.container, plan))
     }
 
-    /// The record lists the stores the plan looks for in the quarantined folder that were absent
-    /// when the run left it, and the check trusts that while the folder keeps its change time. A
-    /// store brought back changes that time; a store that was there (kept in Documents, migrated
-    /// in place) is never listed, so an older copy written over it in place is still seen.
+    /// The record lists the stores the plan looks for in each folder that were absent when the run
+    /// left it (Documents, quarantined: `quiet`; Application Support: `seen`), and the check trusts
+    /// that while the folder keeps its change time. A store brought back changes that time; a store
+    /// that was there (kept in Documents, migrated in place) is never listed, so an older copy
+    /// written over it in place is still seen.
     @Test func storesSeenAbsentFromAnUnchangedFolderAreNotLookedForAndAReturnIsSeen() async throws {
         let keep = ContainerLocation(.documents, "Keep.sqlite")
         let plan = UpgradePlan(name: "v2", version: "v2") {
             UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
             UpgradeStep.migrateSchema(keep, [.init(id: "v2-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0")])
             UpgradeStep.quarantine()
+            UpgradeStep.relocate(from: ContainerLocation(.applicationSupport, "Old.sqlite"), to: ContainerLocation(.applicationSupport, "Archive/Old.sqlite"))
         }
         let app = try TestContainer()
         try PythonSQLite.createStore(app.documentsStore().main, rows: 10, journalMode: "delete")
@@ -121,6 +123,7 @@ import Testing
         let record = try FileManager.default.destinationOfSymbolicLink(atPath: app.container.backstageDirectory.appending(path: "launch").path)
         let quiet = record.split(separator: "\n").first { $0.hasPrefix("quiet documents ") }.map { $0.split(separator: " ") } ?? []
         #expect(quiet.count == 7 && quiet.last == "Notes.sqlite", "Notes.sqlite seen absent, Keep.sqlite present: \(record)")
+        #expect(record.split(separator: "\n").contains { $0.hasPrefix("seen applicationSupport ") && $0.hasSuffix(" Old.sqlite") }, "\(record)")
         #expect(!Upgrader.needsUpgrade(app.container, plan))
 
         // Kept in Documents: an older copy written over it in place leaves the folder unchanged.
@@ -132,6 +135,10 @@ import Testing
         // Moved out, then brought back (a restore): the folder changed, so it is looked for.
         try FileManager.default.copyItem(at: app.supportStore().main, to: app.documentsStore().main)
         #expect(Upgrader.needsUpgrade(app.container, plan), "a store back in Documents")
+        try FileManager.default.removeItem(at: app.documentsStore().main)
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+        try FileManager.default.copyItem(at: kept.main, to: app.applicationSupport.appending(path: "Old.sqlite"))
+        #expect(Upgrader.needsUpgrade(app.container, plan), "a store where a later step looks for it, in Application Support")
     }
 
     /// A record of format 1 (an earlier build wrote it) makes no promise about the journal: the

@@ -16,6 +16,7 @@ import Glibc
 /// reached v4
 /// known v2 v3 v4
 /// quiet documents 2049 1311 1763900000 123456789 Notes.sqlite
+/// seen applicationSupport 2049 1307 1763900000 123000000 Notes.sqlite UserData.sqlite
 /// ```
 ///
 /// A `quiet` line vouches that the folder had no stray when its change time (`st_ctim`) was the
@@ -24,6 +25,8 @@ import Glibc
 /// most of the 10 µs budget); any difference, and the folder is listed as before. The names after
 /// the numbers are stores the plan looks for in that folder that were not there then: while the
 /// folder is unchanged, they are still not there, and the check does not look for them either.
+/// A `seen` line says only that, for another folder the plan looks in: one `lstat` of the folder
+/// instead of one per store.
 ///
 /// Format 2 also promises that no journal is beside the record: a journal's first write removes
 /// the record, durably, before anything else (``JournalFile/write(_:)``), and only a completed
@@ -31,7 +34,9 @@ import Glibc
 /// check need not look for a crashed step: one `lstat` fewer. A format-1 record (an earlier build
 /// wrote it) promises nothing of the kind, so the check looks for the journal as before.
 struct LaunchRecord: Equatable {
-    /// A folder a run left without strays, as it was then.
+    /// A folder as a run left it: its identity and change time, the stores the plan looks for in
+    /// it that were absent then, and whether it had no stray (a quarantined folder, `quiet`) or
+    /// was only looked at (`seen`).
     struct Quiet: Equatable {
         var folder: String
         var device: UInt64
@@ -40,6 +45,8 @@ struct LaunchRecord: Equatable {
         var nanoseconds: Int64
         /// Names of stores the plan looks for directly in the folder that were absent then.
         var absent: [String] = []
+        /// True when the run also saw no stray in it (a `quiet` line).
+        var noStrays = true
 
         /// True when `status` is the folder this entry vouches for, unchanged.
         func matches(_ status: FileStatus?) -> Bool {
@@ -98,12 +105,23 @@ struct LaunchRecord: Equatable {
             record.reached = reached
             record.known = plan.versions
         }
+        var quarantined: [ContainerLocation] = []
         for step in plan.steps {
             guard case .quarantine(let quarantine) = step else { continue }
+            quarantined.append(quarantine.folder)
             let name = quarantine.folder.description
             record.quiet.removeAll { $0.folder == name }
-            if let quiet = quietFolder(quarantine.folder, lookingFor: plan.storeNames(in: quarantine.folder), in: container, fileSystem: fileSystem) {
+            if let quiet = stamp(quarantine.folder, lookingFor: plan.storeNames(in: quarantine.folder), noStrays: true, in: container, fileSystem: fileSystem) {
                 record.quiet.append(quiet)
+            }
+        }
+        // Every other folder the plan looks for stores in, when some were absent from it.
+        for folder in plan.probedFolders where !quarantined.contains(folder) {
+            let name = folder.description
+            guard !record.quiet.contains(where: { $0.folder == name && $0.noStrays }) else { continue }
+            record.quiet.removeAll { $0.folder == name }
+            if let seen = stamp(folder, lookingFor: plan.storeNames(in: folder), noStrays: false, in: container, fileSystem: fileSystem), !seen.absent.isEmpty {
+                record.quiet.append(seen)
             }
         }
         guard record != previous, record.reached != nil || !record.quiet.isEmpty else { return }
@@ -115,7 +133,8 @@ struct LaunchRecord: Equatable {
 
     /// - parameter names: Stores the plan looks for directly in `folder`; those absent while the
     ///   folder keeps its change time are recorded as absent.
-    private static func quietFolder(_ folder: ContainerLocation, lookingFor names: [String], in container: AppContainer, fileSystem: FileSystem) -> Quiet? {
+    /// - parameter noStrays: Stamp the folder only if it holds no stray (a quarantined folder).
+    private static func stamp(_ folder: ContainerLocation, lookingFor names: [String], noStrays: Bool, in container: AppContainer, fileSystem: FileSystem) -> Quiet? {
         let path = folder.filePath(in: container)
         guard let before = try? fileSystem.status(path), before.kind == .directory else { return nil }
         // Wait (once per upgrade, at most 30 ms) until a change made now would get a later time.
@@ -125,9 +144,11 @@ struct LaunchRecord: Equatable {
         clock_gettime(CLOCK_REALTIME, &now)
         let wait = changed + margin - (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
         if wait > 0 { usleep(useconds_t(min(wait, margin) / 1000 + 1)) }
-        guard let entries = try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
-              StepContext.strays(in: entries).isEmpty,
-              let listed = try? fileSystem.contents(of: path),
+        if noStrays {
+            guard let entries = try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
+                  StepContext.strays(in: entries).isEmpty else { return nil }
+        }
+        guard let listed = try? fileSystem.contents(of: path),
               let after = try? fileSystem.status(path), after.device == before.device, after.inode == before.inode,
               after.changeTime.tv_sec == before.changeTime.tv_sec, after.changeTime.tv_nsec == before.changeTime.tv_nsec
         else { return nil }
@@ -135,7 +156,7 @@ struct LaunchRecord: Equatable {
         let present = Set(listed)
         return Quiet(folder: folder.description, device: before.device, inode: before.inode,
                      seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec),
-                     absent: names.filter { !present.contains($0) })
+                     absent: names.filter { !present.contains($0) }, noStrays: noStrays)
     }
 
     // MARK: Text
@@ -145,7 +166,7 @@ struct LaunchRecord: Equatable {
         if let reached { lines.append("reached " + Self.escape(reached)) }
         if !known.isEmpty { lines.append((["known"] + known.map(Self.escape)).joined(separator: " ")) }
         for entry in quiet {
-            lines.append((["quiet \(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)"] + entry.absent.map(Self.escape)).joined(separator: " "))
+            lines.append(([(entry.noStrays ? "quiet " : "seen ") + "\(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)"] + entry.absent.map(Self.escape)).joined(separator: " "))
         }
         return lines.joined(separator: "\n")
     }
@@ -190,7 +211,7 @@ struct LaunchRecord: Equatable {
                     guard let version = Self.unescape(bytes[word]) else { return nil }
                     known.append(version)
                 }
-            case "quiet":
+            case "quiet", "seen":
                 guard let word = nextWord(), let folder = Self.unescape(bytes[word]),
                       let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number() else { return nil }
                 var absent: [String] = []
@@ -198,7 +219,7 @@ struct LaunchRecord: Equatable {
                     guard let name = Self.unescape(bytes[word]), !name.isEmpty, !name.contains("/") else { return nil }
                     absent.append(name)
                 }
-                quiet.append(Quiet(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds, absent: absent))
+                quiet.append(Quiet(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds, absent: absent, noStrays: bytes[key].first == UInt8(ascii: "q")))
             default:
                 return nil
             }
@@ -298,11 +319,16 @@ struct LaunchRecordView {
         self.bytes = bytes
         var index = headerCount
         while index < bytes.count {
-            var end = index
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            let end = lineEnd(from: index)
             guard record(line: index..<end) else { return nil }
             index = end + 1
         }
+    }
+
+    /// Where the line starting at `start` ends: its newline, or the end of the record.
+    private func lineEnd(from start: Int) -> Int {
+        guard let newline = memchr(bytes.baseAddress! + start, Int32(UInt8(ascii: "\n")), bytes.count - start) else { return bytes.count }
+        return UnsafeRawPointer(newline) - bytes.baseAddress!
     }
 
     /// Checks one line (a known key, the right number of non-empty words, numbers where numbers
@@ -313,7 +339,7 @@ struct LaunchRecordView {
         guard keyEnd < line.upperBound else { return false }
         let words = keyEnd + 1..<line.upperBound
         // Count the words after the key; every one non-empty; words 2 to 5 of a quiet line numbers.
-        let isQuiet = matches(line.lowerBound..<keyEnd, "quiet")
+        let isQuiet = matches(line.lowerBound..<keyEnd, "quiet") || matches(line.lowerBound..<keyEnd, "seen")
         var count = 0
         var start = words.lowerBound
         while start <= words.upperBound {
@@ -377,41 +403,47 @@ struct LaunchRecordView {
         }
     }
 
-    /// The `quiet` entry of `folder` (a location's description), nil when there is none or it
-    /// cannot be read.
-    func quiet(for folder: String) -> LaunchRecord.Quiet? {
-        guard var index = firstQuiet else { return nil }
-        let key = 6 // "quiet "
+    /// The `quiet` and `seen` entries, in the record's order; empty when one cannot be read.
+    func stamps() -> [LaunchRecord.Quiet] {
+        guard var index = firstQuiet else { return [] }
+        var stamps: [LaunchRecord.Quiet] = []
         while index < bytes.count {
-            var end = index
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            let end = lineEnd(from: index)
             defer { index = end + 1 }
-            guard matches(index..<min(index + 5, end), "quiet") else { continue }
-            let words = index + key..<end
-            guard let (name, afterName) = word(in: words, from: words.lowerBound), word(name, is: folder) else { continue }
-            // Checked when the record was read: four numbers follow, then the absent names.
-            var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
-            var next = afterName
-            for position in 0..<4 {
-                guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number) else { return nil }
-                switch position {
-                case 0: numbers.0 = value
-                case 1: numbers.1 = value
-                case 2: numbers.2 = value
-                default: numbers.3 = value
-                }
-                next = after
-            }
-            var absent: [String] = []
-            while let (name, after) = word(in: words, from: next) {
-                // A name is directly in the folder: one with a `/` is not a record this build wrote.
-                guard memchr(bytes.baseAddress! + name.lowerBound, Int32(UInt8(ascii: "/")), name.count) == nil else { return nil }
-                absent.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self))
-                next = after
-            }
-            return LaunchRecord.Quiet(folder: folder, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
-                                      seconds: numbers.2, nanoseconds: numbers.3, absent: absent)
+            let noStrays = matches(index..<min(index + 5, end), "quiet")
+            guard noStrays || matches(index..<min(index + 4, end), "seen") else { continue }
+            let words = (noStrays ? index + 6 : index + 5)..<end
+            guard let stamp = stamp(words, noStrays: noStrays) else { return [] }
+            stamps.append(stamp)
         }
-        return nil
+        return stamps
+    }
+
+    /// The entry whose words (after the key) are `words`.
+    private func stamp(_ words: Range<Int>, noStrays: Bool) -> LaunchRecord.Quiet? {
+        guard let (name, afterName) = word(in: words, from: words.lowerBound) else { return nil }
+        let folder = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self)
+        // Checked when the record was read: four numbers follow, then the absent names.
+        var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
+        var next = afterName
+        for position in 0..<4 {
+            guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number) else { return nil }
+            switch position {
+            case 0: numbers.0 = value
+            case 1: numbers.1 = value
+            case 2: numbers.2 = value
+            default: numbers.3 = value
+            }
+            next = after
+        }
+        var absent: [String] = []
+        while let (name, after) = word(in: words, from: next) {
+            // A name is directly in the folder: one with a `/` is not a record this build wrote.
+            guard memchr(bytes.baseAddress! + name.lowerBound, Int32(UInt8(ascii: "/")), name.count) == nil else { return nil }
+            absent.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self))
+            next = after
+        }
+        return LaunchRecord.Quiet(folder: folder, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
+                                  seconds: numbers.2, nanoseconds: numbers.3, absent: absent, noStrays: noStrays)
     }
 }

@@ -68,6 +68,17 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// plans of a chain.
     public var versions: [String] { chainVersions ?? version.map { [$0] } ?? [] }
 
+    /// The folders the launch check looks for stores in, once each, in the plan's order.
+    var probedFolders: [ContainerLocation] {
+        var folders: [ContainerLocation] = []
+        for step in steps {
+            guard let store = step.probedStore else { continue }
+            let folder = ContainerLocation(store.root, store.path.lastIndex(of: "/").map { String(store.path[..<$0]) } ?? "")
+            if !folders.contains(folder) { folders.append(folder) }
+        }
+        return folders
+    }
+
     /// The names of the stores the launch check looks for directly in `folder`, once each.
     func storeNames(in folder: ContainerLocation) -> [String] {
         var names: [String] = []

@@ -54,20 +54,16 @@ public struct Upgrader: Sendable {
     /// ``UpgradeError/newerStorage(container:version:known:)``, never "nothing to do".
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
-        // The folder the launch record may vouch for: the plan's first quarantined folder.
-        var folder: ContainerLocation?
-        for step in plan.steps { if case .quarantine(let quarantine) = step { folder = quarantine.folder; break } }
         let versions = plan.versions
-        let read = fileSystem.withLink(container.launchRecordPath) { bytes -> (pending: Bool, stamp: LaunchRecord.Quiet?, noJournal: Bool) in
-            let name = folder?.description
+        let read = fileSystem.withLink(container.launchRecordPath) { bytes -> (pending: Bool, stamps: [LaunchRecord.Quiet], noJournal: Bool) in
             if let view = LaunchRecordView(bytes), !view.isEscaped {
-                if !versions.isEmpty, view.isNewer(than: versions) { return (true, nil, false) }
-                return (false, name.flatMap(view.quiet(for:)), view.promisesNoJournal)
+                if !versions.isEmpty, view.isNewer(than: versions) { return (true, [], false) }
+                return (false, view.stamps(), view.promisesNoJournal)
             }
             // Escapes, another format, damage: the full parse decides; unreadable is pending.
-            guard let record = LaunchRecord(text: bytes) else { return (true, nil, false) }
-            if !versions.isEmpty, record.isNewer(than: versions) { return (true, nil, false) }
-            return (false, record.quiet.first { $0.folder == name }, record.promisesNoJournal)
+            guard let record = LaunchRecord(text: bytes) else { return (true, [], false) }
+            if !versions.isEmpty, record.isNewer(than: versions) { return (true, [], false) }
+            return (false, record.quiet, record.promisesNoJournal)
         }
         if let read {
             if read.pending { return true }
@@ -77,11 +73,8 @@ public struct Upgrader: Sendable {
             // A crashed step; or something other than a link where the record belongs: unreadable.
             return true
         }
-        // One lstat of the folder the record vouches for: unchanged, it has no stray, and the
-        // stores the record saw absent from it still are.
-        guard let stamp = read?.stamp, let folder, stamp.matches(fileSystem.status(folder, in: container))
-        else { return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil) }
-        return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: LaunchVouch(folder: folder, absent: stamp.absent))
+        let stamps = read?.stamps ?? []
+        return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: stamps.isEmpty ? nil : LaunchVouch(stamps: stamps))
     }
 
     private static func pendingStep(in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?) -> Bool {
@@ -113,7 +106,7 @@ public struct Upgrader: Sendable {
         case .migrateSchema(let migrate):
             return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem, probe: &probe)
         case .quarantine(let quarantine):
-            if probe.vouch?.folder == quarantine.folder { return false }
+            if probe.isQuiet(quarantine.folder, in: container, fileSystem: fileSystem) { return false }
             let folder = quarantine.folder.filePath(in: container)
             // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
             // support folder): one listing without a stat rules them out, the usual launch.
@@ -268,50 +261,80 @@ public struct Upgrader: Sendable {
 struct LaunchProbe {
     /// The last location found absent (a store checked by consecutive steps), kept without an array.
     private var absent: ContainerLocation?
-    /// What the launch record vouches for, its folder found unchanged; nil to look at everything.
-    let vouch: LaunchVouch?
+    /// What the launch record vouches for; nil to look at everything.
+    private var vouch: LaunchVouch?
 
     init(vouch: LaunchVouch? = nil) {
         self.vouch = vouch
     }
 
     mutating func exists(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        if absent == location || vouch?.isAbsent(location) == true { return false }
+        if absent == location || vouch?.isAbsent(location, in: container, fileSystem: fileSystem) == true { return false }
         if fileSystem.exists(location, in: container) { return true }
         absent = location
         return false
     }
 
     mutating func statusAndPrefix(_ location: ContainerLocation, in container: AppContainer, count: Int, fileSystem: FileSystem) -> (FileStatus, [UInt8])? {
-        if absent == location || vouch?.isAbsent(location) == true { return nil }
+        if absent == location || vouch?.isAbsent(location, in: container, fileSystem: fileSystem) == true { return nil }
         var missing = false
         let result = fileSystem.statusAndPrefix(location, in: container, count: count, absent: &missing)
         if missing { absent = location }
         return result
     }
+
+    /// True when the launch record vouches that `folder` has no stray: it found none there, and
+    /// the folder has not changed since.
+    mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        vouch?.isQuiet(folder, in: container, fileSystem: fileSystem) == true
+    }
 }
 
-/// A folder the launch record vouches for, found unchanged since the run that wrote it (same
-/// device, inode and change time): it had no stray then, so it has none now; and the stores the
-/// run saw absent from it are still absent, since adding or renaming an entry changes that time.
+/// What the launch record vouches for: each folder it stamped, once found unchanged since the run
+/// that wrote it (same device, inode and change time, one `lstat` the first time a step asks),
+/// still has no stray if it had none, and still lacks the stores the run saw absent from it, since
+/// adding or renaming an entry changes that time.
 struct LaunchVouch {
-    let folder: ContainerLocation
-    /// Names directly in `folder`.
-    let absent: [String]
+    let stamps: [LaunchRecord.Quiet]
+    /// Bit i: stamp i was compared with its folder; `unchanged` bit i: it matched.
+    private var compared: UInt64 = 0
+    private var unchanged: UInt64 = 0
 
-    /// True when `location` is directly in the folder under a name recorded absent.
-    func isAbsent(_ location: ContainerLocation) -> Bool {
-        guard !absent.isEmpty, location.root == folder.root else { return false }
-        let path = location.path.utf8, parent = folder.path.utf8
-        var name = location.path[...]
-        if !parent.isEmpty {
-            guard path.count > parent.count + 1, path.starts(with: parent) else { return false }
-            let slash = path.index(path.startIndex, offsetBy: parent.count)
-            guard path[slash] == UInt8(ascii: "/") else { return false }
-            name = location.path[path.index(after: slash)...]
+    init(stamps: [LaunchRecord.Quiet]) {
+        self.stamps = stamps
+    }
+
+    mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        let name = folder.description
+        guard let index = stamps.firstIndex(where: { $0.noStrays && $0.folder == name }) else { return false }
+        return isUnchanged(index, folder, in: container, fileSystem: fileSystem)
+    }
+
+    /// True when `location` is directly in a stamped folder, under a name recorded absent, and
+    /// the folder is unchanged.
+    mutating func isAbsent(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        // The folder's path and the name, split at the last `/` on the bytes (a generic
+        // `lastIndex(of:)` on the UTF-8 view cost more than the rest of the check).
+        var path = location.path
+        let (parent, name) = path.withUTF8 { bytes -> (String, String) in
+            var start = bytes.count
+            while start > 0, bytes[start - 1] != UInt8(ascii: "/") { start -= 1 }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
+            return (start == 0 ? "" : String(decoding: UnsafeBufferPointer(rebasing: bytes[..<(start - 1)]), as: UTF8.self), name)
         }
-        // A recorded name has no `/` (``UpgradePlan/storeNames(in:)``; the parse refuses one): a
-        // name equal to it is directly in the folder.
-        return absent.contains { $0 == name }
+        let folder = ContainerLocation(location.root, parent)
+        let description = folder.description
+        guard let index = stamps.firstIndex(where: { $0.folder == description && $0.absent.contains { $0 == name } }) else { return false }
+        return isUnchanged(index, folder, in: container, fileSystem: fileSystem)
+    }
+
+    private mutating func isUnchanged(_ index: Int, _ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        guard index < 64 else { return stamps[index].matches(fileSystem.status(folder, in: container)) }
+        let bit = UInt64(1) << UInt64(index)
+        if compared & bit == 0 {
+            compared |= bit
+            if stamps[index].matches(fileSystem.status(folder, in: container)) { unchanged |= bit }
+        }
+        return unchanged & bit != 0
     }
 }
