@@ -95,7 +95,7 @@ import Testing
         let scratch = try TemporaryDirectory()
         let size: Int64 = (4 << 30) + (1 << 20)
         try FileManager.default.createDirectory(atPath: scratch.path + "/c/Documents", withIntermediateDirectories: true)
-        let handle = try FileHandle(forWritingTo: { FileManager.default.createFile(atPath: scratch.path + "/c/Documents/huge.bin", contents: nil); return URL(filePath: scratch.path + "/c/Documents/huge.bin") }())
+        let handle = try FileHandle(forWritingTo: { _ = FileManager.default.createFile(atPath: scratch.path + "/c/Documents/huge.bin", contents: nil); return URL(filePath: scratch.path + "/c/Documents/huge.bin") }())
         try handle.seek(toOffset: UInt64(size - 3))
         try handle.write(contentsOf: Data("END".utf8))
         try handle.close()

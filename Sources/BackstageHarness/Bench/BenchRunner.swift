@@ -189,7 +189,7 @@ public struct BenchRunner {
         let spaceOnShm = ((try? FileSystem().space(at: crossDevice.path).available) ?? 0) > data.storeBytes * 2
         if spaceOnShm {
             cases.append(Case(name: "relocate · copy → /dev/shm", kind: .backstage, bytes: bytes,
-                              baselines: ["cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy"],
+                              baselines: ["cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy → /dev/shm"],
                               prepare: { run in try Self.copy(data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes")) }) { run in
                 (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--strategy", "copy"],
                  ["HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path, "XDG_DATA_HOME": shm + "/data",
@@ -198,11 +198,17 @@ public struct BenchRunner {
             cases.append(Case(name: "cp + fsync → /dev/shm", kind: .baseline, bytes: bytes) { _ in
                 ("/bin/sh", ["-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", store, support, shm + "/copy"], nil)
             })
-            // A move across file systems also deletes the source: mv copies, then unlinks every file.
+            // A move across file systems also deletes the source: mv copies, then unlinks every file;
+            // durable as Backstage's move is, the copies synced and the source's folder too.
             cases.append(Case(name: "mv → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/bin/sh", ["-c", "mkdir -p \"$3\" && mv \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", sqliteRun(run),
+                ("/bin/sh", ["-c", "mkdir -p \"$3\" && mv \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\" && sync -f \"$(dirname \"$1\")\"", "sh", sqliteRun(run),
                              run.appending(path: "c/Documents/.Notes_SUPPORT").path, shm + "/moved"], nil)
             })
+            if let python3 = which("python3") {
+                cases.append(Case(name: "naive row copy → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
+                    Self.naiveMove(python3, store: sqliteRun(run), support: run.appending(path: "c/Documents/.Notes_SUPPORT").path, into: shm + "/naive")
+                })
+            }
         } else {
             skipped.append("copy to /dev/shm at \(BenchReport.size(data.size)): not enough room there")
         }
@@ -221,7 +227,7 @@ public struct BenchRunner {
         }
         if let python3 = which("python3") {
             cases.append(Case(name: "naive row copy", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                (python3, ["-c", Self.naiveCopy, sqliteRun(run), run.appending(path: "naive.sqlite").path, support, run.appending(path: "naive_SUPPORT").path], nil)
+                Self.naiveMove(python3, store: sqliteRun(run), support: run.appending(path: "c/Documents/.Notes_SUPPORT").path, into: run.appending(path: "naive").path)
             })
         }
         let tree = data.documents.appending(path: "Documents").path
@@ -305,6 +311,14 @@ public struct BenchRunner {
           "into": [{"store": "applicationSupport/UserData.sqlite", "tables": ["Z_PRIMARYKEY", "Z_METADATA", "ZFOLDER", "ZNOTE", "ZATTACHMENT"]},
                    {"store": "caches/Cache.sqlite", "tables": ["ZTHUMBNAIL"]}], "discard": ["ZLOG"]}}]}
         """
+
+    /// The naive move of a store into `folder`: ``naiveCopy``, then the source deleted, made as
+    /// durable as Backstage's move (the copies synced, the source's folder too).
+    static func naiveMove(_ python3: String, store: String, support: String, into folder: String) -> (String, [String], [String: String]?) {
+        ("/bin/sh", ["-c", """
+            mkdir -p "$4" && "$1" -c "$2" "$3" "$4/Notes.sqlite" "$5" "$4/.Notes_SUPPORT" && rm -rf "$3" "$5" && sync -f "$4" && sync -f "$(dirname "$3")"
+            """, "sh", python3, naiveCopy, store, folder, support], nil)
+    }
 
     /// The naive migration: every row of every table read into memory, then written to a new
     /// store in one transaction; the external-data files copied after.
