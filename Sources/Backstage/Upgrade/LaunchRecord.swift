@@ -296,11 +296,11 @@ struct LaunchRecordView {
     let bytes: UnsafeRawBufferPointer
     /// ``LaunchRecord/promisesNoJournal``.
     let promisesNoJournal: Bool
-    /// The words after the key of the `reached` and `known` lines, and where the first `quiet`
+    /// The words after the key of the `reached` and `known` lines, and where the first stamp (`quiet`, `seen`)
     /// line starts: found while the lines are checked, so that no question scans them again.
     private var reached: Range<Int>?
     private var known: Range<Int>?
-    private var firstQuiet: Int?
+    private var firstStamp: Int?
 
     /// Nil unless the text is a record of this format, every line of it well formed (the full
     /// parse then calls anything else unreadable).
@@ -338,8 +338,8 @@ struct LaunchRecordView {
         while keyEnd < line.upperBound, bytes[keyEnd] != UInt8(ascii: " ") { keyEnd += 1 }
         guard keyEnd < line.upperBound else { return false }
         let words = keyEnd + 1..<line.upperBound
-        // Count the words after the key; every one non-empty; words 2 to 5 of a quiet line numbers.
-        let isQuiet = matches(line.lowerBound..<keyEnd, "quiet") || matches(line.lowerBound..<keyEnd, "seen")
+        // Count the words after the key; every one non-empty; words 2 to 5 of a stamp (quiet, seen) numbers.
+        let isStamp = matches(line.lowerBound..<keyEnd, "quiet") || matches(line.lowerBound..<keyEnd, "seen")
         var count = 0
         var start = words.lowerBound
         while start <= words.upperBound {
@@ -347,7 +347,7 @@ struct LaunchRecordView {
             while end < words.upperBound, bytes[end] != UInt8(ascii: " ") { end += 1 }
             guard end > start else { return false }
             count += 1
-            if isQuiet, (2...5).contains(count), LaunchRecord.decimal(bytes, start..<end) == nil { return false }
+            if isStamp, (2...5).contains(count), LaunchRecord.decimal(bytes, start..<end) == nil { return false }
             start = end + 1
         }
         if matches(line.lowerBound..<keyEnd, "reached") {
@@ -355,9 +355,9 @@ struct LaunchRecordView {
             reached = words
         } else if matches(line.lowerBound..<keyEnd, "known") {
             known = words
-        } else if isQuiet {
+        } else if isStamp {
             guard count >= 5 else { return false }
-            if firstQuiet == nil { firstQuiet = line.lowerBound }
+            if firstStamp == nil { firstStamp = line.lowerBound }
         } else {
             return false
         }
@@ -405,7 +405,7 @@ struct LaunchRecordView {
 
     /// The `quiet` and `seen` entries, in the record's order; empty when one cannot be read.
     func stamps() -> [LaunchRecord.Quiet] {
-        guard var index = firstQuiet else { return [] }
+        guard var index = firstStamp else { return [] }
         var stamps: [LaunchRecord.Quiet] = []
         while index < bytes.count {
             let end = lineEnd(from: index)
