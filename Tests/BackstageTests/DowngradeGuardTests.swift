@@ -44,7 +44,7 @@ import Testing
     /// The launch record (`.backstage/launch`, a symbolic link whose target is the text, read with
     /// one `readlink`) carries the guard; a damaged one, or a file in its place, is never read as
     /// "nothing to do": the check answers pending and the next run writes it again.
-    @Test(arguments: ["damaged", "file", "newer format"])
+    @Test(arguments: ["damaged", "file", "newer format", "damaged stamp", "short stamp"])
     func aDamagedLaunchRecordIsPendingNeverNothingToDo(_ damage: String) async throws {
         let app = try Self.v1Container()
         let newest = UpgradePlan(chain: [Self.relocate, Self.split, Self.migrate])
@@ -53,11 +53,21 @@ import Testing
         let text = try FileManager.default.destinationOfSymbolicLink(atPath: record.path)
         #expect(text.hasPrefix("backstage-launch 2\nreached v4\nknown v2 v3 v4"), "\(text)")
         #expect(!Upgrader.needsUpgrade(app.container, newest))
+        // The folders the chain looks in are stamped with the stores absent from them.
+        let seen = text.split(separator: "\n").first { $0.hasPrefix("seen ") }.map(String.init) ?? ""
+        #expect(seen.split(separator: " ").count >= 7, "\(text)")
 
         try FileManager.default.removeItem(at: record)
         switch damage {
         case "damaged": try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 1\nreached")
         case "file": try Data(text.utf8).write(to: record)
+        case "damaged stamp":
+            // A word where the folder's inode belongs.
+            var words = seen.split(separator: " ").map(String.init)
+            words[3] = "x" + words[3]
+            try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: text.replacingOccurrences(of: seen, with: words.joined(separator: " ")))
+        case "short stamp":
+            try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: text + "\nseen documents 2049 1311")
         default: try FileManager.default.createSymbolicLink(atPath: record.path, withDestinationPath: "backstage-launch 3\nreached v9")
         }
         #expect(Upgrader.needsUpgrade(app.container, newest), "\(damage): pending, never nothing to do")
