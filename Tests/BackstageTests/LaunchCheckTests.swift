@@ -141,6 +141,23 @@ import Testing
         #expect(Upgrader.needsUpgrade(app.container, plan), "a store where a later step looks for it, in Application Support")
     }
 
+    /// A record with an escape (a version named with a space) is read by the full parse; its
+    /// stamps vouch the same way.
+    @Test func anEscapedRecordVouchesTheSameWay() async throws {
+        let plan = UpgradePlan(name: "beta", version: "2.0 beta") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+            UpgradeStep.quarantine()
+        }
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 10, journalMode: "delete")
+        try await Upgrader(container: app.container).upgrade(plan)
+        let record = try FileManager.default.destinationOfSymbolicLink(atPath: app.container.backstageDirectory.appending(path: "launch").path)
+        #expect(record.contains("reached 2.0%20beta") && record.contains("\nquiet documents "), "\(record)")
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+        try FileManager.default.copyItem(at: app.supportStore().main, to: app.documentsStore().main)
+        #expect(Upgrader.needsUpgrade(app.container, plan), "a store back in Documents")
+    }
+
     /// A record of format 1 (an earlier build wrote it) makes no promise about the journal: the
     /// check still reads it, and still looks for a crashed step beside it.
     @Test func aRecordOfTheFormerFormatStillLooksForACrashedStep() throws {

@@ -50,6 +50,20 @@ struct LaunchRecord: Equatable {
 
         /// True when `status` is the folder this entry vouches for, unchanged.
         func matches(_ status: FileStatus?) -> Bool {
+            FoundStamp(index: 0, device: device, inode: inode, seconds: seconds, nanoseconds: nanoseconds).matches(status)
+        }
+    }
+
+    /// What the launch check needs of a stamp it found: which one, and the folder as it was.
+    struct FoundStamp {
+        var index: Int
+        var device: UInt64
+        var inode: UInt64
+        var seconds: Int64
+        var nanoseconds: Int64
+
+        /// True when `status` is the folder, unchanged.
+        func matches(_ status: FileStatus?) -> Bool {
             guard let status, status.kind == .directory else { return false }
             return status.device == device && status.inode == inode
                 && Int64(status.changeTime.tv_sec) == seconds && Int64(status.changeTime.tv_nsec) == nanoseconds
@@ -403,47 +417,58 @@ struct LaunchRecordView {
         }
     }
 
-    /// The `quiet` and `seen` entries, in the record's order; empty when one cannot be read.
-    func stamps() -> [LaunchRecord.Quiet] {
-        guard var index = firstStamp else { return [] }
-        var stamps: [LaunchRecord.Quiet] = []
+    /// True when the record has a `quiet` or `seen` line.
+    var hasStamps: Bool { firstStamp != nil }
+
+    /// The stamp of the folder `root` + `/` + `path` (the root alone when `path` is empty): a
+    /// `quiet` one when `absent` is nil, else one listing `absent` among the names absent then.
+    /// Nil when there is none, or its numbers cannot be read. On the bytes: no string, no array.
+    func stamp(folder root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?) -> LaunchRecord.FoundStamp? {
+        guard var index = firstStamp else { return nil }
+        var ordinal = 0
         while index < bytes.count {
             let end = lineEnd(from: index)
             defer { index = end + 1 }
             let noStrays = matches(index..<min(index + 5, end), "quiet")
             guard noStrays || matches(index..<min(index + 4, end), "seen") else { continue }
+            defer { ordinal += 1 }
+            if name == nil && !noStrays { continue }
             let words = (noStrays ? index + 6 : index + 5)..<end
-            guard let stamp = stamp(words, noStrays: noStrays) else { return [] }
-            stamps.append(stamp)
+            guard let (folder, afterFolder) = word(in: words, from: words.lowerBound), isFolder(folder, root, path) else { continue }
+            var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
+            var next = afterFolder
+            for position in 0..<4 {
+                guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number) else { return nil }
+                switch position {
+                case 0: numbers.0 = value
+                case 1: numbers.1 = value
+                case 2: numbers.2 = value
+                default: numbers.3 = value
+                }
+                next = after
+            }
+            if let name {
+                var listed = false
+                while !listed, let (absent, after) = word(in: words, from: next) {
+                    listed = equal(absent, name)
+                    next = after
+                }
+                guard listed else { continue }
+            }
+            return LaunchRecord.FoundStamp(index: ordinal, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
+                                           seconds: numbers.2, nanoseconds: numbers.3)
         }
-        return stamps
+        return nil
     }
 
-    /// The entry whose words (after the key) are `words`.
-    private func stamp(_ words: Range<Int>, noStrays: Bool) -> LaunchRecord.Quiet? {
-        guard let (name, afterName) = word(in: words, from: words.lowerBound) else { return nil }
-        let folder = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self)
-        // Checked when the record was read: four numbers follow, then the absent names.
-        var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
-        var next = afterName
-        for position in 0..<4 {
-            guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number) else { return nil }
-            switch position {
-            case 0: numbers.0 = value
-            case 1: numbers.1 = value
-            case 2: numbers.2 = value
-            default: numbers.3 = value
-            }
-            next = after
-        }
-        var absent: [String] = []
-        while let (name, after) = word(in: words, from: next) {
-            // A name is directly in the folder: one with a `/` is not a record this build wrote.
-            guard memchr(bytes.baseAddress! + name.lowerBound, Int32(UInt8(ascii: "/")), name.count) == nil else { return nil }
-            absent.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self))
-            next = after
-        }
-        return LaunchRecord.Quiet(folder: folder, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
-                                  seconds: numbers.2, nanoseconds: numbers.3, absent: absent, noStrays: noStrays)
+    /// True when the word is `root`, or `root/path` for a non-empty path.
+    private func isFolder(_ word: Range<Int>, _ root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer) -> Bool {
+        if path.isEmpty { return equal(word, root) }
+        guard word.count == root.count + 1 + path.count, bytes[word.lowerBound + root.count] == UInt8(ascii: "/") else { return false }
+        return equal(word.lowerBound..<word.lowerBound + root.count, root) && equal(word.lowerBound + root.count + 1..<word.upperBound, path)
+    }
+
+    private func equal(_ word: Range<Int>, _ text: UnsafeRawBufferPointer) -> Bool {
+        word.count == text.count && (text.isEmpty || memcmp(bytes.baseAddress! + word.lowerBound, text.baseAddress!, text.count) == 0)
     }
 }

@@ -55,26 +55,25 @@ public struct Upgrader: Sendable {
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
         let versions = plan.versions
-        let read = fileSystem.withLink(container.launchRecordPath) { bytes -> (pending: Bool, stamps: [LaunchRecord.Quiet], noJournal: Bool) in
+        // The steps are looked at while the record's bytes are on the stack: its stamps are read
+        // from them, without copying them into strings and arrays.
+        let answer = fileSystem.withLink(container.launchRecordPath) { bytes -> Bool in
             if let view = LaunchRecordView(bytes), !view.isEscaped {
-                if !versions.isEmpty, view.isNewer(than: versions) { return (true, [], false) }
-                return (false, view.stamps(), view.promisesNoJournal)
+                if !versions.isEmpty, view.isNewer(than: versions) { return true }
+                // A crashed step waits in its journal, unless the record promises there is none.
+                if !view.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
+                return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: view.hasStamps ? LaunchVouch(.view(view)) : nil)
             }
             // Escapes, another format, damage: the full parse decides; unreadable is pending.
-            guard let record = LaunchRecord(text: bytes) else { return (true, [], false) }
-            if !versions.isEmpty, record.isNewer(than: versions) { return (true, [], false) }
-            return (false, record.quiet, record.promisesNoJournal)
+            guard let record = LaunchRecord(text: bytes) else { return true }
+            if !versions.isEmpty, record.isNewer(than: versions) { return true }
+            if !record.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
+            return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: record.quiet.isEmpty ? nil : LaunchVouch(.parsed(record.quiet)))
         }
-        if let read {
-            if read.pending { return true }
-            // A crashed step waits in its journal, unless the record promises there is none.
-            if !read.noJournal, fileSystem.exists(container.journalPath) { return true }
-        } else if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath) {
-            // A crashed step; or something other than a link where the record belongs: unreadable.
-            return true
-        }
-        let stamps = read?.stamps ?? []
-        return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: stamps.isEmpty ? nil : LaunchVouch(stamps: stamps))
+        if let answer { return answer }
+        // No record: a crashed step; or something other than a link where the record belongs.
+        if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath) { return true }
+        return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil)
     }
 
     private static func pendingStep(in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?) -> Bool {
@@ -295,45 +294,74 @@ struct LaunchProbe {
 /// still has no stray if it had none, and still lacks the stores the run saw absent from it, since
 /// adding or renaming an entry changes that time.
 struct LaunchVouch {
-    let stamps: [LaunchRecord.Quiet]
+    enum Source {
+        /// The record's bytes, read in place (valid while the check runs).
+        case view(LaunchRecordView)
+        /// A record the full parse read (one with escapes).
+        case parsed([LaunchRecord.Quiet])
+    }
+
+    private let source: Source
     /// Bit i: stamp i was compared with its folder; `unchanged` bit i: it matched.
     private var compared: UInt64 = 0
     private var unchanged: UInt64 = 0
 
-    init(stamps: [LaunchRecord.Quiet]) {
-        self.stamps = stamps
+    init(_ source: Source) {
+        self.source = source
     }
 
     mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        let name = folder.description
-        guard let index = stamps.firstIndex(where: { $0.noStrays && $0.folder == name }) else { return false }
-        return isUnchanged(index, folder, in: container, fileSystem: fileSystem)
+        var path = folder.path
+        return path.withUTF8 { path in
+            guard let found = stamp(root: folder.root, folder: UnsafeRawBufferPointer(path), name: nil) else { return false }
+            return isUnchanged(found, folder, in: container, fileSystem: fileSystem)
+        }
     }
 
     /// True when `location` is directly in a stamped folder, under a name recorded absent, and
     /// the folder is unchanged.
     mutating func isAbsent(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        // The folder's path and the name, split at the last `/` on the bytes (a generic
-        // `lastIndex(of:)` on the UTF-8 view cost more than the rest of the check).
         var path = location.path
-        let (parent, name) = path.withUTF8 { bytes -> (String, String) in
-            var start = bytes.count
-            while start > 0, bytes[start - 1] != UInt8(ascii: "/") { start -= 1 }
-            let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self)
-            return (start == 0 ? "" : String(decoding: UnsafeBufferPointer(rebasing: bytes[..<(start - 1)]), as: UTF8.self), name)
+        return path.withUTF8 { path in
+            // The folder's path and the name, split at the last `/` on the bytes.
+            var start = path.count
+            while start > 0, path[start - 1] != UInt8(ascii: "/") { start -= 1 }
+            let folder = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[..<max(start - 1, 0)])
+            let name = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[start...])
+            guard let found = stamp(root: location.root, folder: folder, name: name) else { return false }
+            let folderLocation = ContainerLocation(location.root, start == 0 ? "" : String(decoding: folder, as: UTF8.self))
+            return isUnchanged(found, folderLocation, in: container, fileSystem: fileSystem)
         }
-        let folder = ContainerLocation(location.root, parent)
-        let description = folder.description
-        guard let index = stamps.firstIndex(where: { $0.folder == description && $0.absent.contains { $0 == name } }) else { return false }
-        return isUnchanged(index, folder, in: container, fileSystem: fileSystem)
     }
 
-    private mutating func isUnchanged(_ index: Int, _ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        guard index < 64 else { return stamps[index].matches(fileSystem.status(folder, in: container)) }
-        let bit = UInt64(1) << UInt64(index)
+    /// The stamp of the folder `root`/`folder` (a quiet one when `name` is nil; else one listing
+    /// `name` absent): its position among the stamps and what it recorded.
+    private func stamp(root: ContainerRoot, folder: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer?) -> LaunchRecord.FoundStamp? {
+        var raw = root.rawValue
+        return raw.withUTF8 { raw in
+            switch source {
+            case .view(let view):
+                return view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name)
+            case .parsed(let stamps):
+                let description = folder.isEmpty ? root.rawValue : root.rawValue + "/" + String(decoding: folder, as: UTF8.self)
+                let wanted = name.map { String(decoding: $0, as: UTF8.self) }
+                guard let index = stamps.firstIndex(where: { stamp in
+                    guard stamp.folder == description else { return false }
+                    guard let wanted else { return stamp.noStrays }
+                    return stamp.absent.contains(wanted)
+                }) else { return nil }
+                let stamp = stamps[index]
+                return LaunchRecord.FoundStamp(index: index, device: stamp.device, inode: stamp.inode, seconds: stamp.seconds, nanoseconds: stamp.nanoseconds)
+            }
+        }
+    }
+
+    private mutating func isUnchanged(_ found: LaunchRecord.FoundStamp, _ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        guard found.index < 64 else { return found.matches(fileSystem.status(folder, in: container)) }
+        let bit = UInt64(1) << UInt64(found.index)
         if compared & bit == 0 {
             compared |= bit
-            if stamps[index].matches(fileSystem.status(folder, in: container)) { unchanged |= bit }
+            if found.matches(fileSystem.status(folder, in: container)) { unchanged |= bit }
         }
         return unchanged & bit != 0
     }
