@@ -37,7 +37,7 @@ struct LaunchRecord: Equatable {
     /// A folder as a run left it: its identity and change time, the stores the plan looks for in
     /// it that were absent then, and whether it had no stray (a quarantined folder, `quiet`) or
     /// was only looked at (`seen`).
-    struct Quiet: Equatable {
+    struct Stamp: Equatable {
         var folder: String
         var device: UInt64
         var inode: UInt64
@@ -48,9 +48,9 @@ struct LaunchRecord: Equatable {
         /// True when the run also saw no stray in it (a `quiet` line).
         var noStrays = true
 
-        /// True when `status` is the folder this entry vouches for, unchanged.
-        func matches(_ status: FileStatus?) -> Bool {
-            FoundStamp(index: 0, device: device, inode: inode, seconds: seconds, nanoseconds: nanoseconds).matches(status)
+        /// What the launch check needs of it, as the `index`th stamp of the record.
+        func found(at index: Int) -> FoundStamp {
+            FoundStamp(index: index, device: device, inode: inode, seconds: seconds, nanoseconds: nanoseconds)
         }
     }
 
@@ -74,7 +74,8 @@ struct LaunchRecord: Equatable {
     var reached: String?
     /// The versions the build that reached it knew.
     var known: [String] = []
-    var quiet: [Quiet] = []
+    /// The folders the run stamped, in the record's order.
+    var stamps: [Stamp] = []
     /// True for a record that is there but cannot be read (damaged, or of a newer format): the
     /// launch check then answers "pending" and lets a run look at everything.
     var isUnreadable = false
@@ -119,26 +120,30 @@ struct LaunchRecord: Equatable {
             record.reached = reached
             record.known = plan.versions
         }
+        let probed = plan.probedStores
+        func names(in folder: ContainerLocation) -> [String] { probed.filter { $0.folder == folder }.map(\.name) }
         var quarantined: [ContainerLocation] = []
         for step in plan.steps {
             guard case .quarantine(let quarantine) = step else { continue }
             quarantined.append(quarantine.folder)
             let name = quarantine.folder.description
-            record.quiet.removeAll { $0.folder == name }
-            if let quiet = stamp(quarantine.folder, lookingFor: plan.storeNames(in: quarantine.folder), noStrays: true, in: container, fileSystem: fileSystem) {
-                record.quiet.append(quiet)
+            record.stamps.removeAll { $0.folder == name }
+            if let quiet = stamp(quarantine.folder, lookingFor: names(in: quarantine.folder), noStrays: true, in: container, fileSystem: fileSystem) {
+                record.stamps.append(quiet)
             }
         }
         // Every other folder the plan looks for stores in, when some were absent from it.
-        for folder in plan.probedFolders where !quarantined.contains(folder) {
+        var folders: [ContainerLocation] = []
+        for store in probed where !folders.contains(store.folder) && !quarantined.contains(store.folder) { folders.append(store.folder) }
+        for folder in folders {
             let name = folder.description
-            guard !record.quiet.contains(where: { $0.folder == name && $0.noStrays }) else { continue }
-            record.quiet.removeAll { $0.folder == name }
-            if let seen = stamp(folder, lookingFor: plan.storeNames(in: folder), noStrays: false, in: container, fileSystem: fileSystem), !seen.absent.isEmpty {
-                record.quiet.append(seen)
+            guard !record.stamps.contains(where: { $0.folder == name && $0.noStrays }) else { continue }
+            record.stamps.removeAll { $0.folder == name }
+            if let seen = stamp(folder, lookingFor: names(in: folder), noStrays: false, in: container, fileSystem: fileSystem), !seen.absent.isEmpty {
+                record.stamps.append(seen)
             }
         }
-        guard record != previous, record.reached != nil || !record.quiet.isEmpty else { return }
+        guard record != previous, record.reached != nil || !record.stamps.isEmpty else { return }
         let path = path(in: container)
         try fileSystem.createDirectories((path as NSString).deletingLastPathComponent)
         if previous?.isUnreadable == true, fileSystem.withLink(path, { _ in () }) == nil { try fileSystem.removeFile(path) }
@@ -148,7 +153,7 @@ struct LaunchRecord: Equatable {
     /// - parameter names: Stores the plan looks for directly in `folder`; those absent while the
     ///   folder keeps its change time are recorded as absent.
     /// - parameter noStrays: Stamp the folder only if it holds no stray (a quarantined folder).
-    private static func stamp(_ folder: ContainerLocation, lookingFor names: [String], noStrays: Bool, in container: AppContainer, fileSystem: FileSystem) -> Quiet? {
+    private static func stamp(_ folder: ContainerLocation, lookingFor names: [String], noStrays: Bool, in container: AppContainer, fileSystem: FileSystem) -> Stamp? {
         let path = folder.filePath(in: container)
         guard let before = try? fileSystem.status(path), before.kind == .directory else { return nil }
         // Wait (once per upgrade, at most 30 ms) until a change made now would get a later time.
@@ -168,7 +173,7 @@ struct LaunchRecord: Equatable {
         else { return nil }
         // Listed between two equal change times: the names are what the folder held at that time.
         let present = Set(listed)
-        return Quiet(folder: folder.description, device: before.device, inode: before.inode,
+        return Stamp(folder: folder.description, device: before.device, inode: before.inode,
                      seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec),
                      absent: names.filter { !present.contains($0) }, noStrays: noStrays)
     }
@@ -179,7 +184,7 @@ struct LaunchRecord: Equatable {
         var lines = [Self.format]
         if let reached { lines.append("reached " + Self.escape(reached)) }
         if !known.isEmpty { lines.append((["known"] + known.map(Self.escape)).joined(separator: " ")) }
-        for entry in quiet {
+        for entry in stamps {
             lines.append(([(entry.noStrays ? "quiet " : "seen ") + "\(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)"] + entry.absent.map(Self.escape)).joined(separator: " "))
         }
         return lines.joined(separator: "\n")
@@ -233,7 +238,7 @@ struct LaunchRecord: Equatable {
                     guard let name = Self.unescape(bytes[word]), !name.isEmpty, !name.contains("/") else { return nil }
                     absent.append(name)
                 }
-                quiet.append(Quiet(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds, absent: absent, noStrays: bytes[key].first == UInt8(ascii: "q")))
+                stamps.append(Stamp(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds, absent: absent, noStrays: bytes[key].first == UInt8(ascii: "q")))
             default:
                 return nil
             }
@@ -242,10 +247,10 @@ struct LaunchRecord: Equatable {
 
     private init(unreadable: Void) { isUnreadable = true }
 
-    init(reached: String? = nil, known: [String] = [], quiet: [Quiet] = []) {
+    init(reached: String? = nil, known: [String] = [], stamps: [Stamp] = []) {
         self.reached = reached
         self.known = known
-        self.quiet = quiet
+        self.stamps = stamps
     }
 
     /// A decimal integer, `-` allowed first; nil for anything else or an overflow.

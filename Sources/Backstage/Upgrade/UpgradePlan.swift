@@ -68,28 +68,18 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// plans of a chain.
     public var versions: [String] { chainVersions ?? version.map { [$0] } ?? [] }
 
-    /// The folders the launch check looks for stores in, once each, in the plan's order.
-    var probedFolders: [ContainerLocation] {
-        var folders: [ContainerLocation] = []
+    /// The stores the launch check looks for, split into their folder and name, once each, in
+    /// the plan's order.
+    var probedStores: [(folder: ContainerLocation, name: String)] {
+        var stores: [(folder: ContainerLocation, name: String)] = []
         for step in steps {
             guard let store = step.probedStore else { continue }
-            let folder = ContainerLocation(store.root, store.path.lastIndex(of: "/").map { String(store.path[..<$0]) } ?? "")
-            if !folders.contains(folder) { folders.append(folder) }
+            let slash = store.path.lastIndex(of: "/")
+            let folder = ContainerLocation(store.root, slash.map { String(store.path[..<$0]) } ?? "")
+            let name = String(slash.map { store.path[store.path.index(after: $0)...] } ?? store.path[...])
+            if !name.isEmpty, !stores.contains(where: { $0.folder == folder && $0.name == name }) { stores.append((folder, name)) }
         }
-        return folders
-    }
-
-    /// The names of the stores the launch check looks for directly in `folder`, once each.
-    func storeNames(in folder: ContainerLocation) -> [String] {
-        var names: [String] = []
-        for step in steps {
-            guard let store = step.probedStore, store.root == folder.root else { continue }
-            let prefix = folder.path.isEmpty ? "" : folder.path + "/"
-            guard store.path.hasPrefix(prefix) else { continue }
-            let name = String(store.path.dropFirst(prefix.count))
-            if !name.isEmpty, !name.contains("/"), !names.contains(name) { names.append(name) }
-        }
-        return names
+        return stores
     }
 
     /// Creates a plan from its steps, written one per line.

@@ -68,7 +68,7 @@ public struct Upgrader: Sendable {
             guard let record = LaunchRecord(text: bytes) else { return true }
             if !versions.isEmpty, record.isNewer(than: versions) { return true }
             if !record.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
-            return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: record.quiet.isEmpty ? nil : LaunchVouch(.parsed(record.quiet)))
+            return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: record.stamps.isEmpty ? nil : LaunchVouch(.parsed(record.stamps)))
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
@@ -298,7 +298,7 @@ struct LaunchVouch {
         /// The record's bytes, read in place (valid while the check runs).
         case view(LaunchRecordView)
         /// A record the full parse read (one with escapes).
-        case parsed([LaunchRecord.Quiet])
+        case parsed([LaunchRecord.Stamp])
     }
 
     private let source: Source
@@ -350,8 +350,7 @@ struct LaunchVouch {
                     guard let wanted else { return stamp.noStrays }
                     return stamp.absent.contains(wanted)
                 }) else { return nil }
-                let stamp = stamps[index]
-                return LaunchRecord.FoundStamp(index: index, device: stamp.device, inode: stamp.inode, seconds: stamp.seconds, nanoseconds: stamp.nanoseconds)
+                return stamps[index].found(at: index)
             }
         }
     }
