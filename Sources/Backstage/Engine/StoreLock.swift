@@ -9,13 +9,13 @@ import GRDB
 /// The connection uses `locking_mode=EXCLUSIVE`, so the lock is not released between
 /// statements, and another process's connection (even idle, in WAL mode) makes the lock fail
 /// with `SQLITE_BUSY` after the busy timeout: see <https://www.sqlite.org/pragma.html#pragma_locking_mode>.
-final class StoreLock {
+package final class StoreLock {
     private var queue: DatabaseQueue?
     let path: String
     /// True when the store is in WAL mode.
     let isWAL: Bool
 
-    init(path: String, timeout: Double) throws(RelocationError) {
+    package init(path: String, timeout: Double) throws(RelocationError) {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(timeout)
@@ -56,7 +56,7 @@ final class StoreLock {
     }
 
     /// Closes the connection and releases the lock.
-    func close() {
+    package func close() {
         try? queue?.close()
         queue = nil
     }

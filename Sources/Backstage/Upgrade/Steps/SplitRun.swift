@@ -7,8 +7,9 @@ import GRDB
 /// `INSERT ... SELECT` (rowids kept), then indexes and triggers, Core Data metadata tables
 /// (`Z_METADATA`, `Z_PRIMARYKEY`, `Z_MODELCACHE`) in every target, and the Core Data external
 /// data files its rows reference. Every target is verified (each table's row count equals the
-/// source's) and fsynced before the journal says `verified`; then the temporaries are renamed into place
-/// and only then is the source removed. A crash before `verified` is undone, after it finished.
+/// source's, counted by a ``SplitCensus`` while the rows are copied) and fsynced before the
+/// journal says `verified`; then the temporaries are renamed into place and only then is the
+/// source removed. A crash before `verified` is undone, after it finished.
 struct SplitRun {
     let context: StepContext
     let step: UpgradeStep.Split
@@ -55,20 +56,30 @@ struct SplitRun {
             defer { lock.close() }
             observer.phase(.locked)
             let plan = try lock.withConnection { db in try self.plan(db) }
-            let total = plan.rows.values.reduce(0, +)
-            var done = 0
+            // Counted on the second core while this one copies; never outlives the lock (the
+            // defers run in reverse order: the census stops before the lock is released).
+            let census = try SplitCensus(store: src.main.path, tables: plan.sql.keys.sorted(), shadows: plan.shadows.values.joined().sorted())
+            var counted = false
+            defer { if !counted { census.cancel() } }
+            // Progress in bytes: the targets' pages against the source's.
+            let total = Int64(max(plan.pageCount * plan.pageSize, 1))
+            var written: Int64 = 0
+            var copied: [[String: Int]] = []
             for (index, target) in targets.enumerated() {
                 try removeTemporaries(target)
-                try lock.withConnection { db in
-                    try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { rows in
-                        done += rows
-                        observer.progress(Int64(done), Int64(max(total, 1)))
-                        if done > 0 { observer.phase(.copying) }
+                copied.append(try lock.withConnection { db in
+                    try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { bytes in
+                        observer.progress(min(written + bytes, total), total)
+                        if bytes > 0 { observer.phase(.copying) }
                         if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
                     }
-                }
+                })
+                written += try fileSystem.status(target.temporaryMain.path)?.size ?? 0
             }
-            let external = try placeExternalData(plan: plan)
+            let counts = try census.wait()
+            counted = true
+            try counts.verify(copied: copied, targets: targets.map(\.temporaryMain.path))
+            let external = try placeExternalData(tablesByTarget: plan.tablesByTarget, references: counts.references)
             for target in targets {
                 try fileSystem.syncFile(target.temporaryMain.path)
                 try fileSystem.syncDirectory(target.directory.path)
@@ -119,7 +130,7 @@ struct SplitRun {
                 defer { lock.close() }
                 return try lock.withConnection { db in
                     try String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'")
-                        .reduce(into: Set<String>()) { $0.formUnion(try Self.countAndReferences(db, table: $1).references) }
+                        .reduce(into: Set<String>()) { $0.formUnion(try SplitCensus.countAndReferences(db, table: $1).references) }
                 }
             }
             _ = try cleanUpExternalData(ExternalData(referencedBy: referencedBy, bulk: bulk))
@@ -137,16 +148,15 @@ struct SplitRun {
 
     // MARK: - Planning
 
+    /// What the split copies where, read from the source's schema (rows are counted by the census).
     struct Plan {
         var tablesByTarget: [[String]]
-        var rows: [String: Int]
-        /// The external data files each table's BLOB columns reference, read in the same pass as its rows are counted.
-        var references: [String: Set<String>]
         var sql: [String: String]
         var withoutRowID: Set<String>
         /// Each virtual table's shadow tables: created by its `CREATE VIRTUAL TABLE`, copied with it.
         var shadows: [String: [String]] = [:]
         var pageSize: Int
+        var pageCount: Int
         var isWAL: Bool
     }
 
@@ -169,45 +179,38 @@ struct SplitRun {
             throw UpgradeError.unassignedTable(store: source.main.path, table: table)
         }
         let metadata = Self.coreDataMetadata.filter { sql[$0] != nil && !named.contains($0) }.sorted()
-        var rows: [String: Int] = [:]
-        var references: [String: Set<String>] = [:]
-        for table in sql.keys {
-            (rows[table], references[table]) = try Self.countAndReferences(db, table: table)
-        }
         let withoutRowID = Set(sql.filter { $0.value.uppercased().contains("WITHOUT ROWID") }.keys)
-        for shadow in shadows.values.joined() {
-            rows[shadow] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedDatabaseIdentifier)") ?? 0
-        }
         return Plan(
             tablesByTarget: step.into.map { $0.tables + metadata },
-            rows: rows, references: references, sql: sql, withoutRowID: withoutRowID, shadows: shadows,
+            sql: sql, withoutRowID: withoutRowID, shadows: shadows,
             pageSize: try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096,
+            pageCount: try Int.fetchOne(db, sql: "PRAGMA main.page_count") ?? 0,
             isWAL: (try String.fetchOne(db, sql: "PRAGMA main.journal_mode"))?.lowercased() == "wal")
     }
 
     // MARK: - Building
 
-    /// Builds one target in its temporary file, attached to the locked connection.
-    private func build(_ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int) throws -> Void) throws {
+    /// Builds one target in its temporary file, attached to the locked connection; returns the rows
+    /// inserted into each table. `progress` gets the target's bytes after each table.
+    private func build(_ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int64) throws -> Void) throws -> [String: Int] {
         try db.execute(sql: "ATTACH DATABASE ? AS backstage_target", arguments: [target.temporaryMain.path])
         defer { try? db.execute(sql: "DETACH DATABASE backstage_target") }
         // The temporary is thrown away after a crash, so it needs no journal while it is built.
         try db.execute(sql: "PRAGMA backstage_target.page_size = \(plan.pageSize)")
         try db.execute(sql: "PRAGMA backstage_target.journal_mode = OFF")
         try db.execute(sql: "PRAGMA backstage_target.synchronous = OFF")
-        try db.execute(sql: "PRAGMA cache_size = -32768")  // 32 MiB for the index sorts; memory stays bounded
         let writeback = BackgroundWriteback(path: target.temporaryMain.path)
         defer { writeback.stop() }
         for pragma in ["user_version", "application_id"] {
             let value = try Int.fetchOne(db, sql: "PRAGMA main.\(pragma)") ?? 0
             try db.execute(sql: "PRAGMA backstage_target.\(pragma) = \(value)")
         }
-        // Verified as each table is copied: into its new, empty table SQLite inserted as many rows as
-        // the source holds (counted under the same lock). Counting the target again would re-read
-        // everything SQLite just wrote, from the page cache; a full quick_check, the whole file.
-        func verify(_ table: String) throws {
-            guard db.changesCount == plan.rows[table] else { throw RelocationError.verificationFailed(path: target.temporaryMain.path) }
-        }
+        // Verified against the census: into its new, empty table SQLite inserted as many rows as the
+        // source holds. Counting the target again would re-read everything SQLite just wrote, from
+        // the page cache; a full quick_check, the whole file.
+        var copied: [String: Int] = [:]
+        func inserted(_ table: String) { copied[table] = db.changesCount }
+        func written() throws -> Int64 { Int64(try Int.fetchOne(db, sql: "PRAGMA backstage_target.page_count") ?? 0) * Int64(plan.pageSize) }
         try db.inTransaction {
             func schema(_ type: String, of table: String) throws -> [String] {
                 try String.fetchAll(db, sql: "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name = ? ORDER BY name", arguments: [type, table])
@@ -222,9 +225,9 @@ struct SplitRun {
                         let name = shadow.quotedDatabaseIdentifier
                         try db.execute(sql: "DELETE FROM backstage_target.\(name)")
                         try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
-                        try verify(shadow)
+                        inserted(shadow)
                     }
-                    try progress(plan.rows[table] ?? 0)
+                    try progress(try written())
                     continue
                 }
                 let name = table.quotedDatabaseIdentifier
@@ -237,14 +240,19 @@ struct SplitRun {
                     // transfer optimisation). The rowid is the primary key here, so it is kept.
                     for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
-                    try verify(table)
+                    inserted(table)
                 } else {
                     let list = (["rowid"] + info.map { ($0["name"] as String).quotedDatabaseIdentifier }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
-                    try verify(table)
+                    inserted(table)
+                    // Indexes built from the rows: 32 MiB for their sorts, the default page cache
+                    // for the copies (a bigger one only spreads them over cold memory).
+                    let cache = try Int.fetchOne(db, sql: "PRAGMA main.cache_size") ?? -2000
+                    try db.execute(sql: "PRAGMA main.cache_size = -32768")
+                    defer { try? db.execute(sql: "PRAGMA main.cache_size = \(cache)") }
                     for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
                 }
-                try progress(plan.rows[table] ?? 0)
+                try progress(try written())
             }
             // Triggers last, so the copy fires none; a view goes where every table it reads is.
             for table in tables {
@@ -264,6 +272,7 @@ struct SplitRun {
         }
         // The source's journal mode, written in the header; detaching checkpoints the one page.
         try db.execute(sql: "PRAGMA backstage_target.journal_mode = \(plan.isWAL ? "WAL" : "DELETE")")
+        return copied
     }
 
     /// Inserts `schema.` before the object name of a statement from `sqlite_master`, whose prefix
@@ -297,10 +306,10 @@ struct SplitRun {
     /// so a crash before `verified` still leaves it whole. The other targets get hard links (the files
     /// are write-once, and the source's names go only after the commit), or copies across mounts.
     /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage marker).
-    private func placeExternalData(plan: Plan) throws -> ExternalData {
+    private func placeExternalData(tablesByTarget: [[String]], references: [String: Set<String>]) throws -> ExternalData {
         let external = source.externalDataFolder
         guard fileSystem.exists(external.path) else { return ExternalData(referencedBy: targets.map { _ in [] }, bulk: nil) }
-        let referencedBy = plan.tablesByTarget.map { tables in tables.reduce(into: Set<String>()) { $0.formUnion(plan.references[$1] ?? []) } }
+        let referencedBy = tablesByTarget.map { tables in tables.reduce(into: Set<String>()) { $0.formUnion(references[$1] ?? []) } }
         var bulk = referencedBy.indices.max { referencedBy[$0].count < referencedBy[$1].count }
         if let index = bulk, !canRenameExternalData(to: targets[index], naming: referencedBy[index]) { bulk = nil }
         for (index, target) in targets.enumerated() where index != bulk {
@@ -331,25 +340,6 @@ struct SplitRun {
             try? fileSystem.removeFile(probe)
             return false
         }
-    }
-
-    /// A table's row count and the external data files its BLOB columns reference, in one pass.
-    /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage
-    /// marker); anything else in that shape is not a file name Core Data wrote and is ignored (a
-    /// hostile store cannot name `../` through it).
-    static func countAndReferences(_ db: Database, table: String) throws -> (rows: Int, references: Set<String>) {
-        let name = table.quotedDatabaseIdentifier
-        let lists = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
-            .filter { ($0["type"] as String? ?? "").uppercased().contains("BLOB") }
-            .map { ($0["name"] as String).quotedDatabaseIdentifier }
-            .map { "group_concat(CASE WHEN typeof(\($0)) = 'blob' AND length(\($0)) BETWEEN 37 AND 38 AND substr(\($0), 1, 1) = x'02' THEN CAST(substr(\($0), 2, 36) AS TEXT) END, ',')" }
-        guard let row = try Row.fetchOne(db, sql: "SELECT \((["COUNT(*)"] + lists).joined(separator: ", ")) FROM main.\(name)") else { return (0, []) }
-        var references: Set<String> = []
-        for index in lists.indices {
-            guard let list = row[index + 1] as String? else { continue }
-            references.formUnion(list.split(separator: ",").lazy.map(String.init).filter { UUID(uuidString: $0) != nil })
-        }
-        return (row[0], references)
     }
 
     /// After the commit: the files of the moved folder its target does not reference are removed
