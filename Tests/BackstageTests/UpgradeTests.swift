@@ -311,6 +311,30 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(!upgrader.estimate(splitPlan(), budget: 60).exceedsBudget)
     }
 
+    /// A split rewrites the rows and renames the external data: its estimate counts the database,
+    /// not the support folder, unless a target is on another file system, where its files are copied.
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: "/dev/shm"), "/dev/shm is the second file system"))
+    func aSplitIsEstimatedByTheBytesItCopies() throws {
+        let app = try TestContainer()
+        let store = app.supportStore()
+        try CoreDataStore.create(store.main, notes: 200)
+        let database = try [store.main, store.sidecar(.wal)].reduce(Int64(0)) {
+            $0 + ((try FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int64) ?? 0)
+        }
+        let support = try FileManager.default.subpathsOfDirectory(atPath: store.supportFolder.path).reduce(Int64(0)) {
+            let attributes = try FileManager.default.attributesOfItem(atPath: store.supportFolder.appending(path: $1).path)
+            return $0 + (attributes[.type] as? FileAttributeType == .typeRegular ? (attributes[.size] as? Int64) ?? 0 : 0)
+        }
+        #expect(support > 100_000)
+
+        #expect(Upgrader(container: app.container).estimate(splitPlan()).bytes == database)
+
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let elsewhere = AppContainer(documents: app.container.documents, applicationSupport: app.container.applicationSupport,
+                                     caches: other.url, temporary: app.container.temporary)
+        #expect(Upgrader(container: elsewhere).estimate(splitPlan()).bytes == database + support)
+    }
+
     @Test func aWholeChainFromV1ToV4KeepsEveryNote() async throws {
         let app = try TestContainer()
         try CoreDataStore.create(app.documentsStore().main, notes: 150, walOnlyNotes: 20)

@@ -123,11 +123,12 @@ public struct Upgrader: Sendable {
         // Running such a plan throws before any step: there is nothing to estimate.
         guard container.undefinedAppGroup(in: plan) == nil else { return UpgradeEstimate(steps: [], budget: budget) }
         var produced: [ContainerLocation: Int64] = [:]
-        func size(_ location: ContainerLocation) -> Int64? {
+        func size(_ location: ContainerLocation, withSupportFolder: Bool = true) -> Int64? {
             if let bytes = produced[location] { return bytes }
             let store = StoreFileSet(main: location.url(in: container))
             guard fileSystem.exists(store.main.path) else { return nil }
-            return [store.main, store.sidecar(.wal), store.supportFolder].reduce(0) { $0 + ((try? fileSystem.treeSize($1.path)) ?? 0) }
+            let files = [store.main, store.sidecar(.wal)] + (withSupportFolder ? [store.supportFolder] : [])
+            return files.reduce(0) { $0 + ((try? fileSystem.treeSize($1.path)) ?? 0) }
         }
         for (index, step) in plan.steps.enumerated() {
             let bytes: Int64
@@ -141,7 +142,10 @@ public struct Upgrader: Sendable {
                 produced[relocate.to] = bytes
                 produced[relocate.from] = nil
             case .split(let split):
-                guard let input = size(split.store) else { continue }
+                // The rows are rewritten; the external data is renamed or linked, and copied (so
+                // counted, every file measured) only to a target on another file system.
+                let copiesExternalData = !split.into.allSatisfy { sameDevice(split.store, $0.store) }
+                guard let input = size(split.store, withSupportFolder: copiesExternalData) else { continue }
                 bytes = input
                 seconds = throughput.splitSetup + Double(bytes) / throughput.split
                 for target in split.into { produced[target.store] = bytes / Int64(max(split.into.count, 1)) }
