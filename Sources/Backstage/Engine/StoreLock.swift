@@ -40,12 +40,9 @@ package final class StoreLock {
                 }
                 return mode.lowercased() == "wal"
             }
-        } catch let error as DatabaseError {
-            try? queue?.close()
-            throw Self.map(error, path: path, timeout: timeout)
         } catch {
             try? queue?.close()
-            throw .sqlite(path: path, code: -1, message: "\(error)")
+            throw Self.map(any: error, path: path, timeout: timeout)
         }
     }
 
@@ -63,6 +60,13 @@ package final class StoreLock {
 
     deinit {
         close()
+    }
+
+    /// An error of opening or reading the store at `path`, typed: SQLite's by ``map(_:path:timeout:)``,
+    /// anything else as ``RelocationError/sqlite(path:code:message:)`` with code -1.
+    static func map(any error: any Error, path: String, timeout: Double) -> RelocationError {
+        if let error = error as? DatabaseError { return map(error, path: path, timeout: timeout) }
+        return .sqlite(path: path, code: -1, message: "\(error)")
     }
 
     static func map(_ error: DatabaseError, path: String, timeout: Double) -> RelocationError {

@@ -49,10 +49,8 @@ package final class SplitCensus: @unchecked Sendable {
         configuration.label = "Backstage.SplitCensus"
         do {
             queue = try DatabaseQueue(path: Self.immutableURI(path), configuration: configuration)
-        } catch let error as DatabaseError {
-            throw StoreLock.map(error, path: path, timeout: 0)
         } catch {
-            throw .sqlite(path: path, code: -1, message: "\(error)")
+            throw StoreLock.map(any: error, path: path, timeout: 0)
         }
         let queue = queue
         threads.start { [self] in
@@ -68,8 +66,7 @@ package final class SplitCensus: @unchecked Sendable {
         defer { try? queue.close() }
         switch outcome {
         case .success(let counts): return counts
-        case .failure(let error as DatabaseError): throw StoreLock.map(error, path: path, timeout: 0)
-        case .failure(let error): throw .sqlite(path: path, code: -1, message: "\(error)")
+        case .failure(let error): throw StoreLock.map(any: error, path: path, timeout: 0)
         case nil: throw .sqlite(path: path, code: -1, message: "the census did not run")
         }
     }
