@@ -77,6 +77,7 @@ public struct FileClassifier: Sendable {
             statuses[name] = try fileSystem.status(directory + "/" + name)
         }
         let evidence = Evidence(directory: directory, statuses: statuses, fileSystem: fileSystem)
+        evidence.readHeadersAhead(names)
 
         for name in names {
             guard let status = statuses[name] else { continue }
@@ -136,6 +137,15 @@ private final class Evidence {
         self.directory = directory
         self.statuses = statuses
         self.fileSystem = fileSystem
+    }
+
+    /// Starts the reads of the headers of the folder's files together, before the first is
+    /// waited for: from a cold cache, each read alone waits for the disk (0.13 ms a file here).
+    /// Not for a few files, where the extra `open` costs more than it saves.
+    func readHeadersAhead(_ names: [String]) {
+        let files = names.filter { statuses[$0]?.kind == .regular && statuses[$0]?.size ?? 0 > 0 }
+        guard files.count >= 8 else { return }
+        for name in files { fileSystem.willRead(directory + "/" + name, bytes: 4096) }
     }
 
     /// The first 100 bytes of a regular file of the folder, read once.

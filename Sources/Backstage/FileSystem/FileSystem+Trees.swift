@@ -15,6 +15,21 @@ extension FileSystem {
         return total
     }
 
+    /// Drops the regular files under `path` from the page cache, as if not read for a long
+    /// while (their written pages must be synced first: only clean pages are dropped). For
+    /// benchmarks, which start each case from the same cold cache.
+    package func dropFromCache(_ path: String) throws(FileSystemError) {
+        guard let status = try status(path) else { return }
+        switch status.kind {
+        case .directory:
+            for name in try contents(of: path) { try dropFromCache(path + "/" + name) }
+        case .regular:
+            Syscalls.dontNeed(path)
+        default:
+            break
+        }
+    }
+
     /// Gives `to` the content of `from` without writing it again when it can: a hard link on one
     /// file system (for write-once files, such as Core Data's external data), else a durable copy.
     /// The caller fsyncs the folder of `to` to make the new name durable.

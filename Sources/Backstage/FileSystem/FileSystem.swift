@@ -166,6 +166,15 @@ package struct FileSystem: Sendable {
         return String(path.dropFirst(root.count + 1))
     }
 
+    /// Asks the kernel to start reading the first `bytes` of `path` (0: the whole file) into the
+    /// page cache, and returns at once: many files' reads are then in flight together, where a
+    /// thread reading them one by one waits for the disk once per file (20,000 headers read
+    /// one after the other took 2.6 s from a cold cache here). Advice only: it never fails, and
+    /// never follows a link; the read that follows reports any error.
+    package func willRead(_ path: String, bytes: Int64 = 0) {
+        Syscalls.willNeed(path, length: bytes)
+    }
+
     /// Reads up to `count` bytes from the start of a regular file, never through a symlink.
     package func readPrefix(_ path: String, count: Int) throws(FileSystemError) -> [UInt8] {
         try inject(.read, path)

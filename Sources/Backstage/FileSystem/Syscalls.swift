@@ -48,6 +48,25 @@ enum Syscalls {
         return n
     }
 
+    /// Starts reading the first `length` bytes of `path` (0: all of it) into the page cache and
+    /// returns without waiting (`POSIX_FADV_WILLNEED`). Advice only: a file that cannot be opened
+    /// is left to the read that follows, which says why.
+    static func willNeed(_ path: String, length: Int64) {
+        let fd = retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, off_t(length), POSIX_FADV_WILLNEED)
+        _ = Glibc.close(fd)
+    }
+
+    /// Drops the clean pages of `path` from the page cache (`POSIX_FADV_DONTNEED`): its next read
+    /// comes from the disk. Advice only, as ``willNeed(_:length:)``.
+    static func dontNeed(_ path: String) {
+        let fd = retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+        _ = Glibc.close(fd)
+    }
+
     static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
         var offset = 0
         while offset < buffer.count {

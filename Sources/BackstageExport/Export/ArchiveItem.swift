@@ -15,6 +15,11 @@ struct ArchiveItem: Sendable {
     var mode: UInt32
     var modified: Int64
 
+    /// What a ``ReadAhead`` reads of it: a file's content; nil for a folder or a link.
+    var readAheadFile: ReadAhead.File? {
+        if case .file(let source, let size) = content { ReadAhead.File(path: source, bytes: size) } else { nil }
+    }
+
     /// Bytes of content (a file's size; 0 for a folder or a link).
     var bytes: Int64 {
         if case .file(_, let size) = content { size } else { 0 }

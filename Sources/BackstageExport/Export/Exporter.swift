@@ -237,11 +237,14 @@ public struct Exporter: Sendable {
     private func write(_ items: [ArchiveItem], to temporary: URL, naming destination: URL, options: ExportOptions, fileSystem: FileSystem,
                        progress: (Int, Int64) -> Void, isCancelled: () -> Bool) throws -> Int64 {
         let threads = options.compressionThreads
+        // The files are read in order: their reads are started ahead of the threads that need them.
+        let readAhead = ReadAhead(items.map(\.readAheadFile), fileSystem: fileSystem)
+        defer { readAhead.stop() }
         switch options.format {
         case .zip:
             let output = try ArchiveOutput(temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
             defer { output.close() }
-            var zip = ParallelZip(items: items, level: options.level, workers: threads, heldBytesPerWorker: options.tuning.heldBytesPerWorker,
+            var zip = ParallelZip(items: items, level: options.level, workers: threads, readAhead: readAhead, heldBytesPerWorker: options.tuning.heldBytesPerWorker,
                                   spilledBytesPerWorker: options.tuning.spilledBytesPerWorker, spillPath: temporary.path + ".spill")
             zip.directory.zip64Limit = options.tuning.zip64Limit
             return try zip.write(to: output, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
@@ -251,7 +254,7 @@ public struct Exporter: Sendable {
             return try withUTF8Locale {
                 let gzip = try ParallelGzip(output: output, level: options.level, workers: threads)
                 let writer = try ArchiveWriter(sink: gzip, format: .tar, level: nil, archivePath: destination.path)
-                let bytes = try write(items, with: writer, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                let bytes = try write(items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
                 try writer.close()
                 try gzip.finish()
                 return bytes
@@ -260,7 +263,7 @@ public struct Exporter: Sendable {
             return try withUTF8Locale {
                 let writer = try ArchiveWriter(path: temporary.path, naming: destination.path, format: options.format, level: options.level,
                                                threads: options.format == .tarZst ? threads : nil)
-                let bytes = try write(items, with: writer, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                let bytes = try write(items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
                 try writer.close()
                 return bytes
             }
@@ -268,13 +271,14 @@ public struct Exporter: Sendable {
     }
 
     /// Writes `items` one after the other through `writer`, on the calling thread.
-    private func write(_ items: [ArchiveItem], with writer: ArchiveWriter, fileSystem: FileSystem,
+    private func write(_ items: [ArchiveItem], with writer: ArchiveWriter, readAhead: ReadAhead, fileSystem: FileSystem,
                        progress: (Int, Int64) -> Void, isCancelled: () -> Bool) throws -> Int64 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var bytes: Int64 = 0
         for (index, item) in items.enumerated() {
             if isCancelled() { throw CancellationError() }
+            readAhead.reached(index)
             try writer.write(item, buffer: buffer, fileSystem: fileSystem) { count in
                 bytes += Int64(count)
                 if isCancelled() { throw CancellationError() }

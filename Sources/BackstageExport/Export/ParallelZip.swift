@@ -21,6 +21,8 @@ struct ParallelZip {
     var items: [ArchiveItem]
     var level: Int?
     var workers: Int
+    /// Reading the files ahead of the workers, told which entry they take.
+    var readAhead: ReadAhead?
     /// Bytes held for entries waiting for their turn, per worker beyond the first.
     var heldBytesPerWorker = 8 << 20
     /// Bytes spilled to the scratch file for entries waiting for their turn, per worker beyond the first.
@@ -36,7 +38,7 @@ struct ParallelZip {
     func write(to output: ArchiveOutput, fileSystem: FileSystem, progress: (_ entries: Int, _ bytes: Int64) -> Void,
                isCancelled: () -> Bool) throws -> Int64 {
         let count = max(1, min(workers, items.count))
-        let schedule = Schedule(items: items, output: output, workers: count, budget: heldBytesPerWorker * (count - 1),
+        let schedule = Schedule(items: items, output: output, workers: count, readAhead: readAhead, budget: heldBytesPerWorker * (count - 1),
                                 spill: Spill(path: spillPath, budget: spilledBytesPerWorker * Int64(count - 1), fileSystem: fileSystem))
         let threads = ThreadGroup()
         let level = level
@@ -84,6 +86,7 @@ struct ParallelZip {
         let output: ArchiveOutput
         let budget: Int
         private let spill: Spill
+        private let readAhead: ReadAhead?
         private let condition = NSCondition()
         private var nextToTake = 0
         private var head = 0
@@ -102,8 +105,9 @@ struct ParallelZip {
         private var entriesDone = 0
         private var bytesDone: Int64 = 0
 
-        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, budget: Int, spill: Spill) {
+        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, readAhead: ReadAhead?, budget: Int, spill: Spill) {
             self.items = items
+            self.readAhead = readAhead
             running = workers
             self.output = output
             self.budget = budget
@@ -181,6 +185,7 @@ struct ParallelZip {
             defer { condition.unlock() }
             guard failure == nil, nextToTake < items.count else { return nil }
             nextToTake += 1
+            readAhead?.reached(nextToTake - 1)
             return nextToTake - 1
         }
 
