@@ -41,6 +41,8 @@ public struct BenchRunner {
         var kind: BenchResult.Kind
         var bytes: Int64
         var baselines: [String] = []
+        /// What it reads besides its run folder: dropped from the page cache before it runs.
+        var inputs: [URL] = []
         var prepare: (URL) throws -> Void = { _ in }
         var command: (URL) -> (executable: String, arguments: [String], environment: [String: String]?)
     }
@@ -58,8 +60,11 @@ public struct BenchRunner {
         for size in sizes {
             log("preparing \(BenchReport.size(size))", 0)
             let prepared = try prepare(size: size)
-            let sizeCases = makeCases(prepared, skipping: &skipped)
-            cases += sizeCases
+            cases += makeCases(prepared, skipping: &skipped).map { item in
+                var item = item
+                item.inputs = [prepared.container, prepared.documents, prepared.archive]
+                return item
+            }
             if which("sqlite3") != nil {
                 for (index, catalog) in ([notes] + generationCatalogs).enumerated() {
                     log("preparing generation of \(catalog.manifest.app) at \(BenchReport.size(size))", 0)
@@ -78,6 +83,11 @@ public struct BenchRunner {
                 // writeback would slow this one, and on ext4 without a journal, files deleted
                 // while their inode blocks are dirty make every file creation scan past them.
                 sync()
+                // ... and with what it reads out of the page cache, as every other case that reads
+                // it: the first case to read an input used to pay for the disk, the next one not.
+                // (This machine's kernel pages out what was not used for a minute anyway: a case
+                // cannot count on a warm cache.)
+                for input in item.inputs + [folder] { try FileSystem().dropFromCache(input.path) }
                 let command = item.command(folder)
                 let measured = try ChildProcess.measure(URL(filePath: command.executable), command.arguments, environment: command.environment)
                 guard measured.status == 0 else {
