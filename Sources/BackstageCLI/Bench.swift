@@ -9,7 +9,8 @@ struct Bench: AsyncParsableCommand {
         abstract: "Measure migration and export speed against the baselines, on the same data, in one run.",
         discussion: """
             For each size: builds a v1 store of the sample app and a Documents tree of that size, then times, \
-            interleaved run by run, each case as a child process (wall clock and peak RSS): relocation by rename \
+            interleaved run by run, each case as a child process (wall clock and peak RSS) started after a sync with \
+            what it reads dropped from the page cache: relocation by rename \
             and by copy to /dev/shm, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row \
             copy (the whole store read into memory and written anew, as migratePersistentStore does), a split \
             against `VACUUM INTO`, export zip against bsdtar, tar.gz against GNU `tar -I pigz` and tar.zst against \

@@ -49,21 +49,23 @@ enum Syscalls {
     }
 
     /// Starts reading the first `length` bytes of `path` (0: all of it) into the page cache and
-    /// returns without waiting (`POSIX_FADV_WILLNEED`). Advice only: a file that cannot be opened
-    /// is left to the read that follows, which says why.
+    /// returns without waiting (`POSIX_FADV_WILLNEED`).
     static func willNeed(_ path: String, length: Int64) {
-        let fd = retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
-        guard fd >= 0 else { return }
-        _ = posix_fadvise(fd, 0, off_t(length), POSIX_FADV_WILLNEED)
-        _ = Glibc.close(fd)
+        advise(path, length: length, POSIX_FADV_WILLNEED)
     }
 
     /// Drops the clean pages of `path` from the page cache (`POSIX_FADV_DONTNEED`): its next read
-    /// comes from the disk. Advice only, as ``willNeed(_:length:)``.
+    /// comes from the disk.
     static func dontNeed(_ path: String) {
+        advise(path, length: 0, POSIX_FADV_DONTNEED)
+    }
+
+    /// `posix_fadvise` on the first `length` bytes of `path`. Advice only: a file that cannot be
+    /// opened is left to the read that follows, which says why; a link is not followed.
+    private static func advise(_ path: String, length: Int64, _ advice: Int32) {
         let fd = retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return }
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+        _ = posix_fadvise(fd, 0, off_t(length), advice)
         _ = Glibc.close(fd)
     }
 

@@ -4,7 +4,9 @@ import Foundation
 
 /// Measures migration and export speed against the baselines a developer would compare with,
 /// on the same generated data, in one run: each case runs as a child process (so its peak memory
-/// is its own), cases are interleaved run by run, and medians are reported.
+/// is its own), cases are interleaved run by run, and medians are reported. Each case starts
+/// after a `sync`, with what it reads dropped from the page cache: no case reads warm what the
+/// one before it read cold.
 ///
 /// For each size it builds a v1 container of the sample app (the store in Documents) and a
 /// Documents tree of that size, then times: `backstage relocate` by rename and by copy to
