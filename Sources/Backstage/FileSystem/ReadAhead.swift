@@ -31,7 +31,8 @@ package final class ReadAhead: @unchecked Sendable {
     private let thread = ThreadGroup()
 
     /// Starts reading `files` ahead, in order; a nil stands for an entry with nothing to read (a
-    /// folder, a link) so that indexes match the caller's.
+    /// folder, a link) so that indexes match the caller's. Call ``stop()`` when the readers are
+    /// done: until then its thread waits for them to move on.
     package init(_ files: [File?], window: Int64 = 64 << 20, fileSystem: FileSystem) {
         self.files = files
         self.window = window
@@ -47,10 +48,6 @@ package final class ReadAhead: @unchecked Sendable {
         self.starts = starts
         guard files.contains(where: { ($0?.bytes ?? 0) > 0 }) else { return }
         thread.start { [self] in run() }
-    }
-
-    deinit {
-        stop()
     }
 
     /// The readers have started entry `index`: the window moves on to it.
