@@ -149,17 +149,22 @@ private final class Evidence {
     /// read takes microseconds, and nothing more is done.
     func header(_ name: String) throws -> [UInt8] {
         if let known = headers[name] { return known }
-        guard statuses[name]?.kind == .regular, statuses[name]?.size ?? 0 > 0 else { return [] }
+        guard hasContent(name) else { return [] }
         let start = ContinuousClock.now
         let bytes = try fileSystem.readPrefix(directory + "/" + name, count: 100)
         if !readingAhead && ContinuousClock.now - start > .microseconds(50) {
             readingAhead = true
-            for other in names where headers[other] == nil && other != name && statuses[other]?.kind == .regular && statuses[other]?.size ?? 0 > 0 {
+            for other in names where other != name && headers[other] == nil && hasContent(other) {
                 fileSystem.willRead(directory + "/" + other, bytes: 4096)
             }
         }
         headers[name] = bytes
         return bytes
+    }
+
+    /// A regular file of the folder with bytes to read.
+    private func hasContent(_ name: String) -> Bool {
+        statuses[name]?.kind == .regular && statuses[name]?.size ?? 0 > 0
     }
 
     func kind(of name: String) throws -> FileKind {

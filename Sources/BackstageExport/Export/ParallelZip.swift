@@ -22,7 +22,7 @@ struct ParallelZip {
     var level: Int?
     var workers: Int
     /// Reading the files ahead of the workers, told which entry they take.
-    var readAhead: ReadAhead?
+    var readAhead: ReadAhead
     /// Bytes held for entries waiting for their turn, per worker beyond the first.
     var heldBytesPerWorker = 8 << 20
     /// Bytes spilled to the scratch file for entries waiting for their turn, per worker beyond the first.
@@ -86,7 +86,7 @@ struct ParallelZip {
         let output: ArchiveOutput
         let budget: Int
         private let spill: Spill
-        private let readAhead: ReadAhead?
+        private let readAhead: ReadAhead
         private let condition = NSCondition()
         private var nextToTake = 0
         private var head = 0
@@ -105,7 +105,7 @@ struct ParallelZip {
         private var entriesDone = 0
         private var bytesDone: Int64 = 0
 
-        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, readAhead: ReadAhead?, budget: Int, spill: Spill) {
+        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, readAhead: ReadAhead, budget: Int, spill: Spill) {
             self.items = items
             self.readAhead = readAhead
             running = workers
@@ -185,7 +185,7 @@ struct ParallelZip {
             defer { condition.unlock() }
             guard failure == nil, nextToTake < items.count else { return nil }
             nextToTake += 1
-            readAhead?.reached(nextToTake - 1)
+            readAhead.reached(nextToTake - 1)
             return nextToTake - 1
         }
 

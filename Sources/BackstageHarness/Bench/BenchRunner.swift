@@ -43,7 +43,8 @@ public struct BenchRunner {
         var kind: BenchResult.Kind
         var bytes: Int64
         var baselines: [String] = []
-        /// What it reads besides its run folder: dropped from the page cache before it runs.
+        /// What it may read besides its run folder (its size's data): dropped from the page cache
+        /// before it runs, with the run folder.
         var inputs: [URL] = []
         var prepare: (URL) throws -> Void = { _ in }
         var command: (URL) -> (executable: String, arguments: [String], environment: [String: String]?)
@@ -51,6 +52,7 @@ public struct BenchRunner {
 
     public func run() throws -> BenchReport {
         let fileManager = FileManager.default
+        let fileSystem = FileSystem()
         try fileManager.createDirectory(at: workspace, withIntermediateDirectories: true)
         var skipped: [String] = []
         let tools = ["sqlite3", "bsdtar", "zstd", "pigz", "python3", "tar"].filter { which($0) == nil }
@@ -62,11 +64,7 @@ public struct BenchRunner {
         for size in sizes {
             log("preparing \(BenchReport.size(size))", 0)
             let prepared = try prepare(size: size)
-            cases += makeCases(prepared, skipping: &skipped).map { item in
-                var item = item
-                item.inputs = [prepared.container, prepared.documents, prepared.archive]
-                return item
-            }
+            cases += makeCases(prepared, skipping: &skipped)
             if which("sqlite3") != nil {
                 for (index, catalog) in ([notes] + generationCatalogs).enumerated() {
                     log("preparing generation of \(catalog.manifest.app) at \(BenchReport.size(size))", 0)
@@ -89,7 +87,7 @@ public struct BenchRunner {
                 // it: the first case to read an input used to pay for the disk, the next one not.
                 // (This machine's kernel pages out what was not used for a minute anyway: a case
                 // cannot count on a warm cache.)
-                for input in item.inputs + [folder] { try FileSystem().dropFromCache(input.path) }
+                for input in item.inputs + [folder] { try fileSystem.dropFromCache(input.path) }
                 let command = item.command(folder)
                 let measured = try ChildProcess.measure(URL(filePath: command.executable), command.arguments, environment: command.environment)
                 guard measured.status == 0 else {
@@ -124,6 +122,9 @@ public struct BenchRunner {
         var documents: URL
         var documentsBytes: Int64
         var archive: URL
+
+        /// Everything a case of this size may read.
+        var inputs: [URL] { [container, documents, archive] }
     }
 
     private var shmFolder: String { "backstage-bench-\(getpid())" }
@@ -277,6 +278,7 @@ public struct BenchRunner {
                 archiving("tar -I 'zstd -T0' -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.zst").path)
             })
         }
+        for index in cases.indices { cases[index].inputs = data.inputs }
         return cases
     }
 
