@@ -27,9 +27,31 @@ enum Syscalls {
     }
 
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws(FileSystemError) -> Int32 {
-        let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
-        guard fd >= 0 else { throw FileSystemError(operation: .open, path: path, code: errno) }
-        return fd
+        func attempt() throws(FileSystemError) -> Int32 {
+            let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+            guard fd >= 0 else { throw FileSystemError(operation: .open, path: path, code: errno) }
+            return fd
+        }
+        #if BACKSTAGE_FAULT_INJECTION
+        if DiskRecorder.isOn, flags & O_CREAT != 0, (try? lstat(path)) ?? nil == nil {
+            return try disk(.create, path) { () throws(FileSystemError) in try attempt() }
+        }
+        #endif
+        return try attempt()
+    }
+
+    /// Runs `body`, an operation that changes the disk; test builds record it for the power-loss
+    /// explorer (``DiskRecorder``), release builds just run it.
+    @inline(__always)
+    static func disk<T>(
+        _ operation: DiskOperation, _ path: String, _ second: String = "", victim: String? = nil,
+        _ body: () throws(FileSystemError) -> T
+    ) throws(FileSystemError) -> T {
+        #if BACKSTAGE_FAULT_INJECTION
+        return try DiskRecorder.recording(operation, path, second, victim: victim, body)
+        #else
+        return try body()
+        #endif
     }
 
     static func close(_ fd: Int32) {
@@ -70,6 +92,10 @@ enum Syscalls {
     }
 
     static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
+        try disk(.write, path) { () throws(FileSystemError) in try writeAllUnrecorded(fd, buffer, path: path) }
+    }
+
+    private static func writeAllUnrecorded(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
         var offset = 0
         while offset < buffer.count {
             let n = retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
@@ -90,7 +116,9 @@ enum Syscalls {
     #endif
 
     static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+        try disk(.fsync, path) { () throws(FileSystemError) in
+            guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+        }
     }
 
     /// `sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE`: starts the writeback of the whole file,
@@ -102,13 +130,28 @@ enum Syscalls {
 
     /// `copy_file_range(2)`: the bytes copied, 0 at end of file, -1 with `errno` set on failure.
     static func copyFileRange(from src: Int32, to dst: Int32, count: Int) -> Int {
-        Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) })
+        recordedWrite(to: dst) { Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) }) }
+    }
+
+    /// A kernel copy into `dst`, recorded in test builds as a write when it wrote something.
+    @inline(__always)
+    private static func recordedWrite(to dst: Int32, _ body: () -> Int) -> Int {
+        #if BACKSTAGE_FAULT_INJECTION
+        if DiskRecorder.isOn {
+            return (try? disk(.write, DiskRecorder.path(of: dst)) { () throws(FileSystemError) -> Int in
+                let n = body()
+                if n < 0 { throw FileSystemError(operation: .write, path: "", code: errno) }
+                return n
+            }) ?? -1
+        }
+        #endif
+        return body()
     }
 
     /// `sendfile(2)` from the current offset of `src`: the kernel copies without a user buffer.
     /// Returns the bytes copied, 0 at end of file, -1 with `errno` set on failure.
     static func sendFile(from src: Int32, to dst: Int32, count: Int) -> Int {
-        retrying { Glibc.sendfile(dst, src, nil, count) }
+        recordedWrite(to: dst) { retrying { Glibc.sendfile(dst, src, nil, count) } }
     }
 
     /// Maps `length` bytes of a file read-only from `offset` (a multiple of the page size).
@@ -151,6 +194,12 @@ enum Syscalls {
     }
 
     static func rename(_ from: String, _ to: String, noReplace: Bool) throws(FileSystemError) {
+        try disk(.rename, from, to, victim: noReplace ? nil : to) { () throws(FileSystemError) in
+            try renameUnrecorded(from, to, noReplace: noReplace)
+        }
+    }
+
+    private static func renameUnrecorded(_ from: String, _ to: String, noReplace: Bool) throws(FileSystemError) {
         if noReplace {
             if retrying({ backstage_rename_noreplace(from, to) }) == 0 { return }
             // Fall back where renameat2 is missing (ENOSYS) or the file system refuses the flag (EINVAL).
@@ -161,6 +210,10 @@ enum Syscalls {
     }
 
     static func pwriteAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) {
+        try disk(.write, path) { () throws(FileSystemError) in try pwriteAllUnrecorded(fd, buffer, offset: offset, path: path) }
+    }
+
+    private static func pwriteAllUnrecorded(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) {
         var done = 0
         while done < buffer.count {
             let n = retrying { Glibc.pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
@@ -170,7 +223,9 @@ enum Syscalls {
     }
 
     static func ftruncate(_ fd: Int32, _ size: Int64, path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.ftruncate(fd, off_t(size)) }) == 0 else { throw FileSystemError(operation: .write, path: path, code: errno) }
+        try disk(.write, path) { () throws(FileSystemError) in
+            guard retrying({ Glibc.ftruncate(fd, off_t(size)) }) == 0 else { throw FileSystemError(operation: .write, path: path, code: errno) }
+        }
     }
 
     static func fchmod(_ fd: Int32, _ mode: mode_t, path: String) throws(FileSystemError) {
@@ -225,28 +280,40 @@ enum Syscalls {
     }
 
     static func symlink(_ target: String, at path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.symlink(target, path) }) == 0 else { throw FileSystemError(operation: .symlink, path: path, code: errno) }
+        try disk(.symlink, path) { () throws(FileSystemError) in
+            guard retrying({ Glibc.symlink(target, path) }) == 0 else { throw FileSystemError(operation: .symlink, path: path, code: errno) }
+        }
     }
 
     static func link(_ existing: String, at path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.link(existing, path) }) == 0 else { throw FileSystemError(operation: .link, path: path, code: errno) }
+        try disk(.link, path, existing) { () throws(FileSystemError) in
+            guard retrying({ Glibc.link(existing, path) }) == 0 else { throw FileSystemError(operation: .link, path: path, code: errno) }
+        }
     }
 
     /// `syncfs(2)`: makes every file of the file system holding `fd` durable, in one call.
     static func syncfs(_ fd: Int32, path: String) throws(FileSystemError) {
-        guard retrying({ backstage_syncfs(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+        try disk(.syncfs, path) { () throws(FileSystemError) in
+            guard retrying({ backstage_syncfs(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+        }
     }
 
     static func unlink(_ path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.unlink(path) }) == 0 else { throw FileSystemError(operation: .unlink, path: path, code: errno) }
+        try disk(.unlink, path, victim: path) { () throws(FileSystemError) in
+            guard retrying({ Glibc.unlink(path) }) == 0 else { throw FileSystemError(operation: .unlink, path: path, code: errno) }
+        }
     }
 
     static func rmdir(_ path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.rmdir(path) }) == 0 else { throw FileSystemError(operation: .rmdir, path: path, code: errno) }
+        try disk(.rmdir, path) { () throws(FileSystemError) in
+            guard retrying({ Glibc.rmdir(path) }) == 0 else { throw FileSystemError(operation: .rmdir, path: path, code: errno) }
+        }
     }
 
     static func mkdir(_ path: String, _ mode: mode_t) throws(FileSystemError) {
-        guard retrying({ Glibc.mkdir(path, mode) }) == 0 else { throw FileSystemError(operation: .mkdir, path: path, code: errno) }
+        try disk(.mkdir, path) { () throws(FileSystemError) in
+            guard retrying({ Glibc.mkdir(path, mode) }) == 0 else { throw FileSystemError(operation: .mkdir, path: path, code: errno) }
+        }
     }
 
     static func access(_ path: String, _ mode: Int32) -> Bool {

@@ -77,6 +77,9 @@ public struct Simulator: Sendable {
     /// plan under test. The invariants stay those of the catalog's `to` layout, so a plan that loses
     /// rows, or leaves a table where the layout does not have it, fails.
     public var plans: [URL]?
+    /// Power cuts to try besides the crash points: each cut of the chain's first run (recorded by a
+    /// test build of `backstage`), with the writes not fsynced kept and lost; nil for none. See ``PowerCut``.
+    public var powerCuts: PowerCutScope?
 
     public init(executable: URL, catalog: CatalogFolder) {
         self.executable = executable
@@ -139,7 +142,10 @@ public struct Simulator: Sendable {
                 var baseline = 0.05
                 // Random instants are fractions of an uninterrupted run's time, so one runs first.
                 let boundaries = randomKills > 0 && !points.contains(nil) ? [nil] + points : points
-                let kills: [Kill] = boundaries.map { Kill.boundary($0) } + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
+                var kills: [Kill] = boundaries.map { Kill.boundary($0) } + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
+                if let powerCuts {
+                    kills += try self.powerCuts(from: from, to: to, pristine: pristine, scratch: scratch, scope: powerCuts).map(Kill.powerCut)
+                }
                 for kill in kills {
                     let root = scratch.appending(path: "run")
                     try? FileManager.default.removeItem(at: root)
@@ -151,6 +157,8 @@ public struct Simulator: Sendable {
                         if point == nil { baseline = max(baseline, run.seconds) }
                     case .randomInstant(let fraction):
                         run = try execute(from: from, to: to, root: root, crashPoint: nil, killAfter: fraction * baseline)
+                    case .powerCut(let cut):
+                        run = try execute(from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch)
                     }
                     run.size = size
                     run.state = state
@@ -168,13 +176,38 @@ public struct Simulator: Sendable {
     private enum Kill {
         case boundary(String?)
         case randomInstant(Double)
+        case powerCut(PowerCut)
     }
 
-    private func execute(from: String, to: String, root: URL, crashPoint: String?, killAfter delay: Double? = nil) throws -> SimulationRun {
+    /// The power cuts to try: the chain run once on a copy of `pristine`, recorded, gives its operations.
+    private func powerCuts(from: String, to: String, pristine: URL, scratch: URL, scope: PowerCutScope) throws -> [PowerCut] {
+        let root = scratch.appending(path: "recorded")
+        try? FileManager.default.removeItem(at: root)
+        try FileManager.default.copyItem(at: pristine, to: root)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let recorder = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
+        let events = try recorder.record(try upgradeArguments(from: from, to: to, root: root))
+        let limit: Int? = switch scope {
+        case .all: nil
+        case .bounded(let limit): limit
+        }
+        return PowerLossRun.cuts(of: events, limit: limit).flatMap { [PowerCut(after: $0, losesUnsyncedWrites: false), PowerCut(after: $0, losesUnsyncedWrites: true)] }
+    }
+
+    private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
         let files = try chain(from: from, to: to).map(\.file)
-        let base = ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
+        return ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
+    }
+
+    private func execute(from: String, to: String, root: URL, crashPoint: String?, killAfter delay: Double? = nil,
+                         powerCut: PowerCut? = nil, scratch: URL? = nil) throws -> SimulationRun {
+        let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
-        if let crashPoint {
+        if let powerCut, let scratch {
+            run.crashPoint = powerCut.description
+            let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
+            run.crashed = try runner.run(base, cut: powerCut).cut
+        } else if let crashPoint {
             let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint])
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 { run.failures.append("the interrupted run failed: \(killed.stderr)") }
@@ -273,8 +306,13 @@ public struct Simulator: Sendable {
         for store in target.stores {
             let set = StoreFileSet(main: store.location.url(in: container))
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
-            let result = try StoreInspector.withCopy(of: set) { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
+            let (result, referenced) = try StoreInspector.withCopy(of: set) { db in
+                (try String.fetchOne(db, sql: "PRAGMA integrity_check"), try ExternalDataReferences.referenced(db))
+            }
             if result != "ok" { failures.append("integrity_check of \(store.location): \(result ?? "no answer")") }
+            // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
+            let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
+            if missing > 0 { failures.append("external data lost: \(missing) of the \(referenced.count) files the rows of \(store.location) reference are missing") }
         }
         // No internal file visible; documents byte-identical; nothing temporary left.
         let audit = try Auditor(container: container).audit()

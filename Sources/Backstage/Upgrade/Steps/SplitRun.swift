@@ -380,6 +380,9 @@ struct SplitRun {
             if index == bulk, fileSystem.exists(external.path), !fileSystem.exists(moved.path) {
                 try fileSystem.createDirectories(target.supportFolder.path)
                 try fileSystem.rename(external.path, to: moved.path)
+                // Both folders the rename changed: the new name is durable only once its own
+                // folder is fsynced (the target's folder holds the support folder, not its entries).
+                try fileSystem.syncDirectory(target.supportFolder.path)
                 try fileSystem.syncDirectory(source.supportFolder.path)
             }
             if fileSystem.exists(target.temporaryMain.path) {

@@ -1,0 +1,245 @@
+import Foundation
+
+/// One operation a recorded `backstage` run made on the disk: a line of its disk log.
+///
+/// A test build of `backstage` (a debug build) records every operation it makes on the disk
+/// through its one system-call layer when `BACKSTAGE_DISK_LOG` names a file; see ``PowerCut``.
+public struct DiskEvent: Sendable, Hashable {
+    public enum Operation: String, Sendable {
+        case create, write, fsync, syncfs, rename, link, symlink, unlink, rmdir, mkdir
+    }
+
+    /// The operation's number in the run, from 0 (the run's cut counts the same way).
+    public var index: Int
+    public var operation: Operation
+    public var path: String
+    /// The new name of a rename, the existing file of a link; else empty.
+    public var second: String
+
+    /// The folders whose entries the operation changes: a name change is durable only once each is fsynced.
+    var folders: [String] {
+        switch operation {
+        case .create, .mkdir, .symlink, .link, .unlink, .rmdir: [Self.parent(path)]
+        case .rename: [Self.parent(path), Self.parent(second)]
+        case .write, .fsync, .syncfs: []
+        }
+    }
+
+    static func parent(_ path: String) -> String { (path as NSString).deletingLastPathComponent }
+
+    /// Reads a disk log, skipping a torn last line (the run was killed while writing it).
+    public static func log(at url: URL) throws -> [DiskEvent] {
+        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 3, let index = Int(fields[0]), let operation = Operation(rawValue: fields[1]) else { return nil }
+            return DiskEvent(index: index, operation: operation, path: unescaped(fields[2]), second: fields.count > 3 ? unescaped(fields[3]) : "")
+        }
+        .sorted { $0.index < $1.index }
+    }
+
+    private static func unescaped(_ text: String) -> String { text.removingPercentEncoding ?? text }
+}
+
+/// The state a power cut could leave after the first operations of a recorded run: SIGKILL keeps
+/// everything the kernel was given, a power cut keeps only what was made durable.
+///
+/// Applied to the folder a run killed before operation ``after`` left (the run's
+/// `BACKSTAGE_DISK_CUT`), it undoes, newest first, every name change (create, mkdir, link,
+/// symlink, rename, unlink, rmdir) whose folders were not fsynced after it, the strict model of
+/// file systems that make each folder durable on its own (ext4 happens to make earlier renames
+/// durable with any fsync; others do not), and with ``losesUnsyncedWrites`` empties every file
+/// written since its last fsync. Unlinked or replaced files come back from the run's stash
+/// (`BACKSTAGE_DISK_STASH`). SQLite's own writes are not in the log: SQLite makes them durable
+/// itself, with `synchronous=FULL`.
+public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
+    /// The number of operations that ran before the cut.
+    public var after: Int
+    /// Whether writes not yet fsynced are lost (else kept: the disk wrote them back in time).
+    public var losesUnsyncedWrites: Bool
+
+    public init(after: Int, losesUnsyncedWrites: Bool) {
+        self.after = after
+        self.losesUnsyncedWrites = losesUnsyncedWrites
+    }
+
+    public var description: String { "power cut after \(after) operations\(losesUnsyncedWrites ? ", unsynced writes lost" : "")" }
+
+    /// What the cut undid.
+    public struct Effect: Sendable, Hashable {
+        /// Name changes undone.
+        public var undone: [DiskEvent] = []
+        /// Files emptied (written, never fsynced).
+        public var emptied: [String] = []
+    }
+
+    /// Turns the folders a killed run left into what the disk holds after this power cut.
+    @discardableResult
+    public func apply(to events: [DiskEvent], stash: URL) throws -> Effect {
+        let ran = events.filter { $0.index < after }
+        var effect = Effect()
+        if losesUnsyncedWrites {
+            for (position, event) in ran.enumerated() where event.operation == .write {
+                if let path = Self.unsyncedFile(written: event, then: ran[(position + 1)...]), Self.isRegularFile(path) {
+                    try FileHandle(forWritingTo: URL(filePath: path)).truncate(atOffset: 0)
+                    effect.emptied.append(path)
+                }
+            }
+        }
+        for (position, event) in ran.enumerated().reversed() where !event.folders.isEmpty {
+            let later = ran[(position + 1)...]
+            let durable = event.folders.allSatisfy { folder in
+                later.contains { $0.operation == .syncfs || ($0.operation == .fsync && $0.path == folder) }
+            }
+            if !durable {
+                try undo(event, stash: stash)
+                effect.undone.append(event)
+            }
+        }
+        return effect
+    }
+
+    /// The name the file written by `event` has at the cut, when that write was never fsynced.
+    private static func unsyncedFile(written event: DiskEvent, then later: ArraySlice<DiskEvent>) -> String? {
+        var name = event.path
+        for next in later {
+            switch next.operation {
+            case .syncfs: return nil
+            case .fsync where next.path == name: return nil
+            case .rename where next.path == name: name = next.second
+            case .unlink where next.path == name: return nil
+            default: continue
+            }
+        }
+        return name
+    }
+
+    private func undo(_ event: DiskEvent, stash: URL) throws {
+        let files = FileManager.default
+        switch event.operation {
+        case .create, .symlink, .link:
+            if Self.exists(event.path) { try files.removeItem(atPath: event.path) }
+        case .mkdir:
+            if Self.exists(event.path) { try files.removeItem(atPath: event.path) }
+        case .rmdir:
+            if !Self.exists(event.path) && Self.exists(DiskEvent.parent(event.path)) {
+                try files.createDirectory(atPath: event.path, withIntermediateDirectories: false)
+            }
+        case .unlink:
+            try restore(stash.appending(path: String(event.index)).path, to: event.path)
+        case .rename:
+            guard Self.exists(event.second) else { return }
+            if Self.exists(event.path) { try files.removeItem(atPath: event.path) }
+            try files.createDirectory(atPath: DiskEvent.parent(event.path), withIntermediateDirectories: true)
+            try files.moveItem(atPath: event.second, toPath: event.path)
+            // What the rename replaced comes back.
+            try restore(stash.appending(path: String(event.index)).path, to: event.second)
+        case .write, .fsync, .syncfs:
+            break
+        }
+    }
+
+    private func restore(_ kept: String, to path: String) throws {
+        guard Self.exists(kept), !Self.exists(path), Self.exists(DiskEvent.parent(path)) else { return }
+        if link(kept, path) != 0 { try FileManager.default.copyItem(atPath: kept, toPath: path) }
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+}
+
+/// Runs a `backstage` command (a test build) recorded, or cut short by a power cut.
+public struct PowerLossRun: Sendable {
+    public var executable: URL
+    /// A folder of the runner's own for the log and the stash; emptied before each run.
+    public var scratch: URL
+
+    public init(executable: URL, scratch: URL) {
+        self.executable = executable
+        self.scratch = scratch
+    }
+
+    var log: URL { scratch.appending(path: "disk.log") }
+    var stash: URL { scratch.appending(path: "stash") }
+
+    /// Runs `arguments` to the end, recorded: the operations it made on the disk.
+    public func record(_ arguments: [String], environment: [String: String] = [:]) throws -> [DiskEvent] {
+        try prepare()
+        let outcome = try ChildProcess.run(executable, arguments, environment: childEnvironment(with: environment, cut: nil))
+        guard outcome.status == 0 || outcome.status == 1 else {
+            throw PowerLossError.runFailed(status: outcome.status, message: outcome.stderr)
+        }
+        let events = try DiskEvent.log(at: log)
+        guard !events.isEmpty else { throw PowerLossError.notATestBuild(executable: executable.path) }
+        return events
+    }
+
+    /// Runs `arguments` killed before operation `cut.after`, then turns what it left into the
+    /// state of the power cut. Returns whether the run was cut (false: it ended before) and the cut's effect.
+    public func run(_ arguments: [String], environment: [String: String] = [:], cut: PowerCut) throws -> (cut: Bool, effect: PowerCut.Effect) {
+        try prepare()
+        let outcome = try ChildProcess.run(executable, arguments, environment: childEnvironment(with: environment, cut: cut.after))
+        let events = try DiskEvent.log(at: log)
+        let effect = try cut.apply(to: events, stash: stash)
+        return (outcome.killedBySIGKILL, effect)
+    }
+
+    private func prepare() throws {
+        try? FileManager.default.removeItem(at: scratch)
+        try FileManager.default.createDirectory(at: stash, withIntermediateDirectories: true)
+    }
+
+    private func childEnvironment(with extra: [String: String], cut: Int?) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        environment["BACKSTAGE_DISK_LOG"] = log.path
+        environment["BACKSTAGE_DISK_STASH"] = stash.path
+        environment["BACKSTAGE_DISK_CUT"] = cut.map(String.init)
+        return environment
+    }
+
+    /// The cuts worth trying in a run of `events`: with `limit`, right after each name change (its
+    /// folder not yet fsynced) and evenly between, at most `limit`; without, after every operation.
+    public static func cuts(of events: [DiskEvent], limit: Int?) -> [Int] {
+        let end = (events.last?.index ?? 0) + 2
+        let all = Array(1..<end)
+        guard let limit, all.count > limit else { return all }
+        let afterNameChanges = events.filter { !$0.folders.isEmpty }.map { $0.index + 1 }
+        var chosen = Set(afterNameChanges.prefix(limit / 2))
+        let stride = max(1, all.count / max(1, limit - chosen.count))
+        for cut in Swift.stride(from: 1, to: end, by: stride) where chosen.count < limit { chosen.insert(cut) }
+        chosen.insert(end - 1)
+        return chosen.sorted()
+    }
+}
+
+/// Why a power-loss run could not be made.
+public enum PowerLossError: Error, CustomStringConvertible, Sendable {
+    /// The executable recorded nothing: a release build has no recorder.
+    case notATestBuild(executable: String)
+    /// The recorded run failed before any cut.
+    case runFailed(status: Int32, message: String)
+
+    public var description: String {
+        switch self {
+        case .notATestBuild(let executable):
+            "\(executable) recorded no disk operation: power-loss runs need a test (debug) build of backstage"
+        case .runFailed(let status, let message):
+            "the recorded run failed with exit status \(status): \(message)"
+        }
+    }
+}
+
+/// Which power cuts a simulation tries.
+public enum PowerCutScope: Sendable, Hashable {
+    /// After every operation of the run, each with unsynced writes kept and lost.
+    case all
+    /// At most this many cuts (right after name changes first, then evenly spread), each twice.
+    case bounded(Int)
+}
