@@ -22,7 +22,7 @@ import Synchronization
 /// - `BACKSTAGE_DISK_STASH=DIR`: a hard link (or a copy across file systems) of every file an
 ///   operation unlinks or renames over, named by the operation's index, so a power cut that
 ///   undoes the unlink can bring the file back.
-/// - `BACKSTAGE_DISK_SKIP_FSYNC=TEXT`: folder fsyncs whose path contains `TEXT` are not made
+/// - `BACKSTAGE_DISK_SKIP_FSYNC=TEXT`: folder fsyncs whose path ends with `TEXT` are not made
 ///   (nor recorded): the planted bug the explorer's own tests must find.
 enum DiskRecorder {
     private struct Settings: Sendable {
@@ -50,7 +50,7 @@ enum DiskRecorder {
     /// True when the folder fsync of `path` is to be skipped (the planted bug).
     static func skipsFsync(of path: String) -> Bool {
         guard let skip = settings?.skipFsync, !skip.isEmpty else { return false }
-        return path.contains(skip)
+        return path.hasSuffix(skip)
     }
 
     /// Runs `body`, one operation on the disk, and records it when it succeeds; kills the

@@ -46,7 +46,8 @@ public struct DiskEvent: Sendable, Hashable {
 ///
 /// Applied to the folder a run killed before operation ``after`` left (the run's
 /// `BACKSTAGE_DISK_CUT`), it undoes, newest first, every name change (create, mkdir, link,
-/// symlink, rename, unlink, rmdir) whose folders were not fsynced after it, the strict model of
+/// symlink, rename, unlink, rmdir) whose folders were not fsynced after it (a rename whose new
+/// folder was fsynced but not its old one leaves both names), the strict model of
 /// file systems that make each folder durable on its own (ext4 happens to make earlier renames
 /// durable with any fsync; others do not), and with ``losesUnsyncedWrites`` empties every file
 /// written since its last fsync. Unlinked or replaced files come back from the run's stash
@@ -88,10 +89,15 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         }
         for (position, event) in ran.enumerated().reversed() where !event.folders.isEmpty {
             let later = ran[(position + 1)...]
-            let durable = event.folders.allSatisfy { folder in
+            let synced = event.folders.map { folder in
                 later.contains { $0.operation == .syncfs || ($0.operation == .fsync && $0.path == folder) }
             }
-            if !durable {
+            if event.operation == .rename, synced == [false, true] {
+                // The new name is durable, the old one's removal is not: both names hold the file.
+                if Self.exists(event.second) && !Self.exists(event.path) && link(event.second, event.path) == 0 {
+                    effect.undone.append(event)
+                }
+            } else if synced.contains(false) {
                 try undo(event, stash: stash)
                 effect.undone.append(event)
             }
@@ -189,6 +195,13 @@ public struct PowerLossRun: Sendable {
         let events = try DiskEvent.log(at: log)
         let effect = try cut.apply(to: events, stash: stash)
         return (outcome.killedBySIGKILL, effect)
+    }
+
+    /// Runs `arguments` killed with SIGKILL before operation `before`, and nothing more: the state
+    /// kill -9 leaves, to compare with a power cut at the same point.
+    public func kill(_ arguments: [String], environment: [String: String] = [:], before: Int) throws -> Bool {
+        try prepare()
+        return try ChildProcess.run(executable, arguments, environment: childEnvironment(with: environment, cut: before)).killedBySIGKILL
     }
 
     private func prepare() throws {
