@@ -361,9 +361,14 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A step names the shared container of an App Group the ``AppContainer`` has no folder
     /// for (see ``AppContainer/addingAppGroup(_:at:)``). Nothing was changed.
     case undefinedAppGroup(String)
+    /// A split being finished after a crash: the rows of `store` reference Core Data external
+    /// data files that are not there. The step is not completed; the journal keeps it.
+    case externalDataMissing(store: String, missing: Int, referenced: Int)
 
     public var description: String {
         switch self {
+        case .externalDataMissing(let store, let missing, let referenced):
+            "\(missing) of the \(referenced) external data files the rows of \(store) reference are missing; the interrupted split was not completed and its journal is kept"
         case .undefinedAppGroup(let identifier):
             "the plan names the App Group \(identifier), which this container has no folder for; nothing was changed: give its shared container (AppContainer.addingAppGroup, or --app-group \(identifier)=FOLDER)"
         case .invalidPlan(let path, let reason): "\(path) is not a valid upgrade plan: \(reason)"

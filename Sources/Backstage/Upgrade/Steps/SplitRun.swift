@@ -123,16 +123,14 @@ struct SplitRun {
         let bulk = record.externalDataTarget.flatMap { moved in step.into.firstIndex { $0.store == moved } }
         try commitTemporaries(bulk: bulk)
         try context.journal.write(record.with(phase: .committed))
+        // What each target's rows reference, read back from them: the recovery vouches for it.
+        let referencedBy = try targets.map { target in
+            let lock = try StoreLock(path: target.main.path, timeout: context.busyTimeout)
+            defer { lock.close() }
+            return try lock.withConnection { db in try ExternalDataReferences.referenced(db) }
+        }
+        try verifyExternalData(referencedBy: referencedBy)
         if bulk != nil {
-            // The folder moved whole: what each target references is read back from its rows.
-            let referencedBy = try targets.map { target in
-                let lock = try StoreLock(path: target.main.path, timeout: context.busyTimeout)
-                defer { lock.close() }
-                return try lock.withConnection { db in
-                    try String.fetchAll(db, sql: "SELECT name FROM main.sqlite_master WHERE type = 'table'")
-                        .reduce(into: Set<String>()) { $0.formUnion(try SplitCensus.countAndReferences(db, table: $1).references) }
-                }
-            }
             _ = try cleanUpExternalData(ExternalData(referencedBy: referencedBy, bulk: bulk))
         } else if fileSystem.exists(source.main.path) || fileSystem.exists(source.supportFolder.path) {
             // Every referenced external file was linked or copied before `verified`; the rest is kept.
@@ -144,6 +142,17 @@ struct SplitRun {
         try context.quarantine.removeCheckpointedSidecars(of: source)
         try context.journal.clear()
         return "completed"
+    }
+
+    /// Throws when a target's rows reference external data files it does not have: the split is
+    /// then not completed (the journal stays, the source's remaining files are kept).
+    private func verifyExternalData(referencedBy: [Set<String>]) throws {
+        for (index, target) in targets.enumerated() {
+            let missing = ExternalDataReferences.missing(referencedBy[index], in: target.externalDataFolder, fileSystem: fileSystem)
+            if missing > 0 {
+                throw UpgradeError.externalDataMissing(store: step.into[index].store.description, missing: missing, referenced: referencedBy[index].count)
+            }
+        }
     }
 
     // MARK: - Planning
