@@ -16,8 +16,14 @@ struct Simulate: AsyncParsableCommand {
             schema recorded for --to), every data check of --to holding, and the time against the launch \
             budget. Exits 1 when an invariant breaks; --junit FILE writes the runs as JUnit XML for CI.
 
+            With --power-loss, also every state a power cut could leave: the chain runs once recorded (every \
+            operation backstage makes on the disk), then once cut after each operation, with the writes not yet \
+            fsynced kept and lost and the name changes whose folder was not fsynced undone, then the next launch \
+            and the same invariants. It needs a test (debug) build of backstage: a release build records nothing.
+
             Example:
               backstage simulate --from v1 --to v4 --sizes 2MB --states all --crash-points all
+              backstage simulate --from v2 --to v3 --sizes 200KB --states clean --crash-points none --power-loss
             """
     )
 
@@ -40,6 +46,12 @@ struct Simulate: AsyncParsableCommand {
 
     @Option(help: "Extra runs per size and state, each killed by SIGKILL at a random instant of the upgrade.")
     var randomKills = 0
+
+    @Flag(help: "Also try every state a power cut could leave (a test build of backstage records its disk operations).")
+    var powerLoss = false
+
+    @Option(help: "With --power-loss: all (a cut after every operation) or at most this many cuts.")
+    var powerCuts = "all"
 
     @Option(help: "The launch budget in seconds: slower runs are flagged \"would be killed at launch\".")
     var budget: Double = Upgrader.defaultBudget
@@ -72,11 +84,15 @@ struct Simulate: AsyncParsableCommand {
         }
         guard CrashPoints(crashPoints) != nil else { throw ValidationError("--crash-points must be all, none or a number.") }
         guard randomKills >= 0 else { throw ValidationError("--random-kills must be 0 or more.") }
+        guard powerCuts == "all" || (Int(powerCuts) ?? 0) > 0 else { throw ValidationError("--power-cuts must be all or a number above 0.") }
     }
 
     struct Summary: Encodable {
         var runs: [SimulationRun]
         var crashPointsTried: [String]
+        /// The power-cut states tried (each cut twice: unsynced writes kept, then lost), and how many failed.
+        var powerLossStates: Int
+        var powerLossFailures: Int
         var passed: Bool
         var seconds: Double
     }
@@ -87,6 +103,7 @@ struct Simulate: AsyncParsableCommand {
         simulator.budget = budget
         if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }
         simulator.randomKills = randomKills
+        if powerLoss { simulator.powerCuts = Int(powerCuts).map(PowerCutScope.bounded) ?? .all }
         let started = Date()
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let points = try simulator.crashPoints(from: from, to: to)
@@ -98,7 +115,9 @@ struct Simulate: AsyncParsableCommand {
             progress.update("simulate", fraction: Double(done) / Double(max(total, 1)), detail: "\(run.state.rawValue) \(run.crashPoint ?? "no crash")")
         }
         progress.finish()
-        let summary = Summary(runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(), passed: runs.allSatisfy(\.passed), seconds: Date().timeIntervalSince(started))
+        let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut") == true }
+        let summary = Summary(runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(), powerLossStates: cuts.count,
+                              powerLossFailures: cuts.filter { !$0.passed }.count, passed: runs.allSatisfy(\.passed), seconds: Date().timeIntervalSince(started))
         if let junit {
             let xml = JUnitReport.xml(runs, suite: "\(try catalogOption.load().manifest.app) \(from) → \(to)", seconds: summary.seconds)
             try FileSystem().writeAtomically(Array(xml.utf8), to: URL(filePath: junit, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).path)
@@ -113,6 +132,9 @@ struct Simulate: AsyncParsableCommand {
 
     static func render(_ summary: Summary, from: String, to: String) -> String {
         var lines = ["\(from) → \(to): \(summary.runs.count) runs, \(summary.runs.filter(\.passed).count) passed, \(summary.runs.filter { !$0.passed }.count) failed (\(String(format: "%.1f", summary.seconds)) s)"]
+        if summary.powerLossStates > 0 {
+            lines.append("  power loss: \(summary.powerLossStates) states explored, \(summary.powerLossFailures) failed")
+        }
         lines.append("  size       state            crash point                  crashed  reruns  seconds  result")
         for run in summary.runs {
             let result = run.passed ? (run.exceedsBudget ? "ok, would be killed at launch" : "ok") : "FAILED: " + run.failures.joined(separator: "; ")

@@ -12,14 +12,15 @@ import Testing
     static let soak = ProcessInfo.processInfo.environment["BACKSTAGE_SOAK"] != nil
     static var scope: PowerCutScope { soak ? .all : .bounded(24) }
 
-    func simulate(from: String, to: String, size: Int64 = 150_000, scope: PowerCutScope = Self.scope) throws -> [SimulationRun] {
-        var simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
-        simulator.powerCuts = scope
-        return try simulator.simulate(from: from, to: to, sizes: [size], states: [.walPending], crashPoints: .none)
+    func simulate(from: String, to: String, size: Int64 = 150_000, state: FixtureState = .walPending,
+                  catalog: CatalogFolder? = nil) throws -> [SimulationRun] {
+        var simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try catalog ?? CatalogFolder.notes())
+        simulator.powerCuts = Self.scope
+        return try simulator.simulate(from: from, to: to, sizes: [size], states: [state], crashPoints: .none)
     }
 
     func expectEveryCutPasses(_ runs: [SimulationRun], atLeast minimum: Int) {
-        let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut") == true }
+        let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut @") == true }
         #expect(cuts.count >= minimum, "power cuts explored: \(cuts.count)")
         #expect(cuts.contains { $0.crashed }, "some cuts really interrupt the run")
         for run in runs where !run.passed {
@@ -31,6 +32,11 @@ import Testing
         expectEveryCutPasses(try simulate(from: "v1", to: "v2"), atLeast: 10)
     }
 
+    /// Orphan `-wal`/`-shm` in Documents: v1 → v2's quarantine step moves them out.
+    @Test func everyPowerCutOfAQuarantineIsRepaired() throws {
+        expectEveryCutPasses(try simulate(from: "v1", to: "v2", state: .orphanSidecars), atLeast: 10)
+    }
+
     /// The split of v2 → v3 renames Core Data's `_EXTERNAL_DATA` into the new store's support
     /// folder: a power cut after its commit must not lose one attachment.
     @Test func everyPowerCutOfASplitKeepsEveryAttachment() throws {
@@ -39,5 +45,33 @@ import Testing
 
     @Test func everyPowerCutOfAPerAccountMoveIsRepaired() throws {
         expectEveryCutPasses(try simulate(from: "v3", to: "v4"), atLeast: 10)
+    }
+
+    /// Apple Photos' store (RTREE, Core Data triggers): captured, then relocated, split in two,
+    /// migrated (a column and an index) and Documents quarantined, cut after its operations.
+    @Test func everyPowerCutOfAnUpgradeOfApplePhotosStoreIsRepaired() throws {
+        let scratch = try TemporaryDirectory()
+        let store = try SharedStores.copy(.photos, into: scratch.url)
+        let folder = scratch.url.appending(path: "Photos")
+        #expect(try runProcess(backstageExecutable, ["catalog", "init", folder.path, "--from", store.main.path, "--at", "documents/Photos.sqlite"]).status == 0)
+        let tables = try CatalogFolder(at: folder).version("v1").stores[0].tables
+        let cache = ["ZMEDIAANALYSISASSETATTRIBUTES", "ZCOMPUTESYNCATTRIBUTES"]
+        let library = tables.filter { !cache.contains($0) }
+        let plan = UpgradePlan(name: "v1-to-v2") {
+            UpgradeStep.relocate(from: ContainerLocation(.documents, "Photos.sqlite"), to: ContainerLocation(.applicationSupport, "Photos.sqlite"))
+            UpgradeStep.split(ContainerLocation(.applicationSupport, "Photos.sqlite"), into: [
+                .init(store: ContainerLocation(.applicationSupport, "Library.sqlite"), tables: library),
+                .init(store: ContainerLocation(.caches, "Analysis.sqlite"), tables: cache),
+            ])
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Library.sqlite"), [
+                .init(id: "v2-album-note", sql: "ALTER TABLE ZGENERICALBUM ADD COLUMN ZNOTE TEXT; CREATE INDEX ZGENERICALBUM_ZNOTE ON ZGENERICALBUM (ZNOTE);"),
+            ])
+            UpgradeStep.quarantine()
+        }
+        let planFile = scratch.url.appending(path: "v1-to-v2.json")
+        try JSONEncoder().encode(plan).write(to: planFile)
+        let added = try runProcess(backstageExecutable, ["catalog", "add-version", folder.path, "v2", "--plan", planFile.path, "--writable", "applicationSupport/Library.sqlite"])
+        #expect(added.status == 0, "\(added.stdout) \(added.stderr)")
+        expectEveryCutPasses(try simulate(from: "v1", to: "v2", size: 600_000, catalog: try CatalogFolder(at: folder)), atLeast: 20)
     }
 }

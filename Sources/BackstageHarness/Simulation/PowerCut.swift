@@ -64,7 +64,8 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         self.losesUnsyncedWrites = losesUnsyncedWrites
     }
 
-    public var description: String { "power cut after \(after) operations\(losesUnsyncedWrites ? ", unsynced writes lost" : "")" }
+    /// `power cut @N` (after N operations), with `, writes lost` when unsynced writes are lost.
+    public var description: String { "power cut @\(after)\(losesUnsyncedWrites ? ", writes lost" : "")" }
 
     /// What the cut undid.
     public struct Effect: Sendable, Hashable {
@@ -224,10 +225,10 @@ public struct PowerLossRun: Sendable {
         let all = Array(1..<end)
         guard let limit, all.count > limit else { return all }
         let afterNameChanges = events.filter { !$0.folders.isEmpty }.map { $0.index + 1 }
-        var chosen = Set(afterNameChanges.prefix(limit / 2))
+        var chosen: Set = [end - 1]
+        chosen.formUnion(afterNameChanges.prefix(limit / 2))
         let stride = max(1, all.count / max(1, limit - chosen.count))
         for cut in Swift.stride(from: 1, to: end, by: stride) where chosen.count < limit { chosen.insert(cut) }
-        chosen.insert(end - 1)
         return chosen.sorted()
     }
 }
