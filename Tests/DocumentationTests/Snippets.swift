@@ -14,7 +14,9 @@ import Testing
 /// Stand-ins for the app's own views in the examples.
 final class ProgressView { var fraction = 0.0 }
 func showProgressScreen(_ seconds: Double) {}
-func updateProgressScreen(step: String, done: Int64, of total: Int64) {}
+final class Button: @unchecked Sendable { var action: @Sendable () -> Void = {} }
+nonisolated(unsafe) let progressView = ProgressView()
+let cancelButton = Button()
 
 enum Snippets {
 
@@ -146,16 +148,20 @@ enum Snippets {
     static func runWithProgress(container: AppContainer, plan: UpgradePlan) async throws {
         // doc: Sources/Backstage/Backstage.docc/UpgradingStorage.md#3
         let upgrader = Upgrader(container: container)
-        for try await event in upgrader.run(plan, budget: 20) {
-            switch event {
-            case .planned(let estimate):
-                if estimate.exceedsBudget { showProgressScreen(estimate.seconds) }
-            case .progress(let progress):
-                updateProgressScreen(step: progress.step, done: progress.bytesDone, of: progress.bytesTotal)
-            case .finished(let report):
-                print(report.steps.map(\.outcome))
+        let upgrade = Task {
+            for try await event in upgrader.run(plan, budget: 20) {
+                switch event {
+                case .planned(let estimate):
+                    if estimate.exceedsBudget { showProgressScreen(estimate.seconds) }
+                case .progress(let progress):
+                    progressView.fraction = progress.fractionDone   // 0...1, only grows
+                case .finished(let report):
+                    print(report.steps.map(\.outcome))
+                }
             }
         }
+        cancelButton.action = { upgrade.cancel() }   // the loop throws CancellationError once undone
+        try await upgrade.value
         // end doc
     }
 

@@ -82,9 +82,9 @@ public struct Relocator: Sendable {
 
     /// Relocates the stores, streaming progress then the report. Cancelling the task that
     /// iterates the stream cancels the work: a move not yet committed is undone.
-    public func events(_ options: RelocationOptions = RelocationOptions()) -> AsyncThrowingStream<RelocationEvent, Error> {
+    public func events(_ options: RelocationOptions = RelocationOptions()) -> WorkStream<RelocationEvent> {
         let relocator = self
-        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+        return WorkStream { yield, isCancelled in
             let report = try relocator.run(options, onProgress: { yield(.progress($0)) }, isCancelled: isCancelled)
             yield(.finished(report))
         }

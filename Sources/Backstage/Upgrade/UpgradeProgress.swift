@@ -65,9 +65,13 @@ public struct UpgradeProgress: Sendable, Hashable {
     public var step: String
     /// The last boundary the step passed.
     public var phase: StepPhase
-    /// Bytes done and to do in this step (0 when the step does not count bytes).
+    /// Bytes done and to do in this step (0 when the step does not count bytes: a rename, a migration).
     public var bytesDone: Int64
     public var bytesTotal: Int64
+    /// The whole run's fraction done, from 0 to 1, each step weighted by its estimated time: it
+    /// only grows, and is 1.0 only in the last event before ``UpgradeEvent/finished(_:)``. Feed
+    /// this to a progress bar.
+    public var fractionDone: Double
 }
 
 /// What an upgrade did.

@@ -13,7 +13,7 @@ import Logging
 ///     for try await event in upgrader.run(plan, budget: 20) {
 ///         switch event {
 ///         case .planned(let estimate) where estimate.exceedsBudget: showProgressScreen()
-///         case .progress(let progress): updateProgressScreen(progress)
+///         case .progress(let progress): updateProgressBar(progress.fractionDone)
 ///         case .finished(let report): log(report)
 ///         default: break
 ///         }
@@ -182,9 +182,9 @@ public struct Upgrader: Sendable {
     /// - parameter budget: The launch budget the estimate is compared with, in seconds.
     /// - parameter refuseOverBudget: When true and the estimate exceeds `budget`, the stream ends
     ///   with ``UpgradeError/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
-    public func run(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false) -> AsyncThrowingStream<UpgradeEvent, Error> {
+    public func run(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false) -> WorkStream<UpgradeEvent> {
         let upgrader = self
-        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+        return WorkStream { yield, isCancelled in
             let report = try upgrader.runAndWait(plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled)
             yield(.finished(report))
         }
@@ -222,6 +222,12 @@ public struct Upgrader: Sendable {
         events(.planned(estimate))
         if refuseOverBudget && estimate.exceedsBudget { throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget) }
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
+        let meter = ProgressMeter(estimate)
+        func progress(_ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0) {
+            let fraction = meter.advance(step: index, kind: step, phase: phase, bytesDone: bytesDone, bytesTotal: bytesTotal)
+            events(.progress(UpgradeProgress(stepIndex: index, step: step.description, phase: phase, bytesDone: bytesDone,
+                                             bytesTotal: bytesTotal, fractionDone: fraction)))
+        }
 
         for (index, step) in plan.steps.enumerated() {
             if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
@@ -231,8 +237,9 @@ public struct Upgrader: Sendable {
                 continue
             }
             var stepContext = context
-            stepContext.onProgress = { progress in
-                events(.progress(UpgradeProgress(stepIndex: index, step: step.description, phase: progress.phase, bytesDone: progress.bytesDone, bytesTotal: progress.bytesTotal)))
+            progress(index, step, .preflight)
+            stepContext.onProgress = { event in
+                progress(index, step, event.phase, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal)
             }
             let hook = phaseHook
             stepContext.phaseHook = { subject, phase in hook?("\(step.kind):\(subject)", phase) }
@@ -251,8 +258,16 @@ public struct Upgrader: Sendable {
                 try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
             }
             report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))
+            progress(index, step, .done)
         }
+        // Cancelled during the last step, which had committed and was finished: the run still
+        // stops short of recording the plan as reached, and says so; the next run records it.
+        if isCancelled(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
         try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem)
+        if let last = plan.steps.indices.last {
+            events(.progress(UpgradeProgress(stepIndex: last, step: plan.steps[last].description, phase: .done, bytesDone: 0,
+                                             bytesTotal: 0, fractionDone: meter.finish())))
+        }
         report.relocation = relocation
         report.seconds = Date().timeIntervalSince(started)
         return report

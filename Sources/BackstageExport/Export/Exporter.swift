@@ -134,9 +134,9 @@ public struct Exporter: Sendable {
 
     /// Writes the archive, streaming progress; the last event is `.finished(report)`. Stopping the
     /// iteration cancels the export and removes the partial archive.
-    public func events(to destination: URL, options: ExportOptions) -> AsyncThrowingStream<ExportEvent, Error> {
+    public func events(to destination: URL, options: ExportOptions) -> WorkStream<ExportEvent> {
         let exporter = self
-        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+        return WorkStream { yield, isCancelled in
             let report = try exporter.exportAndWait(to: destination, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
             yield(.finished(report))
         }

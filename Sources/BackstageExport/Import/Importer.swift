@@ -42,9 +42,9 @@ public struct Importer: Sendable {
 
     /// Imports `archive`, streaming progress; the last event is `.finished(report)`. Stopping the
     /// iteration cancels the import, leaving Documents as it was.
-    public func events(from archive: URL, options: ImportOptions = ImportOptions()) -> AsyncThrowingStream<ImportEvent, Error> {
+    public func events(from archive: URL, options: ImportOptions = ImportOptions()) -> WorkStream<ImportEvent> {
         let importer = self
-        return AsyncThrowingStream.runningOffTheCooperativePool { yield, isCancelled in
+        return WorkStream { yield, isCancelled in
             let report = try importer.importAndWait(archive, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
             yield(.finished(report))
         }
