@@ -20,10 +20,17 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CBackstageSystem"),
+        // The disk recorder of test builds (the power-loss explorer): no-ops in release builds.
+        .target(
+            name: "CBackstageDisk",
+            cSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))],
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         .target(
             name: "Backstage",
             dependencies: [
                 "CBackstageSystem",
+                "CBackstageDisk",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -28,6 +28,24 @@ import Testing
         }
     }
 
+    /// The log holds SQLite's own operations too (a VFS of test builds), numbered with
+    /// Backstage's: the split's new stores written and fsynced, the migrated store's `-wal`.
+    @Test func theRecorderSeesSQLitesWritesAndSyncsBesideBackstagesOwn() throws {
+        let scratch = try TemporaryDirectory()
+        let root = scratch.url.appending(path: "c")
+        #expect(try runProcess(backstageExecutable, ["fixture", root.path, "--layout", "v2", "--size", "200KB", "--state", "clean"]).status == 0)
+        let plan = try CatalogFolder.notes().chain(from: "v2", to: "v3")[0].file.path
+        let events = try PowerLossRun(executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"))
+            .record(["upgrade", root.path, "--plan", plan])
+        // One numbering (an operation that failed changed nothing and leaves its number unused).
+        #expect(zip(events, events.dropFirst()).allSatisfy { $0.index < $1.index })
+        let target = events.filter { $0.path.hasSuffix(".UserData.sqlite.backstage-tmp") }
+        #expect(target.contains { $0.operation == .write && !$0.second.isEmpty }, "SQLite's pages, with their offsets")
+        #expect(target.contains { $0.operation == .fsync })
+        #expect(events.contains { $0.operation == .write && $0.path.hasSuffix("UserData.sqlite-wal") }, "the migration's commit")
+        #expect(events.contains { $0.operation == .rename && $0.second.hasSuffix("/UserData.sqlite") }, "Backstage's own rename")
+    }
+
     @Test func everyPowerCutOfARelocationIsRepaired() throws {
         expectEveryCutPasses(try simulate(from: "v1", to: "v2"), atLeast: 10)
     }

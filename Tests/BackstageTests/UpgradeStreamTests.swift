@@ -1,6 +1,7 @@
 import Backstage
 import BackstageTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// What an app's upgrade screen relies on: a fraction that moves, and a Cancel that throws once
@@ -44,37 +45,73 @@ import Testing
         #expect(kinds == ["relocate", "split", "migrate", "quarantine"], "every step kind reports: \(kinds)")
     }
 
-    /// The consumer cancels at the first event of each phase of each step: the loop throws
-    /// `CancellationError` (never just ends), and the next run completes with every note.
-    @Test func cancellingTheConsumerAtEachPhaseThrowsAndTheNextRunFinishes() async throws {
+    /// The consumer's task is cancelled at each boundary of each step (the step held there until
+    /// the cancellation has landed): the loop throws `CancellationError` (never just ends), and the
+    /// next run completes with every note.
+    @Test func cancellingTheConsumerAtEachBoundaryThrowsAndTheNextRunFinishes() async throws {
         let (reference, referenceContainer) = try notesContainer(size: "300KB")
         _ = reference
-        var points: [(step: Int, phase: StepPhase)] = []
-        for try await event in Upgrader(container: referenceContainer).run(try Self.notesChain()) {
-            if case .progress(let progress) = event, progress.fractionDone < 1,
-               !points.contains(where: { $0.step == progress.stepIndex && $0.phase == progress.phase }) {
-                points.append((progress.stepIndex, progress.phase))
-            }
-        }
+        let boundaries = Boundaries()
+        var recorder = Upgrader(container: referenceContainer)
+        recorder.phaseHook = { subject, phase in boundaries.append("\(subject) \(phase.rawValue)") }
+        try await recorder.upgrade(try Self.notesChain())
         let expected = try notes(in: referenceContainer)
-        #expect(points.count >= 12)
+        let points = boundaries.all
+        #expect(points.count >= 20)
 
-        for point in points {
+        for (index, point) in points.enumerated() {
             let (scratch, container) = try notesContainer(size: "300KB")
             _ = scratch
+            var upgrader = Upgrader(container: container)
+            let gate = CallGate(at: index)
+            upgrader.phaseHook = gate.hook
             let consumer = Task {
-                for try await event in Upgrader(container: container).run(try Self.notesChain()) {
-                    if case .progress(let progress) = event, progress.stepIndex == point.step, progress.phase == point.phase {
-                        withUnsafeCurrentTask { $0?.cancel() }
-                    }
-                }
+                for try await _ in upgrader.run(try Self.notesChain()) {}
             }
+            gate.cancel(consumer)
             let result = await consumer.result
-            #expect(throws: CancellationError.self, "cancelled at step \(point.step) \(point.phase)") { try result.get() }
+            #expect(throws: CancellationError.self, "cancelled at \(point)") { try result.get() }
             // No waiting: the loop threw once the work had stopped, so the container is free.
             let report = try await Upgrader(container: container).upgrade(try Self.notesChain())
             #expect(!report.steps.isEmpty)
-            #expect(try notes(in: container) == expected, "every note after a cancel at step \(point.step) \(point.phase)")
+            #expect(try notes(in: container) == expected, "every note after a cancel at \(point)")
+        }
+    }
+}
+
+/// The boundaries a run passed, in order.
+final class Boundaries: Sendable {
+    private let list = Mutex<[String]>([])
+    func append(_ point: String) { list.withLock { $0.append(point) } }
+    var all: [String] { list.withLock { $0 } }
+}
+
+/// Holds a run at its `index`-th boundary until the task iterating it has been cancelled.
+final class CallGate: Sendable {
+    private let index: Int
+    private let calls = Mutex(0)
+    private let reached = Flag(), cancelled = Flag()
+
+    init(at index: Int) { self.index = index }
+
+    var hook: @Sendable (String, StepPhase) -> Void {
+        { [self] _, _ in
+            let call = calls.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            guard call == index else { return }
+            reached.set()
+            for _ in 0..<6000 where !cancelled.get() { Thread.sleep(forTimeInterval: 0.01) }
+        }
+    }
+
+    func cancel<T: Sendable>(_ task: Task<T, any Error>) {
+        let reached = self.reached, cancelled = self.cancelled
+        Thread.detachNewThread {
+            while !reached.get() { Thread.sleep(forTimeInterval: 0.005) }
+            task.cancel()
+            cancelled.set()
         }
     }
 }

@@ -23,6 +23,8 @@ package final class StoreLock {
         configuration.label = "Backstage.StoreLock"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            // The checkpoint syncs the main file before it truncates the -wal.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -49,10 +49,10 @@ public struct DiskEvent: Sendable, Hashable {
 /// symlink, rename, unlink, rmdir) whose folders were not fsynced after it (a rename whose new
 /// folder was fsynced but not its old one leaves both names), the strict model of
 /// file systems that make each folder durable on its own (ext4 happens to make earlier renames
-/// durable with any fsync; others do not), and with ``losesUnsyncedWrites`` empties every file
-/// written since its last fsync. Unlinked or replaced files come back from the run's stash
-/// (`BACKSTAGE_DISK_STASH`). SQLite's own writes are not in the log: SQLite makes them durable
-/// itself, with `synchronous=FULL`.
+/// durable with any fsync; others do not), and with ``losesUnsyncedWrites`` takes back every
+/// write not fsynced since: SQLite's (recorded by a VFS, with the bytes they replaced) get their
+/// old bytes back, and files Backstage wrote (always new files) are emptied. Unlinked or replaced
+/// files come back from the run's stash (`BACKSTAGE_DISK_STASH`).
 public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
     /// The number of operations that ran before the cut.
     public var after: Int
@@ -81,11 +81,20 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         let ran = events.filter { $0.index < after }
         var effect = Effect()
         if losesUnsyncedWrites {
-            for (position, event) in ran.enumerated() where event.operation == .write {
-                if let path = Self.unsyncedFile(written: event, then: ran[(position + 1)...]), Self.isRegularFile(path) {
+            let unsynced = ran.enumerated().compactMap { position, event -> (DiskEvent, String)? in
+                guard event.operation == .write, let path = Self.unsyncedFile(written: event, then: ran[(position + 1)...]),
+                      Self.isRegularFile(path) else { return nil }
+                return (event, path)
+            }
+            // Newest first: each of SQLite's writes puts back the bytes it replaced; a file
+            // Backstage wrote (always a new one) is emptied.
+            for (event, path) in unsynced.reversed() {
+                if let undo = WriteUndo(event.second) {
+                    try undo.apply(to: path, kept: stash.appending(path: "\(event.index).undo"))
+                } else {
                     try FileHandle(forWritingTo: URL(filePath: path)).truncate(atOffset: 0)
-                    effect.emptied.append(path)
                 }
+                effect.emptied.append(path)
             }
         }
         for (position, event) in ran.enumerated().reversed() where !event.folders.isEmpty {
@@ -159,6 +168,31 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
     static func isRegularFile(_ path: String) -> Bool {
         var st = stat()
         return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+}
+
+/// What one of SQLite's recorded writes (or truncations) replaced: the log's second field,
+/// `offset amount sizeBefore`, and the stash's `<index>.undo` with the bytes it overwrote.
+struct WriteUndo {
+    var offset: UInt64
+    var amount: UInt64
+    var sizeBefore: UInt64
+
+    init?(_ field: String) {
+        let numbers = field.split(separator: " ").compactMap { UInt64($0) }
+        guard numbers.count == 3 else { return nil }
+        (offset, amount, sizeBefore) = (numbers[0], numbers[1], numbers[2])
+    }
+
+    /// Puts the file back as it was before the write.
+    func apply(to path: String, kept: URL) throws {
+        let handle = try FileHandle(forWritingTo: URL(filePath: path))
+        defer { try? handle.close() }
+        if let old = try? Data(contentsOf: kept), !old.isEmpty {
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: old)
+        }
+        if amount > 0, offset + amount > sizeBefore { try handle.truncate(atOffset: sizeBefore) }
     }
 }
 

@@ -41,7 +41,12 @@ struct MigrateRun {
         configuration.foreignKeysEnabled = true
         // A migration that updates rows of a Core Data store fires its triggers, which call
         // functions only Core Data registers.
-        configuration.prepareDatabase { db in try MissingFunctions.register(in: db) }
+        configuration.prepareDatabase { db in
+            try MissingFunctions.register(in: db)
+            // Each migration's commit reaches the disk before the journal says `migrated`, whatever
+            // the SQLite build's default (some compile WAL connections to NORMAL).
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
