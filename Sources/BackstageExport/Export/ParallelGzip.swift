@@ -1,5 +1,4 @@
 import Backstage
-import CArchive
 import Foundation
 
 /// A gzip file compressed on several threads, the way pigz does it: the stream is cut into
@@ -25,7 +24,7 @@ final class ParallelGzip: ArchiveSink {
     private var dictionary: [UInt8] = []
     private var submitted = 0
     private var written = 0
-    private var crc = crc32(0, nil, 0)
+    private var crc = RawDeflater.emptyCRC32
     private var length: UInt64 = 0
     private var finished = false
     /// The first failure (a full disk): the stream is broken, nothing more is written.
@@ -109,7 +108,7 @@ final class ParallelGzip: ArchiveSink {
             return false
         }
         try output.write(done.output)
-        crc = crc32_combine(crc, done.crc, off_t(done.inputCount))
+        crc = RawDeflater.crc32(combining: crc, done.crc, secondLength: done.inputCount)
         length += UInt64(done.inputCount)
         written += 1
         return true
@@ -183,47 +182,15 @@ final class ParallelGzip: ArchiveSink {
     }
 
     private static func work(_ queue: Queue, level: Int32) {
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer { deflateEnd(stream); stream.deinitialize(count: 1); stream.deallocate() }
-        guard backstage_deflate_init_raw(stream, level) == Z_OK else {
+        guard let deflater = RawDeflater(level: level) else {
             queue.stop()
             return
         }
         while let job = queue.next() {
-            queue.complete(job.index, compress(job, level: level, stream))
+            let store = level > 0 && job.input.withUnsafeBufferPointer(CompressionProbe.isIncompressible)
+            let output = deflater.deflateBlock(job.input, dictionary: job.dictionary, store: store, last: job.last)
+            queue.complete(job.index, Done(output: output, crc: RawDeflater.crc32(job.input), inputCount: job.input.count))
         }
-    }
-
-    private static func compress(_ job: Job, level: Int32, _ stream: UnsafeMutablePointer<z_stream>) -> Done {
-        let store = level > 0 && job.input.withUnsafeBufferPointer(CompressionProbe.isIncompressible)
-        deflateReset(stream)
-        // Right after a reset, a change of level takes effect at once, with nothing to flush.
-        deflateParams(stream, store ? 0 : level, Z_DEFAULT_STRATEGY)
-        if !store && !job.dictionary.isEmpty {
-            job.dictionary.withUnsafeBufferPointer { _ = deflateSetDictionary(stream, $0.baseAddress, uInt($0.count)) }
-        }
-        // Room for incompressible input, the sync marker and the final block.
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(job.input.count))) + 64)
-        var produced = 0
-        job.input.withUnsafeBufferPointer { input in
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-            stream.pointee.avail_in = uInt(input.count)
-            while true {
-                if produced == output.count { output += [UInt8](repeating: 0, count: 64 << 10) }
-                output.withUnsafeMutableBufferPointer { out in
-                    stream.pointee.next_out = out.baseAddress! + produced
-                    stream.pointee.avail_out = uInt(out.count - produced)
-                    _ = deflate(stream, job.last ? Z_FINISH : Z_SYNC_FLUSH)
-                    produced = out.count - Int(stream.pointee.avail_out)
-                }
-                // Done when all input is in and the flush fitted (Z_FINISH: the stream ended).
-                if stream.pointee.avail_in == 0 && produced < output.count { break }
-            }
-        }
-        output.removeSubrange(produced...)
-        let crc = job.input.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) }
-        return Done(output: output, crc: crc, inputCount: job.input.count)
     }
 }
 
