@@ -12,7 +12,9 @@ struct Upgrade: AsyncParsableCommand {
             finished or undone first. The estimate is computed before anything is touched and compared \
             with --budget, the launch watchdog's budget. Plans that name their "version" record it when the \
             chain completes; a container a newer chain (one knowing these versions and more) upgraded is \
-            refused with nothing changed (exit 3).
+            refused with nothing changed (exit 3), in a dry run as in the run. A plan that contradicts itself (a \
+            table in two targets, two steps putting a store in one place, a store moved away and back, steps in the \
+            wrong order) is refused before anything is touched (exit 3), naming the plan, the step and the field.
 
             Example:
               backstage upgrade ~/Containers/MyApp --plan Fixtures/Notes/plans/v1-to-v2.json --dry-run
@@ -74,6 +76,8 @@ struct Upgrade: AsyncParsableCommand {
         // past the versions they reach is refused before anything is touched.
         let plan = UpgradePlan(chain: loaded)
         if dryRun {
+            // The run's own checks, with the run's exit status: a dry run that passes, the run passes too.
+            try upgrader.preflight(plan)
             let results = [DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
                                   needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))]
             if json {

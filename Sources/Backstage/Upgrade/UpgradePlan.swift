@@ -32,6 +32,13 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     public var version: String?
     /// The versions of the plans of a chain, oldest first.
     private var chainVersions: [String]?
+    /// The plans of a chain, each with its number of steps, so that a step is named in its own plan.
+    private(set) var chainParts: [ChainPart]?
+
+    struct ChainPart: Sendable, Hashable {
+        var name: String
+        var steps: Int
+    }
 
     private enum CodingKeys: String, CodingKey { case name, steps, version }
 
@@ -61,6 +68,7 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         self.name = plans.count == 1 ? plans[0].name : plans.map(\.name).joined(separator: " → ")
         self.steps = plans.flatMap(\.steps)
         self.chainVersions = plans.flatMap(\.versions)
+        self.chainParts = plans.flatMap { $0.chainParts ?? [ChainPart(name: $0.name, steps: $0.steps.count)] }
         self.version = chainVersions?.last
     }
 
@@ -348,6 +356,9 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingTable(store: String, table: String)
     /// A migration failed; its transaction was rolled back.
     case migrationFailed(store: String, id: String, message: String)
+    /// The plan contradicts itself (see ``UpgradePlan/checkConsistency()``): `step` (from 1) of
+    /// the plan named `plan`, its field `field` (such as `split.into[1].store`). Nothing was changed.
+    case inconsistentPlan(plan: String, step: Int, field: String, reason: String)
     /// A relocation error during a `relocate`, `split` or `quarantine` step.
     case relocation(RelocationError)
     /// The work was cancelled; the step in progress was undone or finished, never left half done.
@@ -370,6 +381,8 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unassignedTable(let store, let table): "table \(table) of \(store) is in no target of the split and not discarded"
         case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"
         case .migrationFailed(let store, let id, let message): "migration \(id) failed on \(store) and was rolled back: \(message)"
+        case .inconsistentPlan(let plan, let step, let field, let reason):
+            "plan \(plan), step \(step), \(field) \(reason); nothing was changed: correct the plan"
         case .relocation(let error): error.description
         case .cancelled(let step): "the upgrade was cancelled during \(step); the container is consistent"
         case .newerStorage(let container, let version, let known):

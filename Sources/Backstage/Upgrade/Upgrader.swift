@@ -174,6 +174,21 @@ public struct Upgrader: Sendable {
         return device(a) == device(b)
     }
 
+    /// Everything a run checks before it changes anything, without changing anything: the plan
+    /// does not contradict itself (``UpgradePlan/checkConsistency()``), every App Group it names
+    /// has a folder, and no newer build upgraded the storage past the versions the plan knows.
+    /// A dry run that passes it fails at none of these when the run starts.
+    ///
+    /// - throws: ``UpgradeError/inconsistentPlan(plan:step:field:reason:)``,
+    ///   ``UpgradeError/undefinedAppGroup(_:)`` or ``UpgradeError/newerStorage(container:version:known:)``.
+    public func preflight(_ plan: UpgradePlan) throws {
+        try plan.checkConsistency()
+        if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
+        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
+            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
+        }
+    }
+
     /// Runs the plan. The first event is the estimate, before anything is touched; then progress;
     /// then the report. Cancelling the task that iterates the stream stops the work at the next
     /// safe point: the step in progress is undone (or finished, if it had committed).
@@ -205,12 +220,11 @@ public struct Upgrader: Sendable {
     @discardableResult
     package func runAndWait(_ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false, events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> UpgradeReport {
         let started = Date()
+        // A plan that contradicts itself is refused before even the run's lock file is made.
+        try plan.checkConsistency()
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
-        if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
-        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
-            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
-        }
+        try preflight(plan)
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         context.phaseHook = phaseHook
         context.isCancelled = isCancelled
