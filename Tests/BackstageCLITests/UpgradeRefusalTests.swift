@@ -45,4 +45,63 @@ import Testing
         }
         #expect(try workouts.workouts == 19)
     }
+
+    /// Issue 27: a migration with its own `COMMIT;` then a `DELETE` said "rolled back" while the
+    /// DELETE stayed (19 rows to 0). Now the dry run and the run refuse it before anything moves.
+    @Test func aMigrationThatCommitsIsRefusedByTheDryRunAndTheRun() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v2", "steps": [
+              {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}},
+              {"migrateSchema": {"store": "applicationSupport/Workout.sqlite", "migrations": [
+                {"id": "v2-tidy", "sql": "UPDATE workout SET name = 'x' WHERE id = 1; -- then\\n commit; DELETE FROM workout"}]}}]}
+            """)
+        let before = snapshot(workouts.app.root)
+        for extra in [["--dry-run"], []] {
+            let result = try workouts.upgrade(extra)
+            #expect(result.status == 3, "\(extra)")
+            #expect(result.stderr.hasPrefix("error: migration v2-tidy for \(workouts.app.supportStore("Workout.sqlite").main.path) was refused and did not run: "
+                                            + "in its statement 2, COMMIT would end or open the transaction Backstage runs the migration in"), "\(result.stderr)")
+            #expect(!result.stderr.contains("rolled back"))
+            #expect(snapshot(workouts.app.root) == before, "\(extra)")
+        }
+        #expect(try workouts.workouts == 19)
+    }
+
+    /// The dry run used to say "upgrade needed ... within the launch budget" for a migration of a
+    /// table that does not exist; the run then moved the store and failed.
+    @Test func aDryRunFindsAMigrationOfAMissingTable() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v2", "steps": [
+              {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}},
+              {"migrateSchema": {"store": "applicationSupport/Workout.sqlite", "migrations": [
+                {"id": "v2-notes", "sql": "ALTER TABLE workouts ADD COLUMN notes TEXT"}]}}]}
+            """)
+        let before = snapshot(workouts.app.root)
+        for extra in [["--dry-run"], []] {
+            let result = try workouts.upgrade(extra)
+            #expect(result.status == 3, "\(extra)")
+            #expect(result.stderr == "error: migration v2-notes would fail on \(workouts.app.supportStore("Workout.sqlite").main.path) (tried on an empty copy "
+                    + "of its schema as it will be then): no such table: workouts; nothing was changed: correct the plan\n")
+            #expect(snapshot(workouts.app.root) == before)
+        }
+    }
+
+    /// A newer build's chain upgraded the storage: the dry run of the older chain is refused with
+    /// the run's exit status and sentence, not "upgrade needed" with exit 0.
+    @Test func aDryRunOnStorageANewerBuildUpgradedIsRefusedAsTheRunIs() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v1-to-v2", "version": "v2", "steps": [
+              {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}}]}
+            """)
+        let newer = workouts.app.root.appending(path: "v3.json")
+        try Data(#"{"name": "v2-to-v3", "version": "v3", "steps": [{"relocate": {"from": "applicationSupport/Workout.sqlite", "to": "applicationSupport/Accounts/1/Workout.sqlite"}}]}"#.utf8).write(to: newer)
+        #expect(try workouts.upgrade(["--plan", newer.path]).status == 0)
+        let before = snapshot(workouts.app.root)
+        let run = try workouts.upgrade()
+        let dry = try workouts.upgrade(["--dry-run"])
+        #expect(run.status == 3 && dry.status == 3)
+        #expect(dry.stderr == run.stderr && run.stderr.contains("was upgraded to v3 by a newer build of the app"), "\(run.stderr)")
+        #expect(dry.stdout.isEmpty)
+        #expect(snapshot(workouts.app.root) == before)
+    }
 }

@@ -356,6 +356,13 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingTable(store: String, table: String)
     /// A migration failed; its transaction was rolled back.
     case migrationFailed(store: String, id: String, message: String)
+    /// A migration's SQL would end or open the transaction Backstage runs it in (`COMMIT`,
+    /// `BEGIN`, `ROLLBACK`, a `RELEASE` of a savepoint it did not open...): statement `statement`
+    /// (from 1) is refused before it runs, and the migration does not run.
+    case migrationRefused(store: String, id: String, statement: Int, reason: String)
+    /// A migration would fail on the store as it will be when its step runs (found by running it
+    /// on an empty copy of that schema before anything was changed). Nothing was changed.
+    case migrationWouldFail(store: String, id: String, message: String)
     /// The plan contradicts itself (see ``UpgradePlan/checkConsistency()``): `step` (from 1) of
     /// the plan named `plan`, its field `field` (such as `split.into[1].store`). Nothing was changed.
     case inconsistentPlan(plan: String, step: Int, field: String, reason: String)
@@ -381,6 +388,10 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unassignedTable(let store, let table): "table \(table) of \(store) is in no target of the split and not discarded"
         case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"
         case .migrationFailed(let store, let id, let message): "migration \(id) failed on \(store) and was rolled back: \(message)"
+        case .migrationRefused(let store, let id, let statement, let reason):
+            "migration \(id) for \(store) was refused and did not run: in its statement \(statement), \(reason); take it out of the migration's SQL"
+        case .migrationWouldFail(let store, let id, let message):
+            "migration \(id) would fail on \(store) (tried on an empty copy of its schema as it will be then): \(message); nothing was changed: correct the plan"
         case .inconsistentPlan(let plan, let step, let field, let reason):
             "plan \(plan), step \(step), \(field) \(reason); nothing was changed: correct the plan"
         case .relocation(let error): error.description

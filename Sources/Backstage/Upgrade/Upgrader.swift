@@ -176,13 +176,24 @@ public struct Upgrader: Sendable {
 
     /// Everything a run checks before it changes anything, without changing anything: the plan
     /// does not contradict itself (``UpgradePlan/checkConsistency()``), every App Group it names
-    /// has a folder, and no newer build upgraded the storage past the versions the plan knows.
-    /// A dry run that passes it fails at none of these when the run starts.
+    /// has a folder, no newer build upgraded the storage past the versions the plan knows, and the
+    /// splits and migrations work on the schemas their stores will have when each step runs
+    /// (tried on empty in-memory copies of those schemas: every table a split names exists, every
+    /// migration's SQL runs there and never ends Backstage's transaction). A dry run that passes
+    /// it fails at none of these when the run starts.
     ///
     /// - throws: ``UpgradeError/inconsistentPlan(plan:step:field:reason:)``,
-    ///   ``UpgradeError/undefinedAppGroup(_:)`` or ``UpgradeError/newerStorage(container:version:known:)``.
+    ///   ``UpgradeError/undefinedAppGroup(_:)``, ``UpgradeError/newerStorage(container:version:known:)``,
+    ///   ``UpgradeError/missingTable(store:table:)``, ``UpgradeError/unassignedTable(store:table:)``,
+    ///   ``UpgradeError/migrationWouldFail(store:id:message:)`` or
+    ///   ``UpgradeError/migrationRefused(store:id:statement:reason:)``.
     public func preflight(_ plan: UpgradePlan) throws {
         try plan.checkConsistency()
+        try refuseUnrunnable(plan)
+        try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan)
+    }
+
+    private func refuseUnrunnable(_ plan: UpgradePlan) throws {
         if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
         if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
             throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
@@ -220,17 +231,20 @@ public struct Upgrader: Sendable {
     @discardableResult
     package func runAndWait(_ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false, events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> UpgradeReport {
         let started = Date()
-        // A plan that contradicts itself is refused before even the run's lock file is made.
-        try plan.checkConsistency()
+        // A plan that fails the preflight is refused before even the run's lock file is made; after
+        // a crash, the rehearsal waits until the interrupted step is finished or undone.
+        let journalWaiting = fileSystem.exists(container.journalPath)
+        if journalWaiting { try plan.checkConsistency() } else { try preflight(plan) }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
-        try preflight(plan)
+        try refuseUnrunnable(plan)
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         context.phaseHook = phaseHook
         context.isCancelled = isCancelled
         var relocation = RelocationReport()
         if let recovered = try context.recoverJournal() { relocation.recovered.append(recovered) }
         try context.quarantine.removeTemporaries()
+        if journalWaiting { try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan) }
 
         let estimate = estimate(plan, budget: budget)
         events(.planned(estimate))
