@@ -14,7 +14,10 @@ struct Upgrade: AsyncParsableCommand {
             chain completes; a container a newer chain (one knowing these versions and more) upgraded is \
             refused with nothing changed (exit 3), in a dry run as in the run. A plan that contradicts itself (a \
             table in two targets, two steps putting a store in one place, a store moved away and back, steps in the \
-            wrong order) is refused before anything is touched (exit 3), naming the plan, the step and the field.
+            wrong order) is refused before anything is touched (exit 3), naming the plan, the step and the field. \
+            Each skipped step says why (already done, absent: fresh install, up to date). A run that leaves internal \
+            files in Documents no step accounts for (a store location with a typo), or finds a store the plan \
+            migrates missing while its other stores are there, says so, does not record the version, and exits 1.
 
             Example:
               backstage upgrade ~/Containers/MyApp --plan Fixtures/Notes/plans/v1-to-v2.json --dry-run
@@ -107,6 +110,12 @@ struct Upgrade: AsyncParsableCommand {
         } else {
             Output.out(reports.map { Self.render($0, container: container) }.joined(separator: "\n"))
         }
+        // What the run could not account for is a problem found (exit 1): the version was not recorded.
+        let problems = reports.flatMap(\.problems)
+        if !problems.isEmpty {
+            for problem in problems { Output.err("error: \(problem); the version was not recorded as reached: correct the plan and run it again") }
+            throw ExitCode(ExitStatus.checkFailed)
+        }
     }
 
     /// The median time of `needsUpgrade` over many calls, in microseconds.
@@ -137,9 +146,11 @@ struct Upgrade: AsyncParsableCommand {
         var lines = ["\(report.plan): \(report.steps.filter { $0.outcome != .skipped }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"]
         for line in report.relocation.recovered { lines.append("  recovered an interrupted step (\(line))") }
         for step in report.steps {
-            lines.append("  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)")
+            let why = step.reason.map { "  (\($0))" } ?? ""
+            lines.append("  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)\(why)")
         }
         for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
+        for problem in report.problems { lines.append("  not accounted for: \(problem)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -104,4 +104,63 @@ import Testing
         #expect(dry.stdout.isEmpty)
         #expect(snapshot(workouts.app.root) == before)
     }
+
+    /// Issue 27: a typo in a relocation's source printed "0 of 1 steps ran ... skipped", exit 0, and
+    /// recorded the version as reached while the store stayed in Documents.
+    @Test func aStoreThePlanMissesInDocumentsIsNamedAndTheVersionIsNotRecorded() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v1-to-v2", "version": "v2", "steps": [
+              {"relocate": {"from": "documents/Workouts.sqlite", "to": "applicationSupport/Workout.sqlite"}}, {"quarantine": {}}]}
+            """)
+        let before = snapshot(workouts.app.root)
+        for _ in 0..<2 {
+            let result = try workouts.upgrade()
+            #expect(result.status == 1)
+            #expect(result.stdout.contains("step 1  skipped     relocate documents/Workouts.sqlite → applicationSupport/Workout.sqlite  (absent: no store at documents/Workouts.sqlite)"),
+                    "\(result.stdout)")
+            #expect(result.stderr == "error: Documents still holds Workout.sqlite (database), which no step of the plan accounts for; the closest location "
+                    + "the plan names is documents/Workouts.sqlite; the version was not recorded as reached: correct the plan and run it again\n")
+            #expect(snapshot(workouts.app.root).filter { !$0.key.contains(".backstage/") } == before)
+        }
+        #expect(Upgrader.storageVersion(of: workouts.app.container) == nil)
+        let json = try workouts.upgrade(["--json"])
+        #expect(json.status == 1 && json.stdout.contains("\"problems\" : [\n      \"Documents still holds Workout.sqlite (database)"), "\(json.stdout)")
+    }
+
+    /// A typo in a migration's store: the migration used to be skipped and the dry run said "nothing to do".
+    @Test func aMigrationOfAStoreThatWillNotBeThereIsRefusedBeforeAnythingMoves() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v2", "steps": [
+              {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}},
+              {"migrateSchema": {"store": "applicationSupport/Workouts.sqlite", "migrations": [{"id": "v2", "sql": "ALTER TABLE workout ADD COLUMN notes TEXT"}]}}]}
+            """)
+        let before = snapshot(workouts.app.root)
+        for extra in [["--dry-run"], []] {
+            let result = try workouts.upgrade(extra)
+            #expect(result.status == 3)
+            #expect(result.stderr == "error: plan v2, step 2 migrates applicationSupport/Workouts.sqlite, where no store is nor will be then, though the plan's "
+                    + "other stores are there (the closest location the plan names is applicationSupport/Workout.sqlite); nothing was changed: correct the plan\n")
+            #expect(snapshot(workouts.app.root) == before)
+        }
+    }
+
+    /// Every skipped step says why, in text and JSON: on a fresh install, and when already done.
+    @Test func skippedStepsSayWhy() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v2", "version": "v2", "steps": [
+              {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}},
+              {"migrateSchema": {"store": "applicationSupport/Workout.sqlite", "migrations": [{"id": "v2", "sql": "ALTER TABLE workout ADD COLUMN notes TEXT"}]}}]}
+            """)
+        #expect(try workouts.upgrade().status == 0)
+        let again = try workouts.upgrade()
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("step 1  skipped     relocate documents/Workout.sqlite → applicationSupport/Workout.sqlite  (already done)"), "\(again.stdout)")
+        #expect(again.stdout.contains("step 2  skipped     migrate applicationSupport/Workout.sqlite: v2  (up to date)"), "\(again.stdout)")
+
+        let fresh = try TestContainer()
+        let json = try runProcess(backstageExecutable, ["upgrade", fresh.root.path, "--plan", workouts.plan.path, "--json"])
+        #expect(json.status == 0)
+        #expect(json.stdout.components(separatedBy: "\"reason\" : \"absent: fresh install\"").count == 3, "\(json.stdout)")
+        #expect(Upgrader.storageVersion(of: fresh.container) == "v2")
+    }
 }

@@ -363,6 +363,10 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A migration would fail on the store as it will be when its step runs (found by running it
     /// on an empty copy of that schema before anything was changed). Nothing was changed.
     case migrationWouldFail(store: String, id: String, message: String)
+    /// Step `step` of the plan named `plan` migrates `store`, where no store is nor will be when
+    /// the step runs, while the plan's other stores are there (a location with a typo); `closest`
+    /// is the nearest location the plan names. Nothing was changed.
+    case missingStore(plan: String, step: Int, store: String, closest: String)
     /// The plan contradicts itself (see ``UpgradePlan/checkConsistency()``): `step` (from 1) of
     /// the plan named `plan`, its field `field` (such as `split.into[1].store`). Nothing was changed.
     case inconsistentPlan(plan: String, step: Int, field: String, reason: String)
@@ -392,6 +396,8 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
             "migration \(id) for \(store) was refused and did not run: in its statement \(statement), \(reason); take it out of the migration's SQL"
         case .migrationWouldFail(let store, let id, let message):
             "migration \(id) would fail on \(store) (tried on an empty copy of its schema as it will be then): \(message); nothing was changed: correct the plan"
+        case .missingStore(let plan, let step, let store, let closest):
+            "plan \(plan), step \(step) migrates \(store), where no store is nor will be then, though the plan's other stores are there (the closest location the plan names is \(closest)); nothing was changed: correct the plan"
         case .inconsistentPlan(let plan, let step, let field, let reason):
             "plan \(plan), step \(step), \(field) \(reason); nothing was changed: correct the plan"
         case .relocation(let error): error.description

@@ -250,12 +250,15 @@ public struct Upgrader: Sendable {
         events(.planned(estimate))
         if refuseOverBudget && estimate.exceedsBudget { throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget) }
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
+        var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
 
         for (index, step) in plan.steps.enumerated() {
             if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
-                report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0))
+                let (reason, problem) = account.skipped(index)
+                report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0, reason: reason))
+                if let problem { report.problems.append(problem) }
                 continue
             }
             var stepContext = context
@@ -265,6 +268,7 @@ public struct Upgrader: Sendable {
             let hook = phaseHook
             stepContext.phaseHook = { subject, phase in hook?("\(step.kind):\(subject)", phase) }
             var outcome = UpgradeReport.Step.Outcome.done
+            var reason: String?
             switch step {
             case .relocate(let relocate):
                 try stepContext.relocateStore(relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
@@ -272,15 +276,17 @@ public struct Upgrader: Sendable {
                 let result = try SplitRun(context: stepContext, step: split).run()
                 relocation.quarantined += result.quarantined
             case .migrateSchema(let migrate):
-                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = .upToDate }
+                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = .upToDate; reason = "up to date" }
             case .quarantine(let quarantine):
                 let root = quarantine.folder.url(in: container)
                 let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false, measuringFolders: false)
                 try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
             }
-            report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))
+            report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted), reason: reason))
         }
-        try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem)
+        report.problems += try account.unaccountedFiles()
+        // A run that could not account for everything has not reached the plan's version.
+        if report.problems.isEmpty { try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem) }
         report.relocation = relocation
         report.seconds = Date().timeIntervalSince(started)
         return report

@@ -7,9 +7,10 @@ import Logging
 /// migration whose SQL does not compile there (`no such table`) or would end Backstage's
 /// transaction, is found by the dry run and refused by the run before its first step.
 ///
-/// Only schemas are read (`sqlite_master` and the `grdb_migrations` identifiers), never a row. A
-/// store read with `immutable=1` unless it has a `-wal` with frames (read-only then): nothing is
-/// written. A migration step whose store is stamped up to date is not opened. A schema this SQLite
+/// Only schemas are read (`sqlite_master` and the `grdb_migrations` identifiers), never a row,
+/// with `immutable=1`: nothing is written, not even a `-shm`. A store whose `-wal` holds frames is
+/// read as of its last checkpoint: a failure found there (a migration the `-wal` may already hold)
+/// is left for the run to find on the store itself, but transaction control is refused all the same. A migration step whose store is stamped up to date is not opened. A schema this SQLite
 /// cannot rebuild (an unknown virtual-table module or collation) is not rehearsed: the run finds
 /// out as it always did.
 struct MigrationRehearsal {
@@ -21,8 +22,9 @@ struct MigrationRehearsal {
     fileprivate enum Holder {
         /// The store on disk, untouched by the steps so far.
         case disk(String)
-        /// The empty copy of the schema it will have.
-        case copy(DatabaseQueue)
+        /// The empty copy of the schema it will have; not `exact` when it was read from a store
+        /// whose `-wal` holds frames (read as of its last checkpoint, without touching the `-shm`).
+        case copy(DatabaseQueue, exact: Bool)
         /// Nothing, or a store whose schema could not be rebuilt.
         case absent
         case unknown
@@ -35,7 +37,8 @@ struct MigrationRehearsal {
             let path = location.filePath(in: container)
             return fileSystem.exists(path) ? .disk(path) : .absent
         }
-        for step in plan.steps {
+        let account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
+        for (index, step) in plan.steps.enumerated() {
             switch step {
             case .relocate(let relocate):
                 let moving = holder(relocate.from)
@@ -46,19 +49,25 @@ struct MigrationRehearsal {
             case .split(let split):
                 let source = holder(split.store)
                 guard !source.isAbsent else { continue }
-                let targets = try schema(of: source).flatMap { try self.split(split, of: $0) }
+                let copy = try schema(of: source)
+                let targets = try copy.flatMap { try self.split(split, of: $0.queue, exact: $0.exact) }
                 for (index, target) in split.into.enumerated() {
-                    places[target.store.fileKey] = targets.map { .copy($0[index]) } ?? .unknown
+                    places[target.store.fileKey] = targets.map { .copy($0[index], exact: copy?.exact ?? false) } ?? .unknown
                 }
                 places[split.store.fileKey] = .absent
             case .migrateSchema(let migrate):
                 let store = holder(migrate.store)
+                if store.isAbsent, !migrate.store.isPurgeable, account.laterStep(taking: migrate.store, after: index) == nil,
+                   let other = plan.steps.flatMap(\.locations).first(where: { !holder($0).isAbsent && !$0.path.isEmpty && !$0.isPurgeable }) {
+                    let place = plan.stepPlace(index)
+                    throw UpgradeError.missingStore(plan: place.plan, step: place.step, store: migrate.store.description,
+                                                    closest: account.closest(to: migrate.store)?.description ?? other.description)
+                }
                 // The store where it is, stamped as migrated since it last changed: not opened.
                 if case .disk(let path) = store, path == migrate.store.filePath(in: container),
                    !MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem) { continue }
                 guard let copy = try schema(of: store) else { continue }
-                try rehearse(migrate, on: copy)
-                places[migrate.store.fileKey] = .copy(copy)
+                places[migrate.store.fileKey] = try rehearse(migrate, on: copy.queue, exact: copy.exact) ? .copy(copy.queue, exact: copy.exact) : .unknown
             case .quarantine:
                 continue
             }
@@ -66,13 +75,14 @@ struct MigrationRehearsal {
     }
 
     /// The empty copy of what `holder` holds; nil when there is nothing or it cannot be rebuilt.
-    private func schema(of holder: Holder) throws -> DatabaseQueue? {
+    private func schema(of holder: Holder) throws -> (queue: DatabaseQueue, exact: Bool)? {
         switch holder {
         case .absent, .unknown: return nil
-        case .copy(let queue): return queue
+        case .copy(let queue, let exact): return (queue, exact)
         case .disk(let path):
             do {
-                return try SchemaCopy.make(of: path, fileSystem: fileSystem)
+                let walHasFrames = ((try? fileSystem.status(path + "-wal"))?.size ?? 0) > 0
+                return (try SchemaCopy.make(of: path), !walHasFrames)
             } catch {
                 // A store that cannot be read is the step's to report, with its own error, when it runs.
                 logger.notice("schema not rehearsed", metadata: ["store": "\(path)", "reason": "\(error)"])
@@ -83,14 +93,21 @@ struct MigrationRehearsal {
 
     /// The targets of `split`, each an empty copy with its tables (as ``SplitRun`` builds them),
     /// after the same checks of the tables it names.
-    private func split(_ split: UpgradeStep.Split, of source: DatabaseQueue) throws -> [DatabaseQueue]? {
+    private func split(_ split: UpgradeStep.Split, of source: DatabaseQueue, exact: Bool) throws -> [DatabaseQueue]? {
         let objects = try source.read { db in try SchemaCopy.objects(db) }
         let tables = Set(objects.filter { $0.type == "table" }.map(\.name))
         let named = Set(split.into.flatMap(\.tables) + split.discard)
         let path = split.store.filePath(in: container)
-        for table in named.sorted() where !tables.contains(table) { throw UpgradeError.missingTable(store: path, table: table) }
-        for table in tables.sorted() where !named.contains(table) && !SplitRun.coreDataMetadata.contains(table) {
-            throw UpgradeError.unassignedTable(store: path, table: table)
+        var finding: UpgradeError?
+        if let table = named.sorted().first(where: { !tables.contains($0) }) {
+            finding = .missingTable(store: path, table: table)
+        } else if let table = tables.sorted().first(where: { !named.contains($0) && !SplitRun.coreDataMetadata.contains($0) }) {
+            finding = .unassignedTable(store: path, table: table)
+        }
+        if let finding {
+            // A schema read as of the last checkpoint may lack what the -wal adds: the split says so when it runs.
+            guard exact else { return nil }
+            throw finding
         }
         let metadata = SplitRun.coreDataMetadata.filter { tables.contains($0) && !named.contains($0) }
         do {
@@ -105,7 +122,9 @@ struct MigrationRehearsal {
     }
 
     /// Runs the step's pending migrations on `copy`, as ``MigrateRun`` runs them on the store.
-    private func rehearse(_ migrate: UpgradeStep.MigrateSchema, on copy: DatabaseQueue) throws {
+    /// - returns: False when a migration failed on a copy that may lack what a `-wal` adds: the
+    ///   run finds out on the store itself.
+    private func rehearse(_ migrate: UpgradeStep.MigrateSchema, on copy: DatabaseQueue, exact: Bool) throws -> Bool {
         let path = migrate.store.filePath(in: container)
         var migrator = DatabaseMigrator()
         for migration in migrate.migrations {
@@ -117,12 +136,17 @@ struct MigrationRehearsal {
             do {
                 try migrator.migrate(copy, upTo: migration.id)
             } catch let error as DatabaseError {
+                guard exact else {
+                    logger.notice("migration not rehearsed past a failure", metadata: ["store": "\(path)", "id": "\(migration.id)"])
+                    return false
+                }
                 throw UpgradeError.migrationWouldFail(store: path, id: migration.id, message: error.message ?? "\(error.resultCode)")
             } catch let refusal as MigrationSQL.Refusal {
                 throw UpgradeError.migrationRefused(store: path, id: migration.id, statement: refusal.statement,
                                                     reason: refusal.reason + " (found before anything was changed)")
             }
         }
+        return true
     }
 }
 
@@ -156,15 +180,15 @@ enum SchemaCopy {
             .filter { !$0.name.hasPrefix("sqlite_") && !shadows.contains($0.name) }
     }
 
-    /// A copy of the schema of the store at `path`, with the identifiers of the migrations it applied.
-    static func make(of path: String, fileSystem: FileSystem) throws -> DatabaseQueue {
+    /// A copy of the schema of the store at `path`, with the identifiers of the migrations it
+    /// applied, read `immutable=1`: no lock, no `-shm`, no byte written; a `-wal`'s frames are not read.
+    static func make(of path: String) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "Backstage.MigrationRehearsal"
-        let walHasFrames = ((try? fileSystem.status(path + "-wal"))?.size ?? 0) > 0
         let source: DatabaseQueue
         do {
-            source = try DatabaseQueue(path: walHasFrames ? path : SplitCensus.immutableURI(path), configuration: configuration)
+            source = try DatabaseQueue(path: SplitCensus.immutableURI(path), configuration: configuration)
         } catch {
             throw StoreLock.map(any: error, path: path, timeout: 0)
         }
