@@ -92,17 +92,26 @@ struct Upgrade: AsyncParsableCommand {
         }
         var reports: [UpgradeReport] = []
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        for try await event in upgrader.run(plan, budget: budget) {
-            switch event {
-            case .planned(let estimate):
-                if !json && estimate.exceedsBudget {
-                    Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+        // The steps this run completed: a failure after them says they stay done and how to resume.
+        var completed: [(index: Int, step: String)] = []
+        do {
+            for try await event in upgrader.run(plan, budget: budget) {
+                switch event {
+                case .planned(let estimate):
+                    if !json && estimate.exceedsBudget {
+                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+                    }
+                case .progress(let p):
+                    if p.phase == .done { completed.append((p.stepIndex, p.step)) }
+                    progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
+                case .finished(let report):
+                    reports.append(report)
                 }
-            case .progress(let p):
-                progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
-            case .finished(let report):
-                reports.append(report)
             }
+        } catch {
+            progress.finish()
+            guard !completed.isEmpty else { throw error }
+            throw StoppedPartway(cause: error, completed: completed, command: Self.resumeCommand())
         }
         progress.finish()
         if json {
@@ -152,6 +161,37 @@ struct Upgrade: AsyncParsableCommand {
         for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
         for problem in report.problems { lines.append("  not accounted for: \(problem)") }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A run that failed after some of its steps changed the container: what stays done, and the
+/// command that resumes it.
+struct StoppedPartway: Error, CustomStringConvertible {
+    var cause: Error
+    var completed: [(index: Int, step: String)]
+    var command: String
+
+    var description: String {
+        let steps = completed.map { "step \($0.index + 1) (\($0.step))" }.joined(separator: ", ")
+        let next = (completed.map(\.index).max() ?? 0) + 2
+        return "\(Output.sentence(for: cause)); before it, this run completed \(steps), which stays done, and the step that failed "
+            + "was undone or is finished by the next run: once the cause is corrected, `\(command)` resumes from step \(next)"
+    }
+}
+
+extension Upgrade {
+    /// This command line without the options that only test or trace it, quoted for a shell.
+    static func resumeCommand() -> String {
+        var words: [String] = ["backstage"]
+        var arguments = CommandLine.arguments.dropFirst()[...]
+        while let word = arguments.popFirst() {
+            if word == "--crash-at" { _ = arguments.popFirst(); continue }
+            if word.hasPrefix("--crash-at=") || word == "--verbose" { continue }
+            words.append(word)
+        }
+        return words.map { word in
+            word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:@".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }.joined(separator: " ")
     }
 }
 

@@ -163,4 +163,25 @@ import Testing
         #expect(json.stdout.components(separatedBy: "\"reason\" : \"absent: fresh install\"").count == 3, "\(json.stdout)")
         #expect(Upgrader.storageVersion(of: fresh.container) == "v2")
     }
+
+    /// A migration that fails on the rows (its schema lets it pass the preflight) after the
+    /// relocation before it moved the store: the error says what stays done and how to resume.
+    @Test func aFailureAfterAStepChangedTheContainerSaysWhatStaysDoneAndHowToResume() throws {
+        let workouts = try Workouts(plan: """
+            {"name": "v2", "steps": [
+              {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}},
+              {"migrateSchema": {"store": "applicationSupport/Workout.sqlite", "migrations": [
+                {"id": "v2-one-name", "sql": "CREATE UNIQUE INDEX one_name ON workout(substr(name, 1, 3))"}]}}]}
+            """)
+        let result = try workouts.upgrade()
+        #expect(result.status == 3)
+        #expect(result.stderr.hasPrefix("error: migration v2-one-name failed on \(workouts.app.supportStore("Workout.sqlite").main.path) and was rolled back: "
+                                        + "UNIQUE constraint failed"), "\(result.stderr)")
+        #expect(result.stderr.hasSuffix("; before it, this run completed step 1 (relocate documents/Workout.sqlite → applicationSupport/Workout.sqlite), "
+                                        + "which stays done, and the step that failed was undone or is finished by the next run: once the cause is corrected, "
+                                        + "`backstage upgrade \(workouts.app.root.path) --plan \(workouts.plan.path)` resumes from step 2\n"), "\(result.stderr)")
+        let moved = workouts.app.supportStore("Workout.sqlite")
+        #expect(try PythonSQLite.inspect(moved, table: "workout", titleColumn: "name").rows == 19)
+        #expect(try PythonSQLite.schema(moved).tables.contains("workout"))
+    }
 }
