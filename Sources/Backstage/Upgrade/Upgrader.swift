@@ -72,7 +72,9 @@ public struct Upgrader: Sendable {
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
-        if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath) { return true }
+        // A guard without a record: a run started changing the storage and did not complete.
+        if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath)
+            || (!versions.isEmpty && fileSystem.exists(DowngradeGuard.path(in: container))) { return true }
         return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil)
     }
 
@@ -194,6 +196,7 @@ public struct Upgrader: Sendable {
     }
 
     private func refuseUnrunnable(_ plan: UpgradePlan) throws {
+        try DowngradeGuard.check(plan, in: container, fileSystem: fileSystem)
         if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
         if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
             throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
@@ -242,6 +245,7 @@ public struct Upgrader: Sendable {
         context.phaseHook = phaseHook
         context.isCancelled = isCancelled
         var relocation = RelocationReport()
+        if journalWaiting { try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem) }
         if let recovered = try context.recoverJournal() { relocation.recovered.append(recovered) }
         try context.quarantine.removeTemporaries()
         if journalWaiting { try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan) }
@@ -251,6 +255,7 @@ public struct Upgrader: Sendable {
         if refuseOverBudget && estimate.exceedsBudget { throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget) }
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
         var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
+        var claimed = journalWaiting
 
         for (index, step) in plan.steps.enumerated() {
             if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
@@ -260,6 +265,11 @@ public struct Upgrader: Sendable {
                 report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0, reason: reason))
                 if let problem { report.problems.append(problem) }
                 continue
+            }
+            if !claimed {
+                // Before the first change: an older build must find that this chain ran, whatever becomes of the run.
+                try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem)
+                claimed = true
             }
             var stepContext = context
             stepContext.onProgress = { progress in
