@@ -17,12 +17,16 @@ import Testing
             try makeWorkoutStore(app.documentsStore("Workout.sqlite").main)
             v2 = app.root.appending(path: "v2.json")
             v3 = app.root.appending(path: "v3.json")
-            try Data(#"{"name": "v1-to-v2", "version": "v2", "steps": [{"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}}]}"#.utf8).write(to: v2)
+            try Data(
+                #"{"name": "v1-to-v2", "version": "v2", "steps": [{"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}}]}"#
+                    .utf8
+            ).write(to: v2)
             try Data(json.utf8).write(to: v3)
         }
 
         func upgrade(_ plans: [URL], _ extra: [String] = []) throws -> ProcessResult {
-            try runProcess(backstageExecutable, ["upgrade", app.root.path] + plans.flatMap { ["--plan", $0.path] } + extra)
+            try runProcess(
+                backstageExecutable, ["upgrade", app.root.path] + plans.flatMap { ["--plan", $0.path] } + extra)
         }
 
         func expectOlderBuildRefused() throws {
@@ -32,7 +36,10 @@ import Testing
             for extra in [["--dry-run"], []] {
                 let result = try upgrade([v2], extra)
                 #expect(result.status == 3, "\(extra): \(result.stdout)")
-                #expect(result.stderr.contains("was upgraded to v3 by a newer build of the app; this build knows v2 and changed nothing"), "\(result.stderr)")
+                #expect(
+                    result.stderr.contains(
+                        "was upgraded to v3 by a newer build of the app; this build knows v2 and changed nothing"),
+                    "\(result.stderr)")
                 #expect(snapshot(app.root) == before, "\(extra)")
             }
         }
@@ -51,16 +58,19 @@ import Testing
         #expect(killed.killedBySignal == SIGKILL)
         try builds.expectOlderBuildRefused()
         #expect(try builds.upgrade([builds.v2, builds.v3]).status == 0)
-        #expect(try PythonSQLite.inspect(builds.app.supportStore("Data.sqlite"), table: "workout", titleColumn: "name").rows == 19)
+        #expect(
+            try PythonSQLite.inspect(builds.app.supportStore("Data.sqlite"), table: "workout", titleColumn: "name").rows
+                == 19)
     }
 
     /// The newer build's run failed after its relocation: the older build does not call that
     /// storage its own ("nothing to do") and record its version over it.
     @Test func anOlderBuildNeverForgetsANewerBuildsFailedRun() throws {
-        let builds = try Builds(v3: """
-            {"name": "v2-to-v3", "version": "v3", "steps": [{"migrateSchema": {"store": "applicationSupport/Workout.sqlite", "migrations": [
-              {"id": "v3-one-name", "sql": "CREATE UNIQUE INDEX one_name ON workout(substr(name, 1, 3))"}]}}]}
-            """)
+        let builds = try Builds(
+            v3: """
+                {"name": "v2-to-v3", "version": "v3", "steps": [{"migrateSchema": {"store": "applicationSupport/Workout.sqlite", "migrations": [
+                  {"id": "v3-one-name", "sql": "CREATE UNIQUE INDEX one_name ON workout(substr(name, 1, 3))"}]}}]}
+                """)
         let failed = try builds.upgrade([builds.v2, builds.v3])
         #expect(failed.status == 3, "\(failed.stderr)")
         try builds.expectOlderBuildRefused()
@@ -76,7 +86,8 @@ import Testing
             #"{"relocate": {"from": "documents/\#(folder)/Old-\#(index).sqlite", "to": "applicationSupport/\#(folder)/Old-\#(index).sqlite"}}"#
         }
         let long = builds.app.root.appending(path: "long.json")
-        try Data(#"{"name": "v2-to-v3", "version": "v3", "steps": [\#(steps.joined(separator: ","))]}"#.utf8).write(to: long)
+        try Data(#"{"name": "v2-to-v3", "version": "v3", "steps": [\#(steps.joined(separator: ","))]}"#.utf8).write(
+            to: long)
         for _ in 0..<2 {
             let run = try builds.upgrade([builds.v2, long])
             #expect(run.status == 0, "\(run.stderr)")
@@ -84,6 +95,8 @@ import Testing
         #expect(Upgrader.storageVersion(of: builds.app.container) == "v3")
         let dry = try builds.upgrade([builds.v2, long], ["--dry-run"])
         #expect(dry.status == 0 && dry.stdout.hasPrefix("v1-to-v2 → v2-to-v3: nothing to do"), "\(dry.stdout)")
-        #expect(try PythonSQLite.inspect(builds.app.supportStore("Workout.sqlite"), table: "workout", titleColumn: "name").rows == 19)
+        #expect(
+            try PythonSQLite.inspect(builds.app.supportStore("Workout.sqlite"), table: "workout", titleColumn: "name")
+                .rows == 19)
     }
 }

@@ -36,11 +36,15 @@ import Testing
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.migrationRefused(let store, "v2-tidy", refused.statement, _) = error else { return false }
+            guard case UpgradeError.migrationRefused(let store, "v2-tidy", refused.statement, _) = error else {
+                return false
+            }
             return store == app.supportStore("Workout.sqlite").main.path && "\(error)".contains("did not run")
         }
         #expect(snapshot(app.root) == before, "nothing on disk changed")
-        #expect(try PythonSQLite.inspect(app.documentsStore("Workout.sqlite"), table: "workout", titleColumn: "name").rows == 19)
+        #expect(
+            try PythonSQLite.inspect(app.documentsStore("Workout.sqlite"), table: "workout", titleColumn: "name").rows
+                == 19)
     }
 
     /// A string literal `'COMMIT;'`, a column named `commit`, a trigger's `BEGIN ... END`, comments
@@ -61,7 +65,9 @@ import Testing
         let report = try await Upgrader(container: app.container).upgrade(plan)
         #expect(report.steps.map(\.outcome) == [.done, .done])
         let store = app.supportStore("Workout.sqlite")
-        #expect(try PythonSQLite.inspect(store, table: "workout", titleColumn: "coalesce(\"commit\", '')").titles.contains("COMMIT; END"))
+        #expect(
+            try PythonSQLite.inspect(store, table: "workout", titleColumn: "coalesce(\"commit\", '')").titles.contains(
+                "COMMIT; END"))
         #expect(try PythonSQLite.inspect(store, table: "workout", titleColumn: "name").rows == 20)
         #expect(try PythonSQLite.inspect(store, table: "log", titleColumn: "line").rows == 11)
     }
@@ -73,12 +79,19 @@ import Testing
         let before = snapshot(app.root)
         let plan = UpgradePlan(name: "v2") {
             UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite"))
-            UpgradeStep.split(.support("Workout.sqlite"), into: [
-                .init(store: .support("Data.sqlite"), tables: ["workout"]), .init(store: .support("Cache.sqlite"), tables: ["exercise"]),
-            ], discard: ["log"])
-            UpgradeStep.migrateSchema(.support("Cache.sqlite"), [.init(id: "v2", sql: "CREATE INDEX w ON workout(name)")])
+            UpgradeStep.split(
+                .support("Workout.sqlite"),
+                into: [
+                    .init(store: .support("Data.sqlite"), tables: ["workout"]),
+                    .init(store: .support("Cache.sqlite"), tables: ["exercise"]),
+                ], discard: ["log"])
+            UpgradeStep.migrateSchema(
+                .support("Cache.sqlite"), [.init(id: "v2", sql: "CREATE INDEX w ON workout(name)")])
         }
-        await #expect(throws: UpgradeError.migrationWouldFail(store: app.supportStore("Cache.sqlite").main.path, id: "v2", message: "no such table: main.workout")) {
+        await #expect(
+            throws: UpgradeError.migrationWouldFail(
+                store: app.supportStore("Cache.sqlite").main.path, id: "v2", message: "no such table: main.workout")
+        ) {
             try await Upgrader(container: app.container).upgrade(plan)
         }
         #expect(snapshot(app.root) == before)

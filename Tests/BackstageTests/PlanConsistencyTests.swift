@@ -12,7 +12,9 @@ extension ContainerLocation {
 @Suite struct PlanConsistencyTests {
     /// Runs `plan` on a container holding the Workouts store in Documents, expects the refusal
     /// naming `step` and `field`, and that not one byte of the container changed.
-    func expectRefused(_ plan: UpgradePlan, plan name: String? = nil, step: Int, field: String, saying fragment: String) async throws {
+    func expectRefused(
+        _ plan: UpgradePlan, plan name: String? = nil, step: Int, field: String, saying fragment: String
+    ) async throws {
         let app = try TestContainer()
         try makeWorkoutStore(app.documentsStore("Workout.sqlite").main)
         let before = snapshot(app.root)
@@ -25,47 +27,62 @@ extension ContainerLocation {
                 && sentence.hasSuffix("nothing was changed: correct the plan") && !sentence.contains("\n")
         }
         #expect(snapshot(app.root) == before, "nothing on disk changed")
-        #expect(try PythonSQLite.inspect(app.documentsStore("Workout.sqlite"), table: "workout", titleColumn: "name").rows == 19)
-        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.path), "not even the run's lock file")
+        #expect(
+            try PythonSQLite.inspect(app.documentsStore("Workout.sqlite"), table: "workout", titleColumn: "name").rows
+                == 19)
+        #expect(
+            !FileManager.default.fileExists(atPath: app.container.backstageDirectory.path),
+            "not even the run's lock file")
     }
 
     @Test func aSplitWhoseTwoTargetsNameOneStoreIsRefused() async throws {
         let plan = UpgradePlan(name: "v2") {
-            UpgradeStep.split(.documents("Workout.sqlite"), into: [
-                .init(store: .support("Data.sqlite"), tables: ["workout", "exercise"]),
-                .init(store: .support("data.sqlite"), tables: ["log"]),
-            ])
+            UpgradeStep.split(
+                .documents("Workout.sqlite"),
+                into: [
+                    .init(store: .support("Data.sqlite"), tables: ["workout", "exercise"]),
+                    .init(store: .support("data.sqlite"), tables: ["log"]),
+                ])
         }
         try await expectRefused(plan, step: 1, field: "split.into[1].store", saying: "as into[0].store does")
     }
 
     @Test func aTableInTwoTargetsIsRefused() async throws {
         let plan = UpgradePlan(name: "v2") {
-            UpgradeStep.split(.documents("Workout.sqlite"), into: [
-                .init(store: .support("Data.sqlite"), tables: ["workout", "exercise"]),
-                .init(store: .support("Cache.sqlite"), tables: ["log", "WORKOUT"]),
-            ])
+            UpgradeStep.split(
+                .documents("Workout.sqlite"),
+                into: [
+                    .init(store: .support("Data.sqlite"), tables: ["workout", "exercise"]),
+                    .init(store: .support("Cache.sqlite"), tables: ["log", "WORKOUT"]),
+                ])
         }
-        try await expectRefused(plan, step: 1, field: "split.into[1].tables", saying: "table WORKOUT, which into[0] already takes")
+        try await expectRefused(
+            plan, step: 1, field: "split.into[1].tables", saying: "table WORKOUT, which into[0] already takes")
     }
 
     @Test func aTableKeptAndDiscardedIsRefused() async throws {
         let plan = UpgradePlan(name: "v2") {
-            UpgradeStep.split(.documents("Workout.sqlite"), into: [
-                .init(store: .support("Data.sqlite"), tables: ["workout", "exercise", "log"]),
-            ], discard: ["log"])
+            UpgradeStep.split(
+                .documents("Workout.sqlite"),
+                into: [
+                    .init(store: .support("Data.sqlite"), tables: ["workout", "exercise", "log"])
+                ], discard: ["log"])
         }
         try await expectRefused(plan, step: 1, field: "split.discard", saying: "kept or discarded, not both")
     }
 
     @Test func aSplitIntoItselfOrIntoNothingIsRefused() async throws {
         let into = UpgradePlan(name: "v2") {
-            UpgradeStep.split(.documents("Workout.sqlite"), into: [
-                .init(store: .documents("./Workout.sqlite"), tables: ["workout", "exercise", "log"]),
-            ])
+            UpgradeStep.split(
+                .documents("Workout.sqlite"),
+                into: [
+                    .init(store: .documents("./Workout.sqlite"), tables: ["workout", "exercise", "log"])
+                ])
         }
         try await expectRefused(into, step: 1, field: "split.into[0].store", saying: "the store being split")
-        let nothing = UpgradePlan(name: "v2") { UpgradeStep.split(.documents("Workout.sqlite"), into: [], discard: ["workout", "exercise", "log"]) }
+        let nothing = UpgradePlan(name: "v2") {
+            UpgradeStep.split(.documents("Workout.sqlite"), into: [], discard: ["workout", "exercise", "log"])
+        }
         try await expectRefused(nothing, step: 1, field: "split.into", saying: "names no target store")
     }
 
@@ -79,50 +96,70 @@ extension ContainerLocation {
     @Test func twoStepsPuttingAStoreInOnePlaceAreRefused() async throws {
         let plan = UpgradePlan(name: "v2") {
             UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite"))
-            UpgradeStep.split(.documents("Old.sqlite"), into: [.init(store: .support("Workout.sqlite"), tables: ["workout"])])
+            UpgradeStep.split(
+                .documents("Old.sqlite"), into: [.init(store: .support("Workout.sqlite"), tables: ["workout"])])
         }
-        try await expectRefused(plan, step: 2, field: "split.into[0].store", saying: "where step 1 of v2 already puts a store")
+        try await expectRefused(
+            plan, step: 2, field: "split.into[0].store", saying: "where step 1 of v2 already puts a store")
     }
 
     /// The second plan of the chain moves the store back where the first took it from: every run
     /// would move it away and back again. The step is named in its own plan.
     @Test func aChainThatMovesAStoreAwayAndBackIsRefused() async throws {
         let chain = UpgradePlan(chain: [
-            UpgradePlan(name: "v1-to-v2", version: "v2") { UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite")) },
+            UpgradePlan(name: "v1-to-v2", version: "v2") {
+                UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite"))
+            },
             UpgradePlan(name: "v2-to-v3", version: "v3") {
                 UpgradeStep.quarantine()
                 UpgradeStep.relocate(from: .support("Workout.sqlite"), to: .documents("Workout.sqlite"))
             },
         ])
-        try await expectRefused(chain, plan: "v2-to-v3", step: 2, field: "relocate.to", saying: "which step 1 of v1-to-v2 moves a store away from")
+        try await expectRefused(
+            chain, plan: "v2-to-v3", step: 2, field: "relocate.to",
+            saying: "which step 1 of v1-to-v2 moves a store away from")
     }
 
     @Test func stepsInTheWrongOrderAreRefused() async throws {
         let migrateFirst = UpgradePlan(name: "v2") {
-            UpgradeStep.migrateSchema(.support("Workout.sqlite"), [.init(id: "v2-notes", sql: "ALTER TABLE workout ADD COLUMN notes TEXT")])
+            UpgradeStep.migrateSchema(
+                .support("Workout.sqlite"), [.init(id: "v2-notes", sql: "ALTER TABLE workout ADD COLUMN notes TEXT")])
             UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite"))
         }
         try await expectRefused(migrateFirst, step: 2, field: "relocate.to", saying: "the steps are in the wrong order")
         let migrateAfterMove = UpgradePlan(name: "v2") {
             UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite"))
-            UpgradeStep.migrateSchema(.documents("Workout.sqlite"), [.init(id: "v2-notes", sql: "ALTER TABLE workout ADD COLUMN notes TEXT")])
+            UpgradeStep.migrateSchema(
+                .documents("Workout.sqlite"), [.init(id: "v2-notes", sql: "ALTER TABLE workout ADD COLUMN notes TEXT")])
         }
-        try await expectRefused(migrateAfterMove, step: 2, field: "migrateSchema.store", saying: "the migration would never run")
+        try await expectRefused(
+            migrateAfterMove, step: 2, field: "migrateSchema.store", saying: "the migration would never run")
     }
 
     @Test func aMigrationIdentifierWithTwoMeaningsIsRefused() async throws {
         let twice = UpgradePlan(name: "v2") {
-            UpgradeStep.migrateSchema(.documents("Workout.sqlite"), [
-                .init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN notes TEXT"),
-                .init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN place TEXT"),
-            ])
+            UpgradeStep.migrateSchema(
+                .documents("Workout.sqlite"),
+                [
+                    .init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN notes TEXT"),
+                    .init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN place TEXT"),
+                ])
         }
-        try await expectRefused(twice, step: 1, field: "migrateSchema.migrations[1].id", saying: "the second would never run")
+        try await expectRefused(
+            twice, step: 1, field: "migrateSchema.migrations[1].id", saying: "the second would never run")
         let chain = UpgradePlan(chain: [
-            UpgradePlan(name: "v1-to-v2") { UpgradeStep.migrateSchema(.documents("Workout.sqlite"), [.init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN notes TEXT")]) },
-            UpgradePlan(name: "v2-to-v3") { UpgradeStep.migrateSchema(.documents("Workout.sqlite"), [.init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN place TEXT")]) },
+            UpgradePlan(name: "v1-to-v2") {
+                UpgradeStep.migrateSchema(
+                    .documents("Workout.sqlite"), [.init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN notes TEXT")])
+            },
+            UpgradePlan(name: "v2-to-v3") {
+                UpgradeStep.migrateSchema(
+                    .documents("Workout.sqlite"), [.init(id: "v2", sql: "ALTER TABLE workout ADD COLUMN place TEXT")])
+            },
         ])
-        try await expectRefused(chain, plan: "v2-to-v3", step: 1, field: "migrateSchema.migrations[0].sql", saying: "would never run this one")
+        try await expectRefused(
+            chain, plan: "v2-to-v3", step: 1, field: "migrateSchema.migrations[0].sql",
+            saying: "would never run this one")
     }
 
     /// GRDB's way: each plan lists every migration so far; the same identifier with the same SQL
@@ -135,14 +172,23 @@ extension ContainerLocation {
                 UpgradeStep.relocate(from: .documents("Workout.sqlite"), to: .support("Workout.sqlite"))
             },
             UpgradePlan(name: "v2-to-v3") {
-                UpgradeStep.migrateSchema(.support("Workout.sqlite"), [migration, .init(id: "v3", sql: "DELETE FROM log")])
-                UpgradeStep.split(.support("Workout.sqlite"), into: [.init(store: .support("Data.sqlite"), tables: ["workout", "exercise"])], discard: ["log"])
-                UpgradeStep.migrateSchema(.support("Data.sqlite"), [.init(id: "v3-index", sql: "CREATE INDEX w ON workout(name)")])
+                UpgradeStep.migrateSchema(
+                    .support("Workout.sqlite"), [migration, .init(id: "v3", sql: "DELETE FROM log")])
+                UpgradeStep.split(
+                    .support("Workout.sqlite"),
+                    into: [.init(store: .support("Data.sqlite"), tables: ["workout", "exercise"])], discard: ["log"])
+                UpgradeStep.migrateSchema(
+                    .support("Data.sqlite"), [.init(id: "v3-index", sql: "CREATE INDEX w ON workout(name)")])
             },
         ]).checkConsistency()
-        let plans = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let plans = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appending(path: "Fixtures/Notes/plans")
-        try UpgradePlan(chain: ["v1-to-v2", "v2-to-v3", "v3-to-v4"].map { try UpgradePlan.load(from: plans.appending(path: "\($0).json")) })
-            .checkConsistency()
+        try UpgradePlan(
+            chain: ["v1-to-v2", "v2-to-v3", "v3-to-v4"].map {
+                try UpgradePlan.load(from: plans.appending(path: "\($0).json"))
+            }
+        )
+        .checkConsistency()
     }
 }

@@ -35,8 +35,10 @@ struct DowngradeGuard: Codable, Equatable {
     /// Throws when a newer build's run started changing the storage: killed, refused or failed since.
     static func check(_ plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
         let versions = plan.versions
-        guard !versions.isEmpty, let found = read(container, fileSystem: fileSystem), found.isNewer(than: versions) else { return }
-        throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: found.claimed, known: versions)
+        guard !versions.isEmpty, let found = read(container, fileSystem: fileSystem), found.isNewer(than: versions)
+        else { return }
+        throw UpgradeError.newerStorage(
+            container: container.applicationSupport.path, version: found.claimed, known: versions)
     }
 
     /// Records, before its first step changes anything, that a chain knowing `plan`'s versions
@@ -44,7 +46,11 @@ struct DowngradeGuard: Codable, Equatable {
     static func claim(_ plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
         guard let last = plan.versions.last else { return }
         let mine = DowngradeGuard(claimed: last, known: plan.versions)
-        if let found = read(container, fileSystem: fileSystem), found == mine || Set(mine.known).isSubset(of: found.known) { return }
+        if let found = read(container, fileSystem: fileSystem),
+            found == mine || Set(mine.known).isSubset(of: found.known)
+        {
+            return
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(mine)

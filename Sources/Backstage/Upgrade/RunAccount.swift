@@ -55,23 +55,37 @@ struct RunAccount {
         case .migrateSchema(let migrate):
             if exists(migrate.store) { return ("up to date", nil) }
             if let later = laterStep(taking: migrate.store, after: index) {
-                return ("already done: step \(plan.stepPlace(later).step) of \(plan.stepPlace(later).plan) took the store further", nil)
+                return (
+                    "already done: step \(plan.stepPlace(later).step) of \(plan.stepPlace(later).plan) took the store further",
+                    nil
+                )
             }
             if isFreshInstall() { return ("absent: fresh install", nil) }
             // The system empties Caches and tmp when it likes: a store missing there is rebuilt by the app.
             if migrate.store.isPurgeable { return ("absent: no store at \(migrate.store) (purgeable)", nil) }
-            var problem = "step \(place.step) of \(place.plan) migrates \(migrate.store), but no store is there, though the plan's other stores are"
-            if let closest = closest(to: migrate.store) { problem += "; the closest location the plan names is \(closest)" }
+            guard let typo = closest(to: migrate.store, where: exists), Self.looksLikeTypo(typo, of: migrate.store)
+            else {
+                return ("absent: no store at \(migrate.store)", nil)
+            }
+            let problem =
+                "step \(place.step) of \(place.plan) migrates \(migrate.store), but no store is there, though there is one at \(typo)"
             return ("absent: no store at \(migrate.store)", problem)
         case .quarantine:
             return ("nothing to quarantine", nil)
         }
     }
 
-    private mutating func absent(_ source: ContainerLocation, made: [ContainerLocation], index: Int) -> (reason: String, problem: String?) {
+    private mutating func absent(
+        _ source: ContainerLocation, made: [ContainerLocation], index: Int
+    ) -> (reason: String, problem: String?) {
         if made.contains(where: exists) { return ("already done", nil) }
-        if let target = made.first(where: { laterStep(taking: $0, after: index) != nil }), let later = laterStep(taking: target, after: index) {
-            return ("already done: step \(plan.stepPlace(later).step) of \(plan.stepPlace(later).plan) took the store further", nil)
+        if let target = made.first(where: { laterStep(taking: $0, after: index) != nil }),
+            let later = laterStep(taking: target, after: index)
+        {
+            return (
+                "already done: step \(plan.stepPlace(later).step) of \(plan.stepPlace(later).plan) took the store further",
+                nil
+            )
         }
         if isFreshInstall() { return ("absent: fresh install", nil) }
         return ("absent: no store at \(source)", nil)
@@ -98,18 +112,30 @@ struct RunAccount {
     /// The store a file belongs to: a sidecar's database, a support folder's store (`.Name_SUPPORT` to `Name.*`
     /// is left as it is: its name differs).
     private static func storePath(of path: String) -> String {
-        for suffix in ["-wal", "-shm", "-journal"] where path.hasSuffix(suffix) { return String(path.dropLast(suffix.count)) }
+        for suffix in ["-wal", "-shm", "-journal"] where path.hasSuffix(suffix) {
+            return String(path.dropLast(suffix.count))
+        }
         return path
     }
 
     /// The location the plan names that is nearest `location` by edit distance, in the same root.
-    func closest(to location: ContainerLocation) -> ContainerLocation? {
-        let candidates = plan.steps.flatMap(\.locations).filter { $0.root == location.root && !$0.sameFile(as: location) && !$0.path.isEmpty }
+    func closest(
+        to location: ContainerLocation, where included: (ContainerLocation) -> Bool = { _ in true }
+    ) -> ContainerLocation? {
+        let candidates = plan.steps.flatMap(\.locations).filter {
+            $0.root == location.root && !$0.sameFile(as: location) && !$0.path.isEmpty && included($0)
+        }
         return candidates.min { Self.distance($0.path, location.path) < Self.distance($1.path, location.path) }
     }
 
+    /// True when `location` is a few letters from `other` (at most 2, or 15% of the longer path).
+    static func looksLikeTypo(_ other: ContainerLocation, of location: ContainerLocation) -> Bool {
+        distance(other.path, location.path) <= max(2, max(other.path.count, location.path.count) * 15 / 100)
+    }
+
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.lowercased()), b = Array(b.lowercased())
+        let a = Array(a.lowercased())
+        let b = Array(b.lowercased())
         var row = Array(0...b.count)
         for i in 1...max(a.count, 1) where !a.isEmpty {
             var previous = row[0]
@@ -127,4 +153,15 @@ struct RunAccount {
 extension ContainerLocation {
     /// True in Caches and tmp, which the system empties when it needs space.
     var isPurgeable: Bool { root == .caches || root == .temporary }
+}
+
+extension UpgradeStep {
+    /// True when the step puts a store at `location` (a relocation's destination, a split's target).
+    func produces(_ location: ContainerLocation) -> Bool {
+        switch self {
+        case .relocate(let relocate): relocate.to.sameFile(as: location)
+        case .split(let split): split.into.contains { $0.store.sameFile(as: location) }
+        default: false
+        }
+    }
 }

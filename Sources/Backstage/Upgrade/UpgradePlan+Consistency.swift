@@ -29,19 +29,28 @@ extension UpgradePlan {
             switch step {
             case .relocate(let relocate):
                 if relocate.from.sameFile(as: relocate.to) {
-                    throw refuse("to", "names \(relocate.to), the store's own location: a store cannot move onto itself")
+                    throw refuse(
+                        "to", "names \(relocate.to), the store's own location: a store cannot move onto itself")
                 }
-                if let reason = flow.consume(relocate.from, at: index, describe: stepPlace) { throw refuse("from", reason) }
+                if let reason = flow.consume(relocate.from, at: index, describe: stepPlace) {
+                    throw refuse("from", reason)
+                }
                 if let reason = flow.produce(relocate.to, at: index, describe: stepPlace) { throw refuse("to", reason) }
             case .split(let split):
                 if let (field, reason) = Self.contradiction(in: split) { throw refuse(field, reason) }
-                if let reason = flow.consume(split.store, at: index, describe: stepPlace) { throw refuse("store", reason) }
+                if let reason = flow.consume(split.store, at: index, describe: stepPlace) {
+                    throw refuse("store", reason)
+                }
                 for (number, target) in split.into.enumerated() {
-                    if let reason = flow.produce(target.store, at: index, describe: stepPlace) { throw refuse("into[\(number)].store", reason) }
+                    if let reason = flow.produce(target.store, at: index, describe: stepPlace) {
+                        throw refuse("into[\(number)].store", reason)
+                    }
                 }
             case .migrateSchema(let migrate):
                 if let (field, reason) = Self.contradiction(in: migrate) { throw refuse(field, reason) }
-                if let (field, reason) = flow.migrate(migrate, at: index, describe: stepPlace) { throw refuse(field, reason) }
+                if let (field, reason) = flow.migrate(migrate, at: index, describe: stepPlace) {
+                    throw refuse(field, reason)
+                }
             case .quarantine:
                 break
             }
@@ -65,14 +74,22 @@ extension UpgradePlan {
         var placed: [String: String] = [:]
         for (number, target) in split.into.enumerated() {
             if target.store.sameFile(as: split.store) {
-                return ("into[\(number)].store", "names \(target.store), the store being split: a split writes new stores")
+                return (
+                    "into[\(number)].store", "names \(target.store), the store being split: a split writes new stores"
+                )
             }
             if let other = split.into[..<number].firstIndex(where: { $0.store.sameFile(as: target.store) }) {
-                return ("into[\(number)].store", "names \(target.store), as into[\(other)].store does: the second target would overwrite the first")
+                return (
+                    "into[\(number)].store",
+                    "names \(target.store), as into[\(other)].store does: the second target would overwrite the first"
+                )
             }
             for table in target.tables {
                 if let earlier = placed[table.lowercased()] {
-                    return ("into[\(number)].tables", "names table \(table), which \(earlier) already takes: a table goes to exactly one place")
+                    return (
+                        "into[\(number)].tables",
+                        "names table \(table), which \(earlier) already takes: a table goes to exactly one place"
+                    )
                 }
                 placed[table.lowercased()] = "into[\(number)]"
             }
@@ -80,7 +97,9 @@ extension UpgradePlan {
         var discarded: Set<String> = []
         for table in split.discard {
             if let target = placed[table.lowercased()] {
-                return ("discard", "names table \(table), which \(target) takes: a table is kept or discarded, not both")
+                return (
+                    "discard", "names table \(table), which \(target) takes: a table is kept or discarded, not both"
+                )
             }
             if !discarded.insert(table.lowercased()).inserted { return ("discard", "names table \(table) twice") }
         }
@@ -91,10 +110,16 @@ extension UpgradePlan {
     private static func contradiction(in migrate: UpgradeStep.MigrateSchema) -> (field: String, reason: String)? {
         for (number, migration) in migrate.migrations.enumerated() {
             if let other = migrate.migrations[..<number].firstIndex(where: { $0.id == migration.id }) {
-                return ("migrations[\(number)].id", "is \"\(migration.id)\", as migrations[\(other)].id is: each identifier runs once, so the second would never run")
+                return (
+                    "migrations[\(number)].id",
+                    "is \"\(migration.id)\", as migrations[\(other)].id is: each identifier runs once, so the second would never run"
+                )
             }
             if migration.sql.allSatisfy(\.isWhitespace) {
-                return ("migrations[\(number)].sql", "is empty: migration \"\(migration.id)\" would be recorded as applied without changing anything")
+                return (
+                    "migrations[\(number)].sql",
+                    "is empty: migration \"\(migration.id)\" would be recorded as applied without changing anything"
+                )
             }
         }
         return nil
@@ -122,7 +147,8 @@ private struct PlanFlow {
     mutating func consume(_ location: ContainerLocation, at index: Int, describe: Describe) -> String? {
         let key = location.fileKey
         if let earlier = movedAway[key] {
-            return "names \(location), which \(Self.name(earlier, describe)) already moved away: this step would never find it"
+            return
+                "names \(location), which \(Self.name(earlier, describe)) already moved away: this step would never find it"
         }
         movedAway[key] = index
         putBy[key] = nil
@@ -133,27 +159,37 @@ private struct PlanFlow {
     mutating func produce(_ location: ContainerLocation, at index: Int, describe: Describe) -> String? {
         let key = location.fileKey
         if let earlier = movedAway[key] {
-            return "names \(location), which \(Self.name(earlier, describe)) moves a store away from: every run would find it there again and move it again"
+            return
+                "names \(location), which \(Self.name(earlier, describe)) moves a store away from: every run would find it there again and move it again"
         }
         if let earlier = putBy[key] {
-            return "names \(location), where \(Self.name(earlier, describe)) already puts a store: this one would overwrite it"
+            return
+                "names \(location), where \(Self.name(earlier, describe)) already puts a store: this one would overwrite it"
         }
         if let earlier = migratedFirst[key] {
-            return "names \(location), which \(Self.name(earlier, describe)) migrates before this step puts a store there: the steps are in the wrong order"
+            return
+                "names \(location), which \(Self.name(earlier, describe)) migrates before this step puts a store there: the steps are in the wrong order"
         }
         putBy[key] = index
         return nil
     }
 
-    mutating func migrate(_ migrate: UpgradeStep.MigrateSchema, at index: Int, describe: Describe) -> (String, String)? {
+    mutating func migrate(_ migrate: UpgradeStep.MigrateSchema, at index: Int, describe: Describe) -> (String, String)?
+    {
         let key = migrate.store.fileKey
         if let earlier = movedAway[key] {
-            return ("store", "names \(migrate.store), which \(Self.name(earlier, describe)) moved away: the migration would never run")
+            return (
+                "store",
+                "names \(migrate.store), which \(Self.name(earlier, describe)) moved away: the migration would never run"
+            )
         }
         var known = migrations[key] ?? (index, [:])
         for (number, migration) in migrate.migrations.enumerated() {
             if let sql = known.sql[migration.id], sql != migration.sql {
-                return ("migrations[\(number)].sql", "differs from the SQL \(Self.name(known.step, describe)) gives migration \"\(migration.id)\" on the same store: a store that ran the first would never run this one")
+                return (
+                    "migrations[\(number)].sql",
+                    "differs from the SQL \(Self.name(known.step, describe)) gives migration \"\(migration.id)\" on the same store: a store that ran the first would never run this one"
+                )
             }
             known.sql[migration.id] = migration.sql
         }

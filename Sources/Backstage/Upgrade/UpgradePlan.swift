@@ -364,8 +364,8 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// on an empty copy of that schema before anything was changed). Nothing was changed.
     case migrationWouldFail(store: String, id: String, message: String)
     /// Step `step` of the plan named `plan` migrates `store`, where no store is nor will be when
-    /// the step runs, while the plan's other stores are there (a location with a typo); `closest`
-    /// is the nearest location the plan names. Nothing was changed.
+    /// the step runs, a few letters from `closest`, a location the plan names where a store is (a
+    /// typo). Nothing was changed.
     case missingStore(plan: String, step: Int, store: String, closest: String)
     /// The plan contradicts itself (see ``UpgradePlan/checkConsistency()``): `step` (from 1) of
     /// the plan named `plan`, its field `field` (such as `split.into[1].store`). Nothing was changed.
@@ -397,7 +397,7 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .migrationWouldFail(let store, let id, let message):
             "migration \(id) would fail on \(store) (tried on an empty copy of its schema as it will be then): \(message); nothing was changed: correct the plan"
         case .missingStore(let plan, let step, let store, let closest):
-            "plan \(plan), step \(step) migrates \(store), where no store is nor will be then, though the plan's other stores are there (the closest location the plan names is \(closest)); nothing was changed: correct the plan"
+            "plan \(plan), step \(step) migrates \(store), where no store is nor will be then, though there is one at \(closest), which the plan also names; nothing was changed: correct the plan"
         case .inconsistentPlan(let plan, let step, let field, let reason):
             "plan \(plan), step \(step), \(field) \(reason); nothing was changed: correct the plan"
         case .relocation(let error): error.description

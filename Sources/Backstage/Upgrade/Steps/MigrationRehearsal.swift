@@ -52,22 +52,35 @@ struct MigrationRehearsal {
                 let copy = try schema(of: source)
                 let targets = try copy.flatMap { try self.split(split, of: $0.queue, exact: $0.exact) }
                 for (index, target) in split.into.enumerated() {
-                    places[target.store.fileKey] = targets.map { .copy($0[index], exact: copy?.exact ?? false) } ?? .unknown
+                    places[target.store.fileKey] =
+                        targets.map { .copy($0[index], exact: copy?.exact ?? false) } ?? .unknown
                 }
                 places[split.store.fileKey] = .absent
             case .migrateSchema(let migrate):
                 let store = holder(migrate.store)
-                if store.isAbsent, !migrate.store.isPurgeable, account.laterStep(taking: migrate.store, after: index) == nil,
-                   let other = plan.steps.flatMap(\.locations).first(where: { !holder($0).isAbsent && !$0.path.isEmpty && !$0.isPurgeable }) {
+                // A store that is not, and will not be, where the migration looks, a few letters from one
+                // that is: a typo. (A store the app makes only when a feature is first used is not
+                // refused: its name is not that close to another's.)
+                if store.isAbsent, !migrate.store.isPurgeable,
+                    account.laterStep(taking: migrate.store, after: index) == nil,
+                    !plan.steps.contains(where: { $0.produces(migrate.store) }),
+                    let typo = account.closest(to: migrate.store, where: { !holder($0).isAbsent }),
+                    RunAccount.looksLikeTypo(typo, of: migrate.store)
+                {
                     let place = plan.stepPlace(index)
-                    throw UpgradeError.missingStore(plan: place.plan, step: place.step, store: migrate.store.description,
-                                                    closest: account.closest(to: migrate.store)?.description ?? other.description)
+                    throw UpgradeError.missingStore(
+                        plan: place.plan, step: place.step, store: migrate.store.description, closest: typo.description)
                 }
                 // The store where it is, stamped as migrated since it last changed: not opened.
                 if case .disk(let path) = store, path == migrate.store.filePath(in: container),
-                   !MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem) { continue }
+                    !MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
+                {
+                    continue
+                }
                 guard let copy = try schema(of: store) else { continue }
-                places[migrate.store.fileKey] = try rehearse(migrate, on: copy.queue, exact: copy.exact) ? .copy(copy.queue, exact: copy.exact) : .unknown
+                places[migrate.store.fileKey] =
+                    try rehearse(migrate, on: copy.queue, exact: copy.exact)
+                    ? .copy(copy.queue, exact: copy.exact) : .unknown
             case .quarantine:
                 continue
             }
@@ -101,7 +114,9 @@ struct MigrationRehearsal {
         var finding: UpgradeError?
         if let table = named.sorted().first(where: { !tables.contains($0) }) {
             finding = .missingTable(store: path, table: table)
-        } else if let table = tables.sorted().first(where: { !named.contains($0) && !SplitRun.coreDataMetadata.contains($0) }) {
+        } else if let table = tables.sorted().first(where: {
+            !named.contains($0) && !SplitRun.coreDataMetadata.contains($0)
+        }) {
             finding = .unassignedTable(store: path, table: table)
         }
         if let finding {
@@ -113,7 +128,8 @@ struct MigrationRehearsal {
         do {
             return try split.into.map { target in
                 let kept = Set(target.tables).union(metadata)
-                return try SchemaCopy.build(objects.filter { kept.contains($0.table) && $0.type != "view" }, applied: [])
+                return try SchemaCopy.build(
+                    objects.filter { kept.contains($0.table) && $0.type != "view" }, applied: [])
             }
         } catch let error as SchemaCopy.Unbuildable {
             logger.notice("split targets not rehearsed", metadata: ["store": "\(path)", "reason": "\(error.reason)"])
@@ -137,13 +153,17 @@ struct MigrationRehearsal {
                 try migrator.migrate(copy, upTo: migration.id)
             } catch let error as DatabaseError {
                 guard exact else {
-                    logger.notice("migration not rehearsed past a failure", metadata: ["store": "\(path)", "id": "\(migration.id)"])
+                    logger.notice(
+                        "migration not rehearsed past a failure",
+                        metadata: ["store": "\(path)", "id": "\(migration.id)"])
                     return false
                 }
-                throw UpgradeError.migrationWouldFail(store: path, id: migration.id, message: error.message ?? "\(error.resultCode)")
+                throw UpgradeError.migrationWouldFail(
+                    store: path, id: migration.id, message: error.message ?? "\(error.resultCode)")
             } catch let refusal as MigrationSQL.Refusal {
-                throw UpgradeError.migrationRefused(store: path, id: migration.id, statement: refusal.statement,
-                                                    reason: refusal.reason + " (found before anything was changed)")
+                throw UpgradeError.migrationRefused(
+                    store: path, id: migration.id, statement: refusal.statement,
+                    reason: refusal.reason + " (found before anything was changed)")
             }
         }
         return true
@@ -174,10 +194,14 @@ enum SchemaCopy {
     /// The objects of `db`'s schema that a copy creates: no SQLite table, no shadow table (its
     /// virtual table makes it), in the order they were created.
     static func objects(_ db: Database) throws -> [Object] {
-        let shadows = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'"))
-        return try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
-            .map { Object(type: $0["type"], name: $0["name"], table: $0["tbl_name"], sql: $0["sql"]) }
-            .filter { !$0.name.hasPrefix("sqlite_") && !shadows.contains($0.name) }
+        let shadows = Set(
+            try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'shadow'")
+        )
+        return try Row.fetchAll(
+            db, sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
+        )
+        .map { Object(type: $0["type"], name: $0["name"], table: $0["tbl_name"], sql: $0["sql"]) }
+        .filter { !$0.name.hasPrefix("sqlite_") && !shadows.contains($0.name) }
     }
 
     /// A copy of the schema of the store at `path`, with the identifiers of the migrations it
@@ -210,7 +234,8 @@ enum SchemaCopy {
             try copy.writeWithoutTransaction { db in
                 for object in objects { try db.execute(sql: object.sql) }
                 for identifier in applied {
-                    try db.execute(sql: "INSERT OR IGNORE INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+                    try db.execute(
+                        sql: "INSERT OR IGNORE INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
                 }
                 try MissingFunctions.register(in: db)
             }

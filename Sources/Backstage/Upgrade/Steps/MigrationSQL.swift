@@ -29,7 +29,8 @@ enum MigrationSQL {
             try statement.execute()
         }
         if let open = savepoints.open.last {
-            throw Refusal(statement: number, reason: "SAVEPOINT \(open) is never released, so the migration would end inside it")
+            throw Refusal(
+                statement: number, reason: "SAVEPOINT \(open) is never released, so the migration would end inside it")
         }
     }
 
@@ -87,13 +88,14 @@ struct SQLWords: IteratorProtocol {
         skipSpaceAndComments()
         guard index < scalars.count else { return nil }
         let first = scalars[index]
-        let closing: Unicode.Scalar? = switch first {
-        case "\"": "\""
-        case "`": "`"
-        case "[": "]"
-        case "'": "'"
-        default: nil
-        }
+        let closing: Unicode.Scalar? =
+            switch first {
+            case "\"": "\""
+            case "`": "`"
+            case "[": "]"
+            case "'": "'"
+            default: nil
+            }
         var word = String.UnicodeScalarView()
         if let closing {
             index += 1
@@ -126,7 +128,8 @@ struct SQLWords: IteratorProtocol {
     }
 
     private static func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value > 0x7F || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "$"
+        scalar.value > 0x7F || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+            || scalar == "$"
     }
 
     private mutating func skipSpaceAndComments() {
