@@ -191,4 +191,15 @@ extension ContainerLocation {
         )
         .checkConsistency()
     }
+
+    @Test func aStoreLocationNamingAFolderOrASidecarIsRefused() async throws {
+        let folder = UpgradePlan(name: "v2") {
+            UpgradeStep.relocate(from: .documents(""), to: .support("Workout.sqlite"))
+        }
+        try await expectRefused(folder, step: 1, field: "relocate.from", saying: "a folder")
+        let sidecar = UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(.documents("Workout.sqlite-wal"), [.init(id: "v2", sql: "DELETE FROM log")])
+        }
+        try await expectRefused(sidecar, step: 1, field: "migrateSchema.store", saying: "a sidecar (-wal) of another store")
+    }
 }

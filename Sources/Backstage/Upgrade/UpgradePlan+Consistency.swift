@@ -26,6 +26,9 @@ extension UpgradePlan {
             func refuse(_ field: String, _ reason: String) -> UpgradeError {
                 .inconsistentPlan(plan: place.plan, step: place.step, field: "\(step.kind).\(field)", reason: reason)
             }
+            for (field, location) in Self.storeFields(of: step) {
+                if let reason = location.notAStore { throw refuse(field, reason) }
+            }
             switch step {
             case .relocate(let relocate):
                 if relocate.from.sameFile(as: relocate.to) {
@@ -54,6 +57,16 @@ extension UpgradePlan {
             case .quarantine:
                 break
             }
+        }
+    }
+
+    /// The fields of a step that name a store (not a quarantine's folder), with their locations.
+    private static func storeFields(of step: UpgradeStep) -> [(String, ContainerLocation)] {
+        switch step {
+        case .relocate(let relocate): [("from", relocate.from), ("to", relocate.to)]
+        case .split(let split): [("store", split.store)] + split.into.enumerated().map { ("into[\($0)].store", $1.store) }
+        case .migrateSchema(let migrate): [("store", migrate.store)]
+        case .quarantine: []
         }
     }
 
@@ -208,6 +221,17 @@ extension ContainerLocation {
     }
 
     private var rootKey: String { root.rawValue }
+
+    /// Why the location cannot be a store's: a root or a folder (the step would move or open a
+    /// whole folder), or a sidecar of another store. Nil for a store's location.
+    var notAStore: String? {
+        let name = path.split(separator: "/").last { $0 != "." }.map(String.init) ?? ""
+        if name.isEmpty || path.hasSuffix("/") { return "names \(self), a folder: a store's location names its database file" }
+        for suffix in ["-wal", "-shm", "-journal"] where name.hasSuffix(suffix) {
+            return "names \(self), a sidecar (\(suffix)) of another store: a store's location names its database file"
+        }
+        return nil
+    }
 
     /// True when both locations name one file on a device.
     func sameFile(as other: ContainerLocation) -> Bool { fileKey == other.fileKey }
