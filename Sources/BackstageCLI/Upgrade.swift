@@ -12,7 +12,12 @@ struct Upgrade: AsyncParsableCommand {
             finished or undone first. The estimate is computed before anything is touched and compared \
             with --budget, the launch watchdog's budget. Plans that name their "version" record it when the \
             chain completes; a container a newer chain (one knowing these versions and more) upgraded is \
-            refused with nothing changed (exit 3).
+            refused with nothing changed (exit 3), in a dry run as in the run. A plan that contradicts itself (a \
+            table in two targets, two steps putting a store in one place, a store moved away and back, steps in the \
+            wrong order) is refused before anything is touched (exit 3), naming the plan, the step and the field. \
+            Each skipped step says why (already done, absent: fresh install, up to date). A run that leaves internal \
+            files in Documents no step accounts for (a store location with a typo), or finds a store the plan \
+            migrates missing while its other stores are there, says so, does not record the version, and exits 1.
 
             Example:
               backstage upgrade ~/Containers/MyApp --plan Fixtures/Notes/plans/v1-to-v2.json --dry-run
@@ -74,6 +79,8 @@ struct Upgrade: AsyncParsableCommand {
         // past the versions they reach is refused before anything is touched.
         let plan = UpgradePlan(chain: loaded)
         if dryRun {
+            // The run's own checks, with the run's exit status: a dry run that passes, the run passes too.
+            try upgrader.preflight(plan)
             let results = [DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
                                   needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))]
             if json {
@@ -85,23 +92,38 @@ struct Upgrade: AsyncParsableCommand {
         }
         var reports: [UpgradeReport] = []
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        for try await event in upgrader.run(plan, budget: budget) {
-            switch event {
-            case .planned(let estimate):
-                if !json && estimate.exceedsBudget {
-                    Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+        // The steps this run completed: a failure after them says they stay done and how to resume.
+        var completed: [(index: Int, step: String)] = []
+        do {
+            for try await event in upgrader.run(plan, budget: budget) {
+                switch event {
+                case .planned(let estimate):
+                    if !json && estimate.exceedsBudget {
+                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+                    }
+                case .progress(let p):
+                    if p.phase == .done { completed.append((p.stepIndex, p.step)) }
+                    progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
+                case .finished(let report):
+                    reports.append(report)
                 }
-            case .progress(let p):
-                progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
-            case .finished(let report):
-                reports.append(report)
             }
+        } catch {
+            progress.finish()
+            guard !completed.isEmpty else { throw error }
+            throw StoppedPartway(cause: error, completed: completed, command: Self.resumeCommand())
         }
         progress.finish()
         if json {
             try Output.json(reports)
         } else {
             Output.out(reports.map { Self.render($0, container: container) }.joined(separator: "\n"))
+        }
+        // What the run could not account for is a problem found (exit 1): the version was not recorded.
+        let problems = reports.flatMap(\.problems)
+        if !problems.isEmpty {
+            for problem in problems { Output.err("error: \(problem); the version was not recorded as reached: correct the plan and run it again") }
+            throw ExitCode(ExitStatus.checkFailed)
         }
     }
 
@@ -133,10 +155,43 @@ struct Upgrade: AsyncParsableCommand {
         var lines = ["\(report.plan): \(report.steps.filter { $0.outcome != .skipped }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"]
         for line in report.relocation.recovered { lines.append("  recovered an interrupted step (\(line))") }
         for step in report.steps {
-            lines.append("  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)")
+            let why = step.reason.map { "  (\($0))" } ?? ""
+            lines.append("  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)\(why)")
         }
         for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
+        for problem in report.problems { lines.append("  not accounted for: \(problem)") }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A run that failed after some of its steps changed the container: what stays done, and the
+/// command that resumes it.
+struct StoppedPartway: Error, CustomStringConvertible {
+    var cause: Error
+    var completed: [(index: Int, step: String)]
+    var command: String
+
+    var description: String {
+        let steps = completed.map { "step \($0.index + 1) (\($0.step))" }.joined(separator: ", ")
+        let next = (completed.map(\.index).max() ?? 0) + 2
+        return "\(Output.sentence(for: cause)); before it, this run completed \(steps), which stays done, and the step that failed "
+            + "was undone or is finished by the next run: once the cause is corrected, `\(command)` resumes from step \(next)"
+    }
+}
+
+extension Upgrade {
+    /// This command line without the options that only test or trace it, quoted for a shell.
+    static func resumeCommand() -> String {
+        var words: [String] = ["backstage"]
+        var arguments = CommandLine.arguments.dropFirst()[...]
+        while let word = arguments.popFirst() {
+            if word == "--crash-at" { _ = arguments.popFirst(); continue }
+            if word.hasPrefix("--crash-at=") || word == "--verbose" { continue }
+            words.append(word)
+        }
+        return words.map { word in
+            word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:@".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }.joined(separator: " ")
     }
 }
 

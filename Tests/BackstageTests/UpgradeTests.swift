@@ -249,19 +249,20 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(applied.stdout == "2 1\n")
     }
 
+    /// A migration that fails on the rows (its schema alone lets it pass the preflight's rehearsal).
     @Test func aFailingMigrationIsRolledBackAndNamed() async throws {
         let app = try TestContainer()
         try PythonSQLite.createStore(app.supportStore().main, rows: 10)
         let plan = UpgradePlan(name: "broken") {
             UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
-                .init(id: "half", sql: "DELETE FROM note; INSERT INTO nowhere VALUES (1)"),
+                .init(id: "half", sql: "DELETE FROM note WHERE id > 5; CREATE UNIQUE INDEX one_word ON note(substr(title, 1, 4))"),
             ])
         }
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
             guard case UpgradeError.migrationFailed(let store, let id, let message) = error else { return false }
-            return store == app.supportStore().main.path && id == "half" && message.contains("nowhere")
+            return store == app.supportStore().main.path && id == "half" && message.contains("UNIQUE constraint failed")
         }
         #expect(try PythonSQLite.inspect(app.supportStore()).rows == 10)
     }

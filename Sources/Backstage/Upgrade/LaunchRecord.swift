@@ -83,6 +83,8 @@ struct LaunchRecord: Equatable {
     var promisesNoJournal = true
 
     static let format = "backstage-launch 2"
+    /// The longest text a symbolic link holds on Linux and Apple platforms (`PATH_MAX` - 1), with room to spare.
+    static let maximumLength = 4000
     /// The format before the journal promise, still read.
     static let formatWithoutPromise = "backstage-launch 1"
 
@@ -143,6 +145,12 @@ struct LaunchRecord: Equatable {
                 record.stamps.append(seen)
             }
         }
+        // A symbolic link's target holds at most 4,095 bytes: a long plan's stamps are dropped
+        // from the last until it fits (each costs the launch check a few more stats, nothing else);
+        // then the oldest known versions (the guard file keeps them all, see ``DowngradeGuard``).
+        while record.text.utf8.count > maximumLength, !record.stamps.isEmpty { record.stamps.removeLast() }
+        while record.text.utf8.count > maximumLength, record.known.count > 1 { record.known.removeFirst() }
+        guard record.text.utf8.count <= maximumLength else { return }
         guard record != previous, record.reached != nil || !record.stamps.isEmpty else { return }
         let path = path(in: container)
         try fileSystem.createDirectories((path as NSString).deletingLastPathComponent)

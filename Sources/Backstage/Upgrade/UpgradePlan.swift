@@ -32,6 +32,13 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     public var version: String?
     /// The versions of the plans of a chain, oldest first.
     private var chainVersions: [String]?
+    /// The plans of a chain, each with its number of steps, so that a step is named in its own plan.
+    private(set) var chainParts: [ChainPart]?
+
+    struct ChainPart: Sendable, Hashable {
+        var name: String
+        var steps: Int
+    }
 
     private enum CodingKeys: String, CodingKey { case name, steps, version }
 
@@ -61,6 +68,7 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         self.name = plans.count == 1 ? plans[0].name : plans.map(\.name).joined(separator: " → ")
         self.steps = plans.flatMap(\.steps)
         self.chainVersions = plans.flatMap(\.versions)
+        self.chainParts = plans.flatMap { $0.chainParts ?? [ChainPart(name: $0.name, steps: $0.steps.count)] }
         self.version = chainVersions?.last
     }
 
@@ -348,6 +356,20 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingTable(store: String, table: String)
     /// A migration failed; its transaction was rolled back.
     case migrationFailed(store: String, id: String, message: String)
+    /// A migration's SQL would end or open the transaction Backstage runs it in (`COMMIT`,
+    /// `BEGIN`, `ROLLBACK`, a `RELEASE` of a savepoint it did not open...): statement `statement`
+    /// (from 1) is refused before it runs, and the migration does not run.
+    case migrationRefused(store: String, id: String, statement: Int, reason: String)
+    /// A migration would fail on the store as it will be when its step runs (found by running it
+    /// on an empty copy of that schema before anything was changed). Nothing was changed.
+    case migrationWouldFail(store: String, id: String, message: String)
+    /// Step `step` of the plan named `plan` migrates `store`, where no store is nor will be when
+    /// the step runs, a few letters from `closest`, a location the plan names where a store is (a
+    /// typo). Nothing was changed.
+    case missingStore(plan: String, step: Int, store: String, closest: String)
+    /// The plan contradicts itself (see ``UpgradePlan/checkConsistency()``): `step` (from 1) of
+    /// the plan named `plan`, its field `field` (such as `split.into[1].store`). Nothing was changed.
+    case inconsistentPlan(plan: String, step: Int, field: String, reason: String)
     /// A relocation error during a `relocate`, `split` or `quarantine` step.
     case relocation(RelocationError)
     /// The work was cancelled; the step in progress was undone or finished, never left half done.
@@ -375,6 +397,14 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unassignedTable(let store, let table): "table \(table) of \(store) is in no target of the split and not discarded"
         case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"
         case .migrationFailed(let store, let id, let message): "migration \(id) failed on \(store) and was rolled back: \(message)"
+        case .migrationRefused(let store, let id, let statement, let reason):
+            "migration \(id) for \(store) was refused and did not run: in its statement \(statement), \(reason); take it out of the migration's SQL"
+        case .migrationWouldFail(let store, let id, let message):
+            "migration \(id) would fail on \(store) (tried on an empty copy of its schema as it will be then): \(message); nothing was changed: correct the plan"
+        case .missingStore(let plan, let step, let store, let closest):
+            "plan \(plan), step \(step) migrates \(store), where no store is nor will be then, though there is one at \(closest), which the plan also names; nothing was changed: correct the plan"
+        case .inconsistentPlan(let plan, let step, let field, let reason):
+            "plan \(plan), step \(step), \(field) \(reason); nothing was changed: correct the plan"
         case .relocation(let error): error.description
         case .cancelled(let step): "the upgrade was cancelled during \(step); the container is consistent"
         case .newerStorage(let container, let version, let known):

@@ -94,12 +94,28 @@ public struct UpgradeReport: Sendable, Hashable, Codable {
         public var description: String
         public var outcome: Outcome
         public var seconds: Double
+        /// Why a skipped or up-to-date step had nothing to do: `already done`, `absent: fresh
+        /// install`, `up to date`, `nothing to quarantine`...; nil for a step that ran.
+        public var reason: String?
+
+        public init(index: Int, description: String, outcome: Outcome, seconds: Double, reason: String? = nil) {
+            self.index = index
+            self.description = description
+            self.outcome = outcome
+            self.seconds = seconds
+            self.reason = reason
+        }
     }
     public var plan: String
     public var estimate: UpgradeEstimate
     public var steps: [Step] = []
     /// Stores moved, files quarantined and interrupted steps recovered along the way.
     public var relocation = RelocationReport()
+    /// What the run could not account for, one sentence each: internal files left in Documents
+    /// that no step names (a store the plan missed, with the closest location it names), a store
+    /// the plan migrates missing while its other stores are there. When not empty, the run did
+    /// not record the plan's version as reached: correct the plan and run it again.
+    public var problems: [String] = []
     public var seconds: Double = 0
 }
 

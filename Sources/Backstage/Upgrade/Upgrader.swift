@@ -72,7 +72,9 @@ public struct Upgrader: Sendable {
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
-        if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath) { return true }
+        // A guard without a record: a run started changing the storage and did not complete.
+        if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath)
+            || (!versions.isEmpty && fileSystem.exists(DowngradeGuard.path(in: container))) { return true }
         return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil)
     }
 
@@ -174,6 +176,33 @@ public struct Upgrader: Sendable {
         return device(a) == device(b)
     }
 
+    /// Everything a run checks before it changes anything, without changing anything: the plan
+    /// does not contradict itself (``UpgradePlan/checkConsistency()``), every App Group it names
+    /// has a folder, no newer build upgraded the storage past the versions the plan knows, and the
+    /// splits and migrations work on the schemas their stores will have when each step runs
+    /// (tried on empty in-memory copies of those schemas: every table a split names exists, every
+    /// migration's SQL runs there and never ends Backstage's transaction). A dry run that passes
+    /// it fails at none of these when the run starts.
+    ///
+    /// - throws: ``UpgradeError/inconsistentPlan(plan:step:field:reason:)``,
+    ///   ``UpgradeError/undefinedAppGroup(_:)``, ``UpgradeError/newerStorage(container:version:known:)``,
+    ///   ``UpgradeError/missingTable(store:table:)``, ``UpgradeError/unassignedTable(store:table:)``,
+    ///   ``UpgradeError/migrationWouldFail(store:id:message:)`` or
+    ///   ``UpgradeError/migrationRefused(store:id:statement:reason:)``.
+    public func preflight(_ plan: UpgradePlan) throws {
+        try plan.checkConsistency()
+        try refuseUnrunnable(plan)
+        try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan)
+    }
+
+    private func refuseUnrunnable(_ plan: UpgradePlan) throws {
+        try DowngradeGuard.check(plan, in: container, fileSystem: fileSystem)
+        if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
+        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
+            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
+        }
+    }
+
     /// Runs the plan. The first event is the estimate, before anything is touched; then progress;
     /// then the report. Cancelling the task that iterates the stream stops the work at the next
     /// safe point: the step in progress is undone (or finished, if it had committed).
@@ -205,23 +234,28 @@ public struct Upgrader: Sendable {
     @discardableResult
     package func runAndWait(_ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false, events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> UpgradeReport {
         let started = Date()
+        // A plan that fails the preflight is refused before even the run's lock file is made; after
+        // a crash, the rehearsal waits until the interrupted step is finished or undone.
+        let journalWaiting = fileSystem.exists(container.journalPath)
+        if journalWaiting { try plan.checkConsistency() } else { try preflight(plan) }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
-        if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
-        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
-            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
-        }
+        try refuseUnrunnable(plan)
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         context.phaseHook = phaseHook
         context.isCancelled = isCancelled
         var relocation = RelocationReport()
+        if journalWaiting { try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem) }
         if let recovered = try context.recoverJournal() { relocation.recovered.append(recovered) }
         try context.quarantine.removeTemporaries()
+        if journalWaiting { try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan) }
 
         let estimate = estimate(plan, budget: budget)
         events(.planned(estimate))
         if refuseOverBudget && estimate.exceedsBudget { throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget) }
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
+        var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
+        var claimed = journalWaiting
         let meter = ProgressMeter(estimate)
         func progress(_ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0) {
             let fraction = meter.advance(step: index, kind: step, phase: phase, bytesDone: bytesDone, bytesTotal: bytesTotal)
@@ -233,8 +267,15 @@ public struct Upgrader: Sendable {
             if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
-                report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0))
+                let (reason, problem) = account.skipped(index)
+                report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0, reason: reason))
+                if let problem { report.problems.append(problem) }
                 continue
+            }
+            if !claimed {
+                // Before the first change: an older build must find that this chain ran, whatever becomes of the run.
+                try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem)
+                claimed = true
             }
             var stepContext = context
             progress(index, step, .preflight)
@@ -244,6 +285,7 @@ public struct Upgrader: Sendable {
             let hook = phaseHook
             stepContext.phaseHook = { subject, phase in hook?("\(step.kind):\(subject)", phase) }
             var outcome = UpgradeReport.Step.Outcome.done
+            var reason: String?
             switch step {
             case .relocate(let relocate):
                 try stepContext.relocateStore(relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
@@ -251,19 +293,21 @@ public struct Upgrader: Sendable {
                 let result = try SplitRun(context: stepContext, step: split).run()
                 relocation.quarantined += result.quarantined
             case .migrateSchema(let migrate):
-                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = .upToDate }
+                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = .upToDate; reason = "up to date" }
             case .quarantine(let quarantine):
                 let root = quarantine.folder.url(in: container)
                 let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false, measuringFolders: false)
                 try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
             }
-            report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted)))
+            report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted), reason: reason))
             progress(index, step, .done)
         }
         // Cancelled during the last step, which had committed and was finished: the run still
         // stops short of recording the plan as reached, and says so; the next run records it.
         if isCancelled(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
-        try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem)
+        report.problems += try account.unaccountedFiles()
+        // A run that could not account for everything has not reached the plan's version.
+        if report.problems.isEmpty { try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem) }
         if let last = plan.steps.indices.last {
             events(.progress(UpgradeProgress(stepIndex: last, step: plan.steps[last].description, phase: .done, bytesDone: 0,
                                              bytesTotal: 0, fractionDone: meter.finish())))

@@ -99,6 +99,7 @@ public enum CatalogCheck {
     static func check(_ plan: UpgradePlan, from: CatalogVersion, to: CatalogVersion) -> [CatalogProblem] {
         var problems: [CatalogProblem] = []
         func problem(_ message: String) { problems.append(CatalogProblem(version: to.name, message: message)) }
+        do { try plan.checkConsistency() } catch { problem(error.description) }
         var stores: [ContainerLocation: Set<String>] = [:]
         for store in from.stores { stores[store.location, default: []].formUnion(store.tables) }
         // Stores a migration ran on: its SQL may create or drop tables (and GRDB adds grdb_migrations).

@@ -57,7 +57,7 @@ struct MigrateRun {
         var migrator = DatabaseMigrator()
         for migration in step.migrations {
             let sql = migration.sql
-            migrator.registerMigration(migration.id) { db in try db.execute(sql: sql) }
+            migrator.registerMigration(migration.id) { db in try MigrationSQL.execute(sql, in: db) }
         }
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
@@ -68,6 +68,8 @@ struct MigrateRun {
                 try migrator.migrate(queue, upTo: migration.id)
             } catch let error as DatabaseError {
                 throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: error.message ?? "\(error.resultCode)")
+            } catch let refusal as MigrationSQL.Refusal {
+                throw UpgradeError.migrationRefused(store: store.main.path, id: migration.id, statement: refusal.statement, reason: refusal.reason)
             }
             ran = true
             observer.phase(.migrating)
