@@ -7,6 +7,26 @@ import Testing
 /// `needsUpgrade` on the launch path: never "pending" while the app just uses its store, always
 /// "pending" when the store was replaced, went back in time, or the plan gained work.
 @Suite struct LaunchCheckTests {
+    /// The launch check's own calls (stack-built paths, no allocation) are the ones faults are
+    /// injected into: a test of them tests the path users run.
+    @Test func faultsReachTheLaunchChecksOwnCalls() throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 3, journalMode: "delete")
+        let location = ContainerLocation(.documents, "Notes.sqlite")
+        let faults = FaultInjector()
+        let fileSystem = FileSystem(faults: faults)
+        #expect(fileSystem.exists(location, in: app.container))
+        var absent = false
+        #expect(fileSystem.statusAndPrefix(location, in: app.container, count: 16, absent: &absent) != nil)
+
+        faults.fail(.stat, pathContains: "Notes.sqlite", code: EIO)
+        faults.fail(.open, pathContains: "Notes.sqlite", code: EIO)
+        #expect(!fileSystem.exists(location, in: app.container))
+        #expect(fileSystem.status(location, in: app.container) == nil)
+        #expect(fileSystem.statusAndPrefix(location, in: app.container, count: 16, absent: &absent) == nil)
+        #expect(!absent, "a failed open is not an absent store")
+    }
+
     static let plan = UpgradePlan(name: "v2") {
         UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
             .init(id: "v2-pinned", sql: "ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"),

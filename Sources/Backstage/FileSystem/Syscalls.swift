@@ -316,6 +316,42 @@ enum Syscalls {
         }
     }
 
+    // MARK: The launch check's calls: C paths built on the stack, no error values allocated.
+
+    /// `lstat` of a path built on the stack; nil when it fails (nothing there, or unreadable).
+    static func lstat(_ path: UnsafePointer<CChar>) -> stat? {
+        var st = stat()
+        return retrying { Glibc.lstat(path, &st) } == 0 ? st : nil
+    }
+
+    /// Opens a regular file for reading without following a link or blocking on a FIFO; -1 with
+    /// `errno` set on failure.
+    static func openForReading(_ path: UnsafePointer<CChar>) -> Int32 {
+        retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+    }
+
+    /// `fstat`, nil when it fails.
+    static func fstat(_ fd: Int32) -> stat? {
+        var st = stat()
+        return Glibc.fstat(fd, &st) == 0 ? st : nil
+    }
+
+    /// Reads from offset 0 until `buffer` is full or the file ends; the bytes read.
+    static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = retrying { Glibc.pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled)) }
+            if n <= 0 { break }
+            filled += n
+        }
+        return filled
+    }
+
+    /// `readlink` into `buffer`: the target's length, or -1 when `path` is no link.
+    static func readLink(_ path: String, into buffer: UnsafeMutableBufferPointer<CChar>) -> Int {
+        path.withCString { Glibc.readlink($0, buffer.baseAddress!, buffer.count) }
+    }
+
     static func access(_ path: String, _ mode: Int32) -> Bool {
         Glibc.access(path, mode) == 0
     }
