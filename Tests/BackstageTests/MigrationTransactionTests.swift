@@ -96,4 +96,54 @@ import Testing
         }
         #expect(snapshot(app.root) == before)
     }
+
+    /// A table that exists only in the store's `-wal` (the app was killed): the rehearsal, which
+    /// reads the main file, leaves the migration to the run, where each statement is still checked
+    /// before it runs inside the migration's transaction: the `COMMIT` is refused, the `INSERT`
+    /// before it rolled back, and no row is lost.
+    @Test func theRunItselfRefusesTransactionControlWhenTheRehearsalCouldNot() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore("Workout.sqlite")
+        try makeWorkoutStore(store.main)
+        let killed = try PythonSQLite.run("""
+            import sqlite3, sys, os, signal
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("pragma wal_autocheckpoint=0")
+            c.execute("create table goal(id integer primary key, target integer)")
+            os.kill(os.getpid(), signal.SIGKILL)
+            """, [store.main.path])
+        #expect(killed.killedBySignal == SIGKILL)
+        let plan = UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(.documents("Workout.sqlite"), [
+                .init(id: "v2-goals", sql: "INSERT INTO goal(target) VALUES (5); COMMIT; DELETE FROM workout")
+            ])
+        }
+        await #expect {
+            try await Upgrader(container: app.container).upgrade(plan)
+        } throws: { error in
+            guard case UpgradeError.migrationRefused(_, "v2-goals", 2, let reason) = error else { return false }
+            return !reason.contains("found before anything was changed")  // the run's own check
+        }
+        #expect(try PythonSQLite.inspect(store, table: "workout", titleColumn: "name").rows == 19)
+        #expect(try PythonSQLite.inspect(store, table: "goal", titleColumn: "target").rows == 0)
+    }
+
+    /// Each migration commits on its own: when the second fails, the error says the first stays applied.
+    @Test func aFailingMigrationSaysWhichOfItsStepStayApplied() async throws {
+        let app = try TestContainer()
+        try makeWorkoutStore(app.documentsStore("Workout.sqlite").main)
+        let plan = UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(.documents("Workout.sqlite"), [
+                .init(id: "v2-notes", sql: "ALTER TABLE workout ADD COLUMN notes TEXT"),
+                .init(id: "v2-one-name", sql: "CREATE UNIQUE INDEX one_name ON workout(substr(name, 1, 3))"),
+            ])
+        }
+        await #expect {
+            try await Upgrader(container: app.container).upgrade(plan)
+        } throws: { error in
+            guard case UpgradeError.migrationFailed(_, "v2-one-name", let message) = error else { return false }
+            return message.hasSuffix("(v2-notes, applied before it in this step, stay applied)")
+        }
+        #expect(try PythonSQLite.inspect(app.documentsStore("Workout.sqlite"), table: "workout", titleColumn: "notes").rows == 19)
+    }
 }

@@ -57,9 +57,10 @@ struct StepContext {
         case .split:
             outcome = try SplitRun(context: self, record: record).recover()
         case .migrateSchema:
-            // Each migration is one SQLite transaction: a crash rolled it back, a rerun reapplies it.
+            // Each migration is one SQLite transaction: a crash rolled back the one in progress, and
+            // those the step applied before it stay; a rerun applies what is missing.
             try journal.clear()
-            outcome = "rolled back"
+            outcome = "rolled back the migration in progress, kept those it had completed"
         case .relocate:
             outcome = try move(record.source, record.destination).recover()
         case .quarantine:

@@ -56,7 +56,7 @@ struct RunAccount {
             if exists(migrate.store) { return ("up to date", nil) }
             if let later = laterStep(taking: migrate.store, after: index) {
                 return (
-                    "already done: step \(plan.stepPlace(later).step) of \(plan.stepPlace(later).plan) took the store further",
+                    Self.alreadyDone(plan.stepPlace(later)),
                     nil
                 )
             }
@@ -68,7 +68,8 @@ struct RunAccount {
                 return ("absent: no store at \(migrate.store)", nil)
             }
             let problem =
-                "step \(place.step) of \(place.plan) migrates \(migrate.store), but no store is there, though there is one at \(typo)"
+                "step \(place.step) of \(place.plan) migrates \(migrate.store), but no store is there, "
+                + "though there is one at \(typo)"
             return ("absent: no store at \(migrate.store)", problem)
         case .quarantine:
             return ("nothing to quarantine", nil)
@@ -83,7 +84,7 @@ struct RunAccount {
             let later = laterStep(taking: target, after: index)
         {
             return (
-                "already done: step \(plan.stepPlace(later).step) of \(plan.stepPlace(later).plan) took the store further",
+                Self.alreadyDone(plan.stepPlace(later)),
                 nil
             )
         }
@@ -131,6 +132,10 @@ struct RunAccount {
     /// True when `location` is a few letters from `other` (at most 2, or 15% of the longer path).
     static func looksLikeTypo(_ other: ContainerLocation, of location: ContainerLocation) -> Bool {
         distance(other.path, location.path) <= max(2, max(other.path.count, location.path.count) * 15 / 100)
+    }
+
+    private static func alreadyDone(_ later: (plan: String, step: Int)) -> String {
+        "already done: step \(later.step) of \(later.plan) took the store further"
     }
 
     static func distance(_ a: String, _ b: String) -> Int {

@@ -64,7 +64,8 @@ extension UpgradePlan {
     private static func storeFields(of step: UpgradeStep) -> [(String, ContainerLocation)] {
         switch step {
         case .relocate(let relocate): [("from", relocate.from), ("to", relocate.to)]
-        case .split(let split): [("store", split.store)] + split.into.enumerated().map { ("into[\($0)].store", $1.store) }
+        case .split(let split):
+            [("store", split.store)] + split.into.enumerated().map { ("into[\($0)].store", $1.store) }
         case .migrateSchema(let migrate): [("store", migrate.store)]
         case .quarantine: []
         }
@@ -125,7 +126,8 @@ extension UpgradePlan {
             if let other = migrate.migrations[..<number].firstIndex(where: { $0.id == migration.id }) {
                 return (
                     "migrations[\(number)].id",
-                    "is \"\(migration.id)\", as migrations[\(other)].id is: each identifier runs once, so the second would never run"
+                    "is \"\(migration.id)\", as migrations[\(other)].id is: "
+                        + "each identifier runs once, so the second would never run"
                 )
             }
             if migration.sql.allSatisfy(\.isWhitespace) {
@@ -161,7 +163,8 @@ private struct PlanFlow {
         let key = location.fileKey
         if let earlier = movedAway[key] {
             return
-                "names \(location), which \(Self.name(earlier, describe)) already moved away: this step would never find it"
+                "names \(location), which \(Self.name(earlier, describe)) already moved away: "
+                    + "this step would never find it"
         }
         movedAway[key] = index
         putBy[key] = nil
@@ -173,15 +176,18 @@ private struct PlanFlow {
         let key = location.fileKey
         if let earlier = movedAway[key] {
             return
-                "names \(location), which \(Self.name(earlier, describe)) moves a store away from: every run would find it there again and move it again"
+                "names \(location), which \(Self.name(earlier, describe)) moves a store away from: "
+                    + "every run would find it there again and move it again"
         }
         if let earlier = putBy[key] {
             return
-                "names \(location), where \(Self.name(earlier, describe)) already puts a store: this one would overwrite it"
+                "names \(location), where \(Self.name(earlier, describe)) already puts a store: "
+                    + "this one would overwrite it"
         }
         if let earlier = migratedFirst[key] {
             return
-                "names \(location), which \(Self.name(earlier, describe)) migrates before this step puts a store there: the steps are in the wrong order"
+                "names \(location), which \(Self.name(earlier, describe)) migrates "
+                    + "before this step puts a store there: the steps are in the wrong order"
         }
         putBy[key] = index
         return nil
@@ -193,7 +199,8 @@ private struct PlanFlow {
         if let earlier = movedAway[key] {
             return (
                 "store",
-                "names \(migrate.store), which \(Self.name(earlier, describe)) moved away: the migration would never run"
+                "names \(migrate.store), which \(Self.name(earlier, describe)) moved away: "
+                    + "the migration would never run"
             )
         }
         var known = migrations[key] ?? (index, [:])
@@ -201,7 +208,8 @@ private struct PlanFlow {
             if let sql = known.sql[migration.id], sql != migration.sql {
                 return (
                     "migrations[\(number)].sql",
-                    "differs from the SQL \(Self.name(known.step, describe)) gives migration \"\(migration.id)\" on the same store: a store that ran the first would never run this one"
+                    "differs from the SQL \(Self.name(known.step, describe)) gives migration \"\(migration.id)\" "
+                        + "on the same store: a store that ran the first would never run this one"
                 )
             }
             known.sql[migration.id] = migration.sql
@@ -226,7 +234,9 @@ extension ContainerLocation {
     /// whole folder), or a sidecar of another store. Nil for a store's location.
     var notAStore: String? {
         let name = path.split(separator: "/").last { $0 != "." }.map(String.init) ?? ""
-        if name.isEmpty || path.hasSuffix("/") { return "names \(self), a folder: a store's location names its database file" }
+        if name.isEmpty || path.hasSuffix("/") {
+            return "names \(self), a folder: a store's location names its database file"
+        }
         for suffix in ["-wal", "-shm", "-journal"] where name.hasSuffix(suffix) {
             return "names \(self), a sidecar (\(suffix)) of another store: a store's location names its database file"
         }

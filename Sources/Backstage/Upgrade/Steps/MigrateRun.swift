@@ -61,19 +61,24 @@ struct MigrateRun {
         }
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
-        var ran = false
+        // Each migration commits on its own: one that fails after others leaves them applied, and says so.
+        var appliedNow: [String] = []
         for migration in step.migrations where !applied.contains(migration.id) {
             if context.isCancelled() { throw UpgradeError.cancelled(step: "migrate \(step.store)") }
+            let kept = appliedNow.isEmpty ? "" : " (\(appliedNow.joined(separator: ", ")), applied before it in this step, stay applied)"
             do {
                 try migrator.migrate(queue, upTo: migration.id)
             } catch let error as DatabaseError {
-                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: error.message ?? "\(error.resultCode)")
+                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id,
+                                                   message: (error.message ?? "\(error.resultCode)") + kept)
             } catch let refusal as MigrationSQL.Refusal {
-                throw UpgradeError.migrationRefused(store: store.main.path, id: migration.id, statement: refusal.statement, reason: refusal.reason)
+                throw UpgradeError.migrationRefused(store: store.main.path, id: migration.id, statement: refusal.statement,
+                                                    reason: refusal.reason + kept)
             }
-            ran = true
+            appliedNow.append(migration.id)
             observer.phase(.migrating)
         }
+        let ran = !appliedNow.isEmpty
         observer.phase(.migrated)
         // Bring the header up to date, so the stamp matches what a header read sees.
         try queue.writeWithoutTransaction { db in

@@ -10,7 +10,8 @@ import Logging
 /// Only schemas are read (`sqlite_master` and the `grdb_migrations` identifiers), never a row,
 /// with `immutable=1`: nothing is written, not even a `-shm`. A store whose `-wal` holds frames is
 /// read as of its last checkpoint: a failure found there (a migration the `-wal` may already hold)
-/// is left for the run to find on the store itself, but transaction control is refused all the same. A migration step whose store is stamped up to date is not opened. A schema this SQLite
+/// is left for the run to find on the store itself, but transaction control is refused all the same.
+/// A migration step whose store is stamped up to date is not opened. A schema this SQLite
 /// cannot rebuild (an unknown virtual-table module or collation) is not rehearsed: the run finds
 /// out as it always did.
 struct MigrationRehearsal {
