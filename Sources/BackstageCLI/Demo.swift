@@ -65,7 +65,7 @@ struct Demo: AsyncParsableCommand {
 
         let root = URL(filePath: directory ?? FileManager.default.temporaryDirectory.appending(path: "backstage-demo-\(UUID().uuidString.prefix(8))").path)
         guard !FileManager.default.fileExists(atPath: root.path) else { throw CLIError(description: "\(root.path) already exists; give a new folder") }
-        let container = AppContainer.iOSSandbox(root: root)
+        let container = AppContainer.iOSSandbox(root: root).declaringStores(try CatalogFolder.notes().declaredStores)
         let v1 = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
 
         say("1. Building the version-1 container of the sample Notes app in \(root.path)")
@@ -148,7 +148,7 @@ struct Demo: AsyncParsableCommand {
         try await Importer(container: check).importArchive(archive)
         var compared = 0
         var differing: [String] = []
-        for entry in try FileClassifier().scan(container.documents) where entry.kind == .document && !entry.isDirectory {
+        for entry in try FileClassifier(declarations: container.declaredStores).scan(container.documents) where entry.kind == .document && !entry.isDirectory {
             let original = container.documents.appending(path: entry.path).path
             guard try fileSystem.status(original)?.kind == .regular else { continue }
             compared += 1

@@ -30,6 +30,7 @@ struct Import: AsyncParsableCommand {
     var archive: String
 
     @OptionGroup var options: ContainerOptions
+    @OptionGroup var declared: DeclarationOptions
 
     @Option(help: "What to do with a file Documents already has: skip, replace or keep-both.")
     var onConflict: ConflictPolicy = .skip
@@ -47,7 +48,7 @@ struct Import: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let container = try options.resolve(creating: true)
+        let container = try declared.declaring(in: try options.resolve(creating: true))
         let source = URL(filePath: archive, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let limits = ImportLimits(maxTotalBytes: maxSize, maxEntries: maxEntries, maxCompressionRatio: maxRatio)
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)

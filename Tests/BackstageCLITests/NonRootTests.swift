@@ -27,7 +27,7 @@ import Testing
         try shell("chown -R 65534:65534 '\(app.documents.path)' && chmod 000 '\(secret.path)'")
         let archive = app.root.appending(path: "out.zip")
 
-        let result = try asNobody(["export", app.root.path, "-o", archive.path])
+        let result = try asNobody(["export", app.root.path, "--store", "Notes.sqlite", "-o", archive.path])
 
         #expect(result.status == 3, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("error: ") && result.stderr.contains(secret.path) && result.stderr.contains("Permission denied"), "\(result.stderr)")
@@ -42,7 +42,7 @@ import Testing
         try shell("chown -R 65534:65534 '\(app.root.path)' && chmod 555 '\(app.documents.path)'")
         let before = snapshot(app.documentsStore())
 
-        let result = try asNobody(["relocate", app.root.path])
+        let result = try asNobody(["relocate", app.root.path, "--store", "Notes.sqlite"])
 
         #expect(result.status == 3)
         #expect(result.stderr == "error: cannot move the store out of \(app.documents.path): the folder is read-only, so the source could not be removed; nothing was changed\n", "\(result.stderr)")

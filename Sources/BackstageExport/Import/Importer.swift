@@ -17,8 +17,9 @@ import Logging
 /// - devices, FIFOs and sockets (setuid, setgid and sticky bits are stripped, not refused);
 /// - a path given twice, or two paths equal under case folding or Unicode normalization
 ///   (also against what Documents already holds);
-/// - anything the `FileClassifier` calls internal: a database by its header whatever its name,
-///   sidecars, Core Data support folders;
+/// - anything the `FileClassifier` calls internal: a store the app declares
+///   (``Backstage/AppContainer/declaredStores``) whatever its header, its sidecars, orphan sidecars,
+///   Core Data support folders. A database the app did not declare is the user's and is restored;
 /// - bombs: more than ``ImportLimits/maxEntries`` entries, more than ``ImportLimits/maxTotalBytes``
 ///   bytes, or an entry expanding more than ``ImportLimits/maxCompressionRatio`` times, checked as the
 ///   data streams in.
@@ -90,7 +91,8 @@ public struct Importer: Sendable {
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
         do {
             var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
-                                    limits: options.limits, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                                    limits: options.limits, declarations: container.declaredStores, fileSystem: fileSystem,
+                                    progress: progress, isCancelled: isCancelled)
             try stager.stage(into: &report)
             try refuseInternalFiles(in: staging, archivePath: archivePath)
             let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
@@ -151,7 +153,8 @@ public struct Importer: Sendable {
 
     /// The one classifier decides: whatever it calls internal must not be recreated in Documents.
     private func refuseInternalFiles(in staging: String, archivePath: String) throws {
-        let entries = try FileClassifier(fileSystem: fileSystem).scan(URL(filePath: staging, directoryHint: .isDirectory))
+        let entries = try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores)
+            .scan(URL(filePath: staging, directoryHint: .isDirectory))
         if let found = entries.first(where: { $0.kind.isInternal }) {
             throw ImportError(archivePath: archivePath, entryPath: found.path, reason: .internalFile(found.kind))
         }

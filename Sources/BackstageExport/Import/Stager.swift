@@ -12,6 +12,8 @@ struct Stager {
     /// Documents, whose links an archive's link may resolve through once moved in.
     let documents: String
     let limits: ImportLimits
+    /// The app's stores in Documents: an entry at one of their paths is refused.
+    let declarations: StoreDeclarations
     let fileSystem: FileSystem
     let progress: (ArchiveProgress) -> Void
     let isCancelled: () -> Bool
@@ -23,8 +25,10 @@ struct Stager {
     /// The total limit: ``ImportLimits/maxTotalBytes``, or the space free at the staging folder.
     private let maxTotalBytes: Int64
 
-    init(archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String, limits: ImportLimits, fileSystem: FileSystem,
+    init(archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String, limits: ImportLimits,
+         declarations: StoreDeclarations, fileSystem: FileSystem,
          progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool) throws {
+        self.declarations = declarations
         self.archivePath = archivePath
         self.archiveFile = archiveFile
         self.archiveSize = archiveSize
@@ -91,6 +95,7 @@ struct Stager {
                     try fileSystem.createHardLink(destination, to: staging + "/" + target)
                 case .file:
                     if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
+                    if declarations.declares(path) { throw refuse(.internalFile(.database)) }
                     if let size = header.size, size > maxTotalBytes - totalBytes { throw refuse(tooLarge) }
                     try makeFolders(path, including: false)
                     try writeFile(header, to: destination, mode: mode, reader: reader, report: &report)
@@ -147,7 +152,6 @@ struct Stager {
             }
         }
         while let block = try reader.nextBlock(entry: header.displayPath) {
-            if block.offset == 0, SQLiteHeader.hasMagic(block.bytes.prefix(16)) { throw refuse(.internalFile(.database)) }
             let count = Int64(block.bytes.count)
             end = max(end, block.offset + count)
             try checkLimits(end)

@@ -195,7 +195,7 @@ public struct BenchRunner {
         let bytes = data.storeBytes
 
         cases.append(Case(name: "relocate · rename", kind: .backstage, bytes: bytes, baselines: ["cp + fsync", "naive row copy"],
-                          prepare: copyContainer) { run in (backstage, ["relocate", run.appending(path: "c").path, "--strategy", "rename"], nil) })
+                          prepare: copyContainer) { run in (backstage, ["relocate", run.appending(path: "c").path, "--store", "Notes.sqlite", "--strategy", "rename"], nil) })
         cases.append(Case(name: "cp + fsync", kind: .baseline, bytes: bytes) { run in
             ("/bin/sh", ["-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", store, support, run.appending(path: "copy").path], nil)
         })
@@ -204,7 +204,7 @@ public struct BenchRunner {
             cases.append(Case(name: "relocate · copy → /dev/shm", kind: .backstage, bytes: bytes,
                               baselines: ["cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy → /dev/shm"],
                               prepare: { run in try Self.copy(data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes")) }) { run in
-                (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--strategy", "copy"],
+                (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--strategy", "copy"],
                  ["HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path, "XDG_DATA_HOME": shm + "/data",
                   "XDG_CACHE_HOME": run.appending(path: "cache").path, "TMPDIR": run.appending(path: "tmp").path, "PATH": "/usr/bin:/bin"])
             })
