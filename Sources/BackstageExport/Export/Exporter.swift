@@ -166,6 +166,7 @@ public struct Exporter: Sendable {
     /// The synchronous engine.
     package func exportAndWait(to destination: URL, options: ExportOptions,
                                progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws -> ExportReport {
+        try refuseOutputInsideDocuments(destination)
         var scanned = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
         let temporary = destination.deletingLastPathComponent().appending(path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
         var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
@@ -305,6 +306,16 @@ public struct Exporter: Sendable {
             progress(index + 1, bytes)
         }
         return bytes
+    }
+
+    /// An archive written inside Documents would be exported by every later export: refused, with
+    /// links on either side resolved (Documents may be a link, the archive's folder too).
+    private func refuseOutputInsideDocuments(_ destination: URL) throws {
+        let documents = container.documents.resolvingSymlinksInPath().standardizedFileURL.path
+        let folder = destination.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL.path
+        if FileSystem.relativePath(of: folder, inside: documents) != nil {
+            throw ExportError(archivePath: destination.path, reason: .insideDocuments(documents: container.documents.path))
+        }
     }
 
     /// A user's database SQLite cannot read is archived as its bytes when no sidecar beside it

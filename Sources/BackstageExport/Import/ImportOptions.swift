@@ -59,12 +59,18 @@ public struct ImportReport: Sendable, Hashable, Codable {
     }
 
     public var archive: String
-    /// Files, folders and links read from the archive.
+    /// Entries read from the archive: files, folders and links, store snapshots included.
     public var entries: Int
-    /// Bytes of file content written.
+    /// Documents written into Documents: files and links (folders are not counted; what was
+    /// skipped, or read past, is not).
+    public var written = 0
+    /// Bytes of file content written into Documents.
     public var bytes: Int64
     /// Paths (relative to Documents) kept as they were because Documents already had them.
     public var skipped: [String] = []
+    /// Paths not imported under another name (``ConflictPolicy/keepBoth``) because Documents already
+    /// has the same bytes at that path: the same document.
+    public var identical: [String] = []
     /// Paths whose file in Documents was replaced by the archive's.
     public var replaced: [String] = []
     /// Paths imported under another name.

@@ -73,10 +73,16 @@ public struct Importer: Sendable {
         guard let archiveStatus = try fileSystem.status(archiveFile), archiveStatus.kind == .regular else {
             throw FileSystemError(operation: .open, path: archivePath, code: archiveFile == archivePath && fileSystem.exists(archivePath) ? EINVAL : ENOENT)
         }
+        let documents = container.documents.path
+        // A container that does not exist (a typo in its path) is refused, never created: only
+        // Documents itself is made, inside a folder that exists.
+        let parent = (documents as NSString).deletingLastPathComponent
+        guard try fileSystem.status(documents)?.kind == .directory || fileSystem.status(parent)?.kind == .directory else {
+            throw FileSystemError(operation: .open, path: parent, code: ENOENT)
+        }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
         let quarantine = Quarantine(container: container, fileSystem: fileSystem)
-        let documents = container.documents.path
         try fileSystem.createDirectories(documents)
         try removeStaleStaging(quarantine)
         let staging = try makeStaging()

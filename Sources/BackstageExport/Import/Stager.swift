@@ -67,6 +67,7 @@ struct Stager {
                     continue
                 }
                 let destination = staging + "/" + path
+                if header.kind != .directory { report.written += 1 }
                 if header.mode & 0o7000 != 0 { report.strippedModes.append(path) }
                 let mode = header.mode & 0o777
 
@@ -162,7 +163,8 @@ struct Stager {
         // A trailing hole counts too: a sparse entry claims its whole size.
         let size = max(end, header.size ?? 0)
         try checkLimits(size)
-        try file.finish(size: size, mode: mode_t(mode), modified: header.modified)
+        // Owner read and write always: a 0200 or 000 entry would otherwise be a file its owner cannot open.
+        try file.finish(size: size, mode: mode_t(mode | 0o600), modified: header.modified)
         totalBytes += size
     }
 
