@@ -142,8 +142,9 @@ struct Demo: AsyncParsableCommand {
     /// Imports the archive into a scratch container and compares every document of `container` with
     /// its restored copy; returns how many were read back and the paths that differ or are missing.
     static func readBack(_ archive: URL, against container: AppContainer, scratch: URL) async throws -> (Int, [String]) {
-        let check = AppContainer.iOSSandbox(root: scratch)
+        let check = AppContainer.iOSSandbox(root: scratch).declaringStores(container.declaredStores)
         let fileSystem = FileSystem()
+        try fileSystem.createDirectories(scratch.path)
         defer { try? fileSystem.removeTree(scratch.path) }
         try await Importer(container: check).importArchive(archive)
         var compared = 0

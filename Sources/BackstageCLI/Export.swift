@@ -53,7 +53,7 @@ struct Export: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = try declared.declaring(in: groups.adding(to: try options.resolve(), layout: options.layout))
+        let container = try declared.declaring(in: try groups.adding(to: try options.resolve(), layout: options.layout))
         let destination = URL(filePath: output, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let chosen = format ?? ArchiveFormat(fileName: output) ?? .zip
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)

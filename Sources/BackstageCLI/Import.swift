@@ -48,7 +48,7 @@ struct Import: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let container = try declared.declaring(in: try options.resolve(creating: true))
+        let container = try declared.declaring(in: try options.resolve())
         let source = URL(filePath: archive, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let limits = ImportLimits(maxTotalBytes: maxSize, maxEntries: maxEntries, maxCompressionRatio: maxRatio)
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
@@ -69,9 +69,10 @@ struct Import: AsyncParsableCommand {
             try Output.json(report)
             return
         }
-        var line = "Imported \(report.entries) entries (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+        var line = "Imported \(report.written) document\(report.written == 1 ? "" : "s") (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
         if !report.skipped.isEmpty { line += "; kept \(report.skipped.count) existing: \(report.skipped.joined(separator: ", "))" }
         if !report.replaced.isEmpty { line += "; replaced: \(report.replaced.joined(separator: ", "))" }
+        if !report.identical.isEmpty { line += "; already there with the same bytes: \(report.identical.joined(separator: ", "))" }
         if !report.renamed.isEmpty { line += "; imported beside existing: \(report.renamed.map { "\($0.from) → \($0.to)" }.joined(separator: ", "))" }
         if !report.strippedModes.isEmpty { line += "; setuid/setgid stripped: \(report.strippedModes.joined(separator: ", "))" }
         if !report.skippedDatabases.isEmpty { line += "; store snapshots not restored: \(report.skippedDatabases.count)" }

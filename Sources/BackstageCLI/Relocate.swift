@@ -67,9 +67,9 @@ struct Relocate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = try declared.declaring(in: groups.adding(to: try options.resolve(), layout: options.layout))
+        let container = try declared.declaring(in: try groups.adding(to: try options.resolve(), layout: options.layout))
         for root in [from, to] where !container.defines(root) {
-            throw ValidationError("\(root) has no folder: add --app-group \(root)=FOLDER.")
+            throw CLIError(description: "\(root) has no folder: add --app-group \(root)=FOLDER")
         }
         var relocator = Relocator(container: container, logger: Logging.makeLogger(verbose: verbose))
         if let crashAt {

@@ -35,6 +35,7 @@ import Testing
         let archive = scratch.path + "/docs.tar.zst"
         #expect(try runProcess(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", archive, "--include-database"]).status == 0)
 
+        try FileManager.default.createDirectory(atPath: scratch.path + "/d", withIntermediateDirectories: true)
         let result = try runProcess(backstageExecutable, ["import", archive, scratch.path + "/d", "--store", "Notes.sqlite", "--json"])
 
         #expect(result.status == 0, "\(result.stderr)")
@@ -55,6 +56,7 @@ import Testing
             """, archive])
         #expect(python.status == 0)
 
+        try FileManager.default.createDirectory(atPath: scratch.path + "/c", withIntermediateDirectories: true)
         let result = try runProcess(backstageExecutable, ["import", archive, scratch.path + "/c", "--store", "Notes.sqlite"])
 
         #expect(result.status == 3)
@@ -79,6 +81,7 @@ import Testing
         // Two compressing threads each, whatever the machine: zip's workers hold entries waiting for their turn.
         let export = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", scratch.path + "/tree.tar.gz", "--threads", "2"])
         let zip = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", scratch.path + "/tree.zip", "--threads", "2"])
+        try FileManager.default.createDirectory(atPath: scratch.path + "/d", withIntermediateDirectories: true)
         let restore = try peakMemory(backstageExecutable, ["import", scratch.path + "/tree.tar.gz", scratch.path + "/d", "--store", "Notes.sqlite"])
 
         #expect(export.status == 0 && zip.status == 0 && restore.status == 0)
