@@ -81,6 +81,8 @@ public struct LeftOut: Sendable, Hashable, Codable {
         /// A `-wal`, `-shm` or `-journal` of a user's database: its committed rows are in the
         /// database's consistent copy, which the archive holds.
         case inDatabaseCopy
+        /// A document that an app wrote every time it was read: no copy of it is one state of it.
+        case changedWhileRead
         /// A user's database SQLite cannot read (damaged, encrypted, locked), beside a sidecar that
         /// may hold its committed rows: no consistent copy could be made.
         case unreadableDatabase
@@ -91,6 +93,7 @@ public struct LeftOut: Sendable, Hashable, Codable {
             case .hidden: "hidden (dotfile)"
             case .linkOutside: "link leaving Documents"
             case .specialFile: "not a regular file"
+            case .changedWhileRead: "changed while it was read, each time it was read"
             case .inDatabaseCopy: "held in its database's consistent copy"
             case .unreadableDatabase: "a database SQLite cannot read, with a sidecar that may hold its rows"
             }
@@ -178,14 +181,26 @@ public struct Exporter: Sendable {
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
             let documents = scanned.filter { $0.kind == .document || $0.kind == .userDatabase }
-            let items = try self.items(documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem, report: &report)
+            var items = try self.items(documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem, report: &report)
             scanned = []  // what is left out is in the report: memory for the writers
-            let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
-            var throttle = ProgressThrottle()
-            report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem, progress: { entries, bytes in
-                let now = ArchiveProgress(entriesDone: entries, entriesTotal: items.count, bytesDone: bytes, bytesTotal: bytesTotal)
-                if throttle.shouldReport(now) { progress(now) }
-            }, isCancelled: isCancelled)
+            var attempt = 1
+            while true {
+                let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
+                var throttle = ProgressThrottle()
+                do {
+                    report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem, progress: { entries, bytes in
+                        let now = ArchiveProgress(entriesDone: entries, entriesTotal: items.count, bytesDone: bytes, bytesTotal: bytesTotal)
+                        if throttle.shouldReport(now) { progress(now) }
+                    }, isCancelled: isCancelled)
+                    break
+                } catch let changed as DocumentChanged where attempt < Self.writeAttempts {
+                    // A document the app writes meanwhile: this archive is dropped, and the next one
+                    // holds a still copy of it (or leaves it out, saying so).
+                    try? fileSystem.removeFile(temporary.path)
+                    try Self.still(changed.path, in: &items, copies: copies, report: &report)
+                    attempt += 1
+                }
+            }
             report.entries = items.count
             // Durable before it gets its name: fsync, rename over any older archive, fsync the folder.
             try fileSystem.syncFile(temporary.path)
@@ -306,6 +321,20 @@ public struct Exporter: Sendable {
             progress(index + 1, bytes)
         }
         return bytes
+    }
+
+    /// How many archives an export may start when documents change while they are read.
+    static let writeAttempts = 4
+
+    /// Replaces the document at `path` in `items` by a still copy of it, or leaves it out and says so.
+    private static func still(_ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies, report: inout ExportReport) throws {
+        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content else { return }
+        if let copy = try copies.stillCopy(of: source), let size = try FileSystem().status(copy)?.size {
+            items[index].content = .file(source: copy, size: size)
+        } else {
+            items.remove(at: index)
+            report.leftOut.append(LeftOut(path: path, reason: .changedWhileRead))
+        }
     }
 
     /// An archive written inside Documents would be exported by every later export: refused, with
