@@ -44,6 +44,9 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Refuse an entry, or an archive, over 1 MiB that expands more than this many times its compressed size (default 100).")
     var maxRatio: Double = ImportLimits().maxCompressionRatio
 
+    @Flag(help: "Restore the store snapshots of an export made with --include-database into the locations they came from, as relocate moves a store; a location that has a store is refused.")
+    var restoreDatabases = false
+
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
@@ -54,7 +57,7 @@ struct Import: AsyncParsableCommand {
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let started = ContinuousClock.now
         var finished: ImportReport?
-        for try await event in Importer(container: container).events(from: source, options: ImportOptions(onConflict: onConflict, limits: limits)) {
+        for try await event in Importer(container: container).events(from: source, options: ImportOptions(onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases)) {
             switch event {
             case .progress(let now):
                 progress.update("import", fraction: now.fraction, detail: "\(now.entriesDone) entries")
@@ -75,7 +78,10 @@ struct Import: AsyncParsableCommand {
         if !report.identical.isEmpty { line += "; already there with the same bytes: \(report.identical.joined(separator: ", "))" }
         if !report.renamed.isEmpty { line += "; imported beside existing: \(report.renamed.map { "\($0.from) → \($0.to)" }.joined(separator: ", "))" }
         if !report.strippedModes.isEmpty { line += "; setuid/setgid stripped: \(report.strippedModes.joined(separator: ", "))" }
-        if !report.skippedDatabases.isEmpty { line += "; store snapshots not restored: \(report.skippedDatabases.count)" }
+        if !report.restoredDatabases.isEmpty { line += "; stores restored: \(report.restoredDatabases.joined(separator: ", "))" }
+        if !report.skippedDatabases.isEmpty {
+            line += "; store snapshots not restored (--restore-databases restores them): \(report.skippedDatabases.count)"
+        }
         Output.out(line)
     }
 }

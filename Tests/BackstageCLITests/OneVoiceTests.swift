@@ -81,4 +81,19 @@ import Testing
         #expect(second.stdout.contains("already there with the same bytes: Trips/Lisbon.md, finish line.jpg"), "\(second.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).sorted() == ["Trips", "finish line.jpg"])
     }
+
+    @Test func importRestoresTheStoreSnapshotsWhenAsked() throws {
+        let source = try TestContainer()
+        try source.writeDocument("Letter.txt", Data("dear".utf8))
+        try PythonSQLite.createStore(source.supportStore().main, rows: 6)
+        let archive = source.root.appending(path: "b.tar.gz").path
+        #expect(try runProcess(backstageExecutable, ["export", source.root.path, "-o", archive, "--include-database"]).status == 0)
+        let target = try TestContainer()
+
+        let result = try runProcess(backstageExecutable, ["import", archive, target.root.path, "--restore-databases"])
+
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("Imported 1 document ") && result.stdout.contains("; stores restored: applicationSupport/Notes.sqlite"), "\(result.stdout)")
+        #expect(try PythonSQLite.inspect(target.supportStore()).rows == 6)
+    }
 }

@@ -111,3 +111,44 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).isEmpty)
     }
 }
+
+/// An archive made with `includeDatabase` offers its store snapshots, and import restores them.
+@Suite struct RestoreDatabasesTests {
+    @Test func theSnapshotsOfAnArchiveAreRestoredWhereTheyCameFromWithEveryRow() async throws {
+        let source = try TestContainer()
+        try source.writeDocument("Letter.txt", Data("dear".utf8))
+        try PythonSQLite.writeThenKill(source.supportStore().main, committed: 30, walOnly: 12)
+        try source.writeDocument("../Library/Application Support/.Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 300))
+        let archive = source.root.appending(path: "backup.zip")
+        let exported = try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
+        #expect(exported.databases == [".backstage/databases/applicationSupport/Notes.sqlite"])
+        let target = try TestContainer()
+
+        let report = try await Importer(container: target.container).importArchive(archive, options: ImportOptions(restoreDatabases: true))
+
+        #expect(report.restoredDatabases == ["applicationSupport/Notes.sqlite"] && report.skippedDatabases.isEmpty)
+        let restored = try PythonSQLite.inspect(target.supportStore())
+        #expect(restored.rows == 42 && restored.integrity == "ok")
+        #expect(FileManager.default.contents(atPath: target.supportStore().supportFolder.appending(path: "_EXTERNAL_DATA/blob").path)?.count == 300)
+        #expect(FileManager.default.contents(atPath: target.documents.appending(path: "Letter.txt").path) == Data("dear".utf8))
+        #expect(paths(under: target.root, containing: ".backstage-tmp").isEmpty)
+    }
+
+    @Test func aSnapshotWhoseLocationHasAStoreIsRefusedAndNothingIsWritten() async throws {
+        let source = try TestContainer()
+        try source.writeDocument("Letter.txt", Data("dear".utf8))
+        try PythonSQLite.createStore(source.supportStore().main, rows: 4)
+        let archive = source.root.appending(path: "backup.tar")
+        try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .tar, includeDatabase: true))
+        let target = try TestContainer()
+        try PythonSQLite.createStore(target.supportStore().main, rows: 9)
+        let before = snapshot(target.applicationSupport)
+
+        await #expect(throws: ImportError(archivePath: archive.path, entryPath: ".backstage/databases/applicationSupport/Notes.sqlite",
+                                          reason: .storeExists(location: "applicationSupport/Notes.sqlite"))) {
+            try await Importer(container: target.container).importArchive(archive, options: ImportOptions(restoreDatabases: true))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
+        #expect(snapshot(target.applicationSupport).filter { !$0.key.hasPrefix(".backstage/") } == before, "the store kept as it was")
+    }
+}

@@ -95,12 +95,19 @@ public struct Importer: Sendable {
             }
         }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
+        let snapshotStaging = options.restoreDatabases ? container.temporary.path + "/" + TemporaryName.unique("restore") : nil
+        defer { if let snapshotStaging { try? fileSystem.removeTree(snapshotStaging) } }
         do {
             var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
                                     limits: options.limits, declarations: container.declaredStores, fileSystem: fileSystem,
                                     progress: progress, isCancelled: isCancelled)
+            if let snapshotStaging {
+                try fileSystem.createDirectories(snapshotStaging, mode: 0o700)
+                stager.databaseStaging = snapshotStaging
+            }
             try stager.stage(into: &report)
             try refuseInternalFiles(in: staging, archivePath: archivePath)
+            let snapshots = try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath) } ?? []
             let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
             try fileSystem.syncFileSystem(containing: staging)
             do {
@@ -109,6 +116,7 @@ public struct Importer: Sendable {
                 keepStaging = !failure.undone
                 throw failure.error
             }
+            try restore(snapshots, report: &report)
         } catch var error as FileSystemError {
             // The staging folder is gone when the user reads this: name the place in Documents.
             error.path = Self.documentsPath(for: error.path, staging: staging, documents: documents)

@@ -14,6 +14,8 @@ struct Stager {
     let limits: ImportLimits
     /// The app's stores in Documents: an entry at one of their paths is refused.
     let declarations: StoreDeclarations
+    /// Where store snapshots are staged to be restored; nil: they are read past.
+    var databaseStaging: String?
     let fileSystem: FileSystem
     let progress: (ArchiveProgress) -> Void
     let isCancelled: () -> Bool
@@ -63,7 +65,14 @@ struct Stager {
                 // Store snapshots of an export made with includeDatabase: restoring a store is not an
                 // import into Documents, so that folder is read past, never written.
                 if path == ".backstage" || path.hasPrefix(".backstage/") {
-                    if header.kind == .file && !path.contains("_SUPPORT/") { report.skippedDatabases.append(path) }
+                    let snapshots = Exporter.databaseFolder + "/"
+                    if let databaseStaging, header.kind == .file, path.hasPrefix(snapshots) {
+                        let target = databaseStaging + "/" + path.dropFirst(snapshots.count)
+                        try fileSystem.createDirectories((target as NSString).deletingLastPathComponent, durable: false)
+                        try writeFile(header, to: target, mode: 0o600, reader: reader, report: &report)
+                    } else if header.kind == .file && !path.contains("_SUPPORT/") {
+                        report.skippedDatabases.append(path)
+                    }
                     continue
                 }
                 let destination = staging + "/" + path
