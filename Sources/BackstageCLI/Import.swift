@@ -14,12 +14,15 @@ struct Import: AsyncParsableCommand {
             refused with the entry named and nothing written: absolute paths, "..", backslashes and \
             control characters in names, links that resolve outside Documents (through the archive's \
             links or those already in Documents), devices and FIFOs, duplicate names and names equal \
-            under full case folding, internal files (databases, sidecars, support folders, by their \
-            headers), damaged data (a zip CRC, a gzip checksum), and bombs (--max-size, default the \
+            under full case folding, internal files (the stores --plan, --catalog or --store declare, \
+            orphan sidecars, support folders; a user's own database comes back), damaged data (a zip CRC, \
+            a gzip checksum, a tar without its end blocks), and bombs (--max-size, default the \
             free space; --max-entries; --max-ratio, per entry and for the whole archive; sparse \
-            entries count their full size). setuid/setgid bits are stripped. A name that differs \
+            entries count their full size). setuid/setgid bits are stripped; every file is readable and \
+            writable by its owner. The container must exist. A name that differs \
             from one in Documents only by Unicode normalization is that same file. Files Documents \
-            already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both).
+            already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both; never a copy \
+            of the same bytes).
 
             Example:
               backstage import notes.zip ~/Containers/MyApp --on-conflict keep-both
