@@ -92,6 +92,9 @@ struct Relocate: AsyncParsableCommand {
             try Output.json(report)
         } else {
             Output.out(Self.render(report, source: container[from], destination: container[to], named: stores))
+            if from == .documents && container.declaredStores.isEmpty {
+                Output.out("No store declared (--plan, --catalog or --store): no database in Documents is taken for the app's.")
+            }
         }
     }
 

@@ -63,4 +63,16 @@ import Testing
             #expect(try PythonSQLite.inspect(StoreFileSet(main: target.url.appending(path: "Documents/\(path)"))).rows == rows, "\(path)")
         }
     }
+
+    @Test func withNothingDeclaredRelocateMovesNoDatabaseAndSaysSo() throws {
+        let app = try LedgerApp.make()
+        let before = snapshot(app.documents)
+
+        let result = try runProcess(backstageExecutable, ["relocate", app.root.path])
+
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Left Ledger.sqlite: a database not declared by the app"))
+        #expect(result.stdout.contains("No store declared (--plan, --catalog or --store)"))
+        #expect(snapshot(app.documents) == before, "nothing of the user's, nor anything else, moved")
+    }
 }
