@@ -10,7 +10,8 @@ import Testing
         let result = try runProcess(backstageExecutable, ["relocate", "/tmp", "--strategy", "teleport"])
 
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix("error: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(
+            result.stderr.hasPrefix("error: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(!result.stderr.contains("Usage:") && !result.stderr.contains("Error:"))
     }
 
@@ -19,11 +20,18 @@ import Testing
         try PythonSQLite.createStore(app.documentsStore().main, rows: 3)
         let nope = app.root.appending(path: "Nope")
 
-        let result = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite",
-                                                          "--app-group", "group.com.example.notes=\(nope.path)", "--to", "group.com.example.notes"])
+        let result = try runProcess(
+            backstageExecutable,
+            [
+                "relocate", app.root.path, "--store", "Notes.sqlite",
+                "--app-group", "group.com.example.notes=\(nope.path)", "--to", "group.com.example.notes",
+            ])
 
         #expect(result.status == 3)
-        #expect(result.stderr == "error: --app-group group.com.example.notes=\(nope.path): \(nope.path) is not a folder; give the App Group's existing shared container\n")
+        #expect(
+            result.stderr
+                == "error: --app-group group.com.example.notes=\(nope.path): \(nope.path) is not a folder; give the App Group's existing shared container\n"
+        )
         #expect(!FileManager.default.fileExists(atPath: nope.path))
         #expect(FileManager.default.fileExists(atPath: app.documentsStore().main.path))
     }
@@ -31,10 +39,13 @@ import Testing
     @Test func aGroupWithoutItsFolderIsAnOperationalErrorNamingTheOption() throws {
         let app = try TestContainer()
 
-        let result = try runProcess(backstageExecutable, ["relocate", app.root.path, "--to", "group.com.example.notes"])
+        let result = try runProcess(
+            backstageExecutable, ["relocate", app.root.path, "--to", "group.com.example.notes"])
 
         #expect(result.status == 3)
-        #expect(result.stderr == "error: group.com.example.notes has no folder: add --app-group group.com.example.notes=FOLDER\n")
+        #expect(
+            result.stderr
+                == "error: group.com.example.notes has no folder: add --app-group group.com.example.notes=FOLDER\n")
     }
 
     @Test func anImportIntoAContainerThatDoesNotExistIsRefusedAndNothingIsCreated() throws {
@@ -60,7 +71,10 @@ import Testing
         let result = try runProcess(backstageExecutable, ["export", app.root.path, "-o", inside])
 
         #expect(result.status == 3)
-        #expect(result.stderr == "error: \(inside) is inside \(app.documents.path), the folder being exported: write the archive elsewhere\n")
+        #expect(
+            result.stderr
+                == "error: \(inside) is inside \(app.documents.path), the folder being exported: write the archive elsewhere\n"
+        )
         #expect(!FileManager.default.fileExists(atPath: inside))
     }
 
@@ -70,16 +84,29 @@ import Testing
         try source.writeDocument("Trips/Lisbon.md", Data("# Lisbon".utf8))
         try PythonSQLite.createStore(source.documentsStore().main, rows: 5)
         let archive = source.root.appending(path: "b.zip").path
-        #expect(try runProcess(backstageExecutable, ["export", source.root.path, "--store", "Notes.sqlite", "-o", archive, "--include-database"]).status == 0)
+        #expect(
+            try runProcess(
+                backstageExecutable,
+                ["export", source.root.path, "--store", "Notes.sqlite", "-o", archive, "--include-database"]
+            ).status == 0)
         let target = try TestContainer()
 
-        let first = try runProcess(backstageExecutable, ["import", archive, target.root.path, "--store", "Notes.sqlite", "--on-conflict", "keep-both"])
-        let second = try runProcess(backstageExecutable, ["import", archive, target.root.path, "--store", "Notes.sqlite", "--on-conflict", "keep-both"])
+        let first = try runProcess(
+            backstageExecutable,
+            ["import", archive, target.root.path, "--store", "Notes.sqlite", "--on-conflict", "keep-both"])
+        let second = try runProcess(
+            backstageExecutable,
+            ["import", archive, target.root.path, "--store", "Notes.sqlite", "--on-conflict", "keep-both"])
 
         #expect(first.status == 0 && first.stdout.hasPrefix("Imported 2 documents "), "\(first.stdout)\(first.stderr)")
         #expect(second.status == 0 && second.stdout.hasPrefix("Imported 0 documents "), "\(second.stdout)")
-        #expect(second.stdout.contains("already there with the same bytes: Trips/Lisbon.md, finish line.jpg"), "\(second.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).sorted() == ["Trips", "finish line.jpg"])
+        #expect(
+            second.stdout.contains("already there with the same bytes: Trips/Lisbon.md, finish line.jpg"),
+            "\(second.stdout)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: target.documents.path).sorted() == [
+                "Trips", "finish line.jpg",
+            ])
     }
 
     @Test func importRestoresTheStoreSnapshotsWhenAsked() throws {
@@ -87,13 +114,17 @@ import Testing
         try source.writeDocument("Letter.txt", Data("dear".utf8))
         try PythonSQLite.createStore(source.supportStore().main, rows: 6)
         let archive = source.root.appending(path: "b.tar.gz").path
-        #expect(try runProcess(backstageExecutable, ["export", source.root.path, "-o", archive, "--include-database"]).status == 0)
+        #expect(
+            try runProcess(backstageExecutable, ["export", source.root.path, "-o", archive, "--include-database"])
+                .status == 0)
         let target = try TestContainer()
 
         let result = try runProcess(backstageExecutable, ["import", archive, target.root.path, "--restore-databases"])
 
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.hasPrefix("Imported 1 document ") && result.stdout.contains("; stores restored: applicationSupport/Notes.sqlite"), "\(result.stdout)")
+        #expect(
+            result.stdout.hasPrefix("Imported 1 document ")
+                && result.stdout.contains("; stores restored: applicationSupport/Notes.sqlite"), "\(result.stdout)")
         #expect(try PythonSQLite.inspect(target.supportStore()).rows == 6)
     }
 }

@@ -26,17 +26,22 @@ import Testing
         #expect(result.status == 0)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((json["findings"] as? [Any])?.isEmpty == true)
-        #expect((json["userDatabases"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == ["Finance/Budget.sqlite", "Journal.sqlite", "notes.db"])
+        #expect(
+            (json["userDatabases"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == [
+                "Finance/Budget.sqlite", "Journal.sqlite", "notes.db",
+            ])
         #expect(json["noStoreDeclared"] as? Bool == true)
     }
 
     @Test func relocateWithThePlanMovesTheAppsStoresAndLeavesTheUsersDatabasesByteIdentical() throws {
         let app = try LedgerApp.make()
         let plan = app.root.appending(path: "v1-to-v2.json")
-        try Data(#"""
+        try Data(
+            #"""
             {"name": "v1-to-v2", "steps": [
               {"relocate": {"from": "documents/Ledger.sqlite", "to": "applicationSupport/Ledger.sqlite"}}]}
-            """#.utf8).write(to: plan)
+            """#.utf8
+        ).write(to: plan)
         let before = LedgerApp.userBytes(in: app.documents)
 
         let result = try runProcess(backstageExecutable, ["relocate", app.root.path, "--plan", plan.path])
@@ -54,13 +59,17 @@ import Testing
         let archive = app.root.appending(path: "backup.tar.gz").path
         let target = try TemporaryDirectory()
 
-        let exported = try runProcess(backstageExecutable, ["export", app.root.path, "--store", "Ledger.sqlite", "-o", archive])
-        let imported = try runProcess(backstageExecutable, ["import", archive, target.path, "--store", "Ledger.sqlite"])
+        let exported = try runProcess(
+            backstageExecutable, ["export", app.root.path, "--store", "Ledger.sqlite", "-o", archive])
+        let imported = try runProcess(
+            backstageExecutable, ["import", archive, target.path, "--store", "Ledger.sqlite"])
 
         #expect(exported.status == 0 && imported.status == 0, "\(exported.stderr)\(imported.stderr)")
         #expect(exported.stdout.contains("Ledger.sqlite: internal file (database)"))
         for (path, rows) in LedgerApp.userDatabases {
-            #expect(try PythonSQLite.inspect(StoreFileSet(main: target.url.appending(path: "Documents/\(path)"))).rows == rows, "\(path)")
+            #expect(
+                try PythonSQLite.inspect(StoreFileSet(main: target.url.appending(path: "Documents/\(path)"))).rows
+                    == rows, "\(path)")
         }
     }
 

@@ -7,7 +7,8 @@ import Testing
 /// Export and import say what they did, and do only what they say.
 @Suite struct ArchiveWordTests {
     func tar(_ path: URL, _ script: String) throws {
-        let result = try PythonSQLite.run("""
+        let result = try PythonSQLite.run(
+            """
             import sys, tarfile, io
             path = sys.argv[1]
             def add(t, name, data, mode=0o644):
@@ -23,7 +24,9 @@ import Testing
         try app.writeDocument("Letter.txt", Data("dear".utf8))
         let inside = app.documents.appending(path: "backup.zip")
 
-        await #expect(throws: ExportError(archivePath: inside.path, reason: .insideDocuments(documents: app.documents.path))) {
+        await #expect(
+            throws: ExportError(archivePath: inside.path, reason: .insideDocuments(documents: app.documents.path))
+        ) {
             try await Exporter(container: app.container).export(to: inside, options: ExportOptions(format: .zip))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path) == ["Letter.txt"])
@@ -35,7 +38,8 @@ import Testing
         try app.writeDocument("Letter.txt", Data("dear".utf8))
         try PythonSQLite.createStore(app.documentsStore().main, rows: 5)
         let archive = app.root.appending(path: "with-store.zip")
-        try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
+        try await Exporter(container: app.container).export(
+            to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
 
         let target = try TestContainer()
         let first = try await Importer(container: target.container).importArchive(archive)
@@ -60,7 +64,10 @@ import Testing
 
         #expect(first.renamed == [.init(from: "finish line.jpg", to: "finish line 2.jpg")] && first.written == 1)
         #expect(second.renamed.isEmpty && second.identical == ["finish line 2.jpg"] && second.written == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).sorted() == ["finish line 2.jpg", "finish line.jpg"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: target.documents.path).sorted() == [
+                "finish line 2.jpg", "finish line.jpg",
+            ])
     }
 
     @Test func anImportIntoAContainerThatDoesNotExistIsRefusedAndNothingIsCreated() async throws {
@@ -79,13 +86,18 @@ import Testing
     @Test func restrictiveModesAreImportedReadableAndWritableByTheOwner() async throws {
         let app = try TestContainer()
         let archive = app.root.appending(path: "modes.tar")
-        try tar(archive, "t = tarfile.open(path, 'w'); add(t, 'w.txt', b'write only', 0o200); add(t, 'none.txt', b'nothing', 0o000); t.close()")
+        try tar(
+            archive,
+            "t = tarfile.open(path, 'w'); add(t, 'w.txt', b'write only', 0o200); add(t, 'none.txt', b'nothing', 0o000); t.close()"
+        )
 
         let report = try await Importer(container: app.container).importArchive(archive)
 
         #expect(report.written == 2)
         for name in ["w.txt", "none.txt"] {
-            let mode = try #require(try FileManager.default.attributesOfItem(atPath: app.documents.appending(path: name).path)[.posixPermissions] as? Int)
+            let mode = try #require(
+                try FileManager.default.attributesOfItem(atPath: app.documents.appending(path: name).path)[
+                    .posixPermissions] as? Int)
             #expect(mode & 0o600 == 0o600, "\(name): \(String(mode, radix: 8))")
         }
     }
@@ -95,7 +107,9 @@ import Testing
         let app = try TestContainer()
         let archive = app.root.appending(path: "cut.\(format)")
         // Three entries, then cut right after the second one's data: no third file, no end blocks.
-        try tar(archive, """
+        try tar(
+            archive,
+            """
             import gzip
             buf = io.BytesIO(); t = tarfile.open(fileobj=buf, mode='w', format=tarfile.USTAR_FORMAT)
             add(t, 'a.txt', b'a' * 600); add(t, 'b.txt', b'b' * 100); end = buf.tell(); add(t, 'c.txt', b'c' * 10); t.close()
@@ -118,19 +132,26 @@ import Testing
         let source = try TestContainer()
         try source.writeDocument("Letter.txt", Data("dear".utf8))
         try PythonSQLite.writeThenKill(source.supportStore().main, committed: 30, walOnly: 12)
-        try source.writeDocument("../Library/Application Support/.Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 300))
+        try source.writeDocument(
+            "../Library/Application Support/.Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 300))
         let archive = source.root.appending(path: "backup.zip")
-        let exported = try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
+        let exported = try await Exporter(container: source.container).export(
+            to: archive, options: ExportOptions(format: .zip, includeDatabase: true))
         #expect(exported.databases == [".backstage/databases/applicationSupport/Notes.sqlite"])
         let target = try TestContainer()
 
-        let report = try await Importer(container: target.container).importArchive(archive, options: ImportOptions(restoreDatabases: true))
+        let report = try await Importer(container: target.container).importArchive(
+            archive, options: ImportOptions(restoreDatabases: true))
 
         #expect(report.restoredDatabases == ["applicationSupport/Notes.sqlite"] && report.skippedDatabases.isEmpty)
         let restored = try PythonSQLite.inspect(target.supportStore())
         #expect(restored.rows == 42 && restored.integrity == "ok")
-        #expect(FileManager.default.contents(atPath: target.supportStore().supportFolder.appending(path: "_EXTERNAL_DATA/blob").path)?.count == 300)
-        #expect(FileManager.default.contents(atPath: target.documents.appending(path: "Letter.txt").path) == Data("dear".utf8))
+        #expect(
+            FileManager.default.contents(
+                atPath: target.supportStore().supportFolder.appending(path: "_EXTERNAL_DATA/blob").path)?.count == 300)
+        #expect(
+            FileManager.default.contents(atPath: target.documents.appending(path: "Letter.txt").path)
+                == Data("dear".utf8))
         #expect(paths(under: target.root, containing: ".backstage-tmp").isEmpty)
     }
 
@@ -139,16 +160,23 @@ import Testing
         try source.writeDocument("Letter.txt", Data("dear".utf8))
         try PythonSQLite.createStore(source.supportStore().main, rows: 4)
         let archive = source.root.appending(path: "backup.tar")
-        try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .tar, includeDatabase: true))
+        try await Exporter(container: source.container).export(
+            to: archive, options: ExportOptions(format: .tar, includeDatabase: true))
         let target = try TestContainer()
         try PythonSQLite.createStore(target.supportStore().main, rows: 9)
         let before = snapshot(target.applicationSupport)
 
-        await #expect(throws: ImportError(archivePath: archive.path, entryPath: ".backstage/databases/applicationSupport/Notes.sqlite",
-                                          reason: .storeExists(location: "applicationSupport/Notes.sqlite"))) {
-            try await Importer(container: target.container).importArchive(archive, options: ImportOptions(restoreDatabases: true))
+        await #expect(
+            throws: ImportError(
+                archivePath: archive.path, entryPath: ".backstage/databases/applicationSupport/Notes.sqlite",
+                reason: .storeExists(location: "applicationSupport/Notes.sqlite"))
+        ) {
+            try await Importer(container: target.container).importArchive(
+                archive, options: ImportOptions(restoreDatabases: true))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
-        #expect(snapshot(target.applicationSupport).filter { !$0.key.hasPrefix(".backstage/") } == before, "the store kept as it was")
+        #expect(
+            snapshot(target.applicationSupport).filter { !$0.key.hasPrefix(".backstage/") } == before,
+            "the store kept as it was")
     }
 }

@@ -13,7 +13,8 @@ import Testing
         let before = LedgerApp.userBytes(in: app.documents)
         let archive = app.root.appending(path: "backup.\(format.rawValue)")
 
-        let exported = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format))
+        let exported = try await Exporter(container: app.container).export(
+            to: archive, options: ExportOptions(format: format))
 
         let reasons = Dictionary(uniqueKeysWithValues: exported.leftOut.map { ($0.path, $0.reason) })
         #expect(reasons["Ledger.sqlite"] == .internalFile(.database), "the app's store stays out")
@@ -21,7 +22,9 @@ import Testing
         for path in LedgerApp.userDatabases.keys { #expect(reasons[path] == nil, "\(path) left out") }
         // The -shm is SQLite's shared-memory index, rebuilt by any reader: the data is the rest.
         let data = { (files: [String: Data]) in files.filter { !$0.key.hasSuffix("-shm") } }
-        #expect(data(LedgerApp.userBytes(in: app.documents)) == data(before), "export reads the user's databases, never changes them")
+        #expect(
+            data(LedgerApp.userBytes(in: app.documents)) == data(before),
+            "export reads the user's databases, never changes them")
 
         let restored = try TestContainer(declaring: LedgerApp.declared)
         let imported = try await Importer(container: restored.container).importArchive(archive)
@@ -44,11 +47,14 @@ import Testing
         try await Exporter(container: source.container).export(to: archive, options: ExportOptions(format: .zip))
 
         let ledger = try TestContainer(declaring: LedgerApp.declared)
-        await #expect(throws: ImportError.self) { try await Importer(container: ledger.container).importArchive(archive) }
+        await #expect(throws: ImportError.self) {
+            try await Importer(container: ledger.container).importArchive(archive)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: ledger.documents.path).isEmpty, "nothing written")
 
         let other = try TestContainer(declaring: ["Other.sqlite"])
         try await Importer(container: other.container).importArchive(archive)
-        #expect(try PythonSQLite.inspect(StoreFileSet(main: other.documents.appending(path: "Ledger.sqlite"))).rows == 3)
+        #expect(
+            try PythonSQLite.inspect(StoreFileSet(main: other.documents.appending(path: "Ledger.sqlite"))).rows == 3)
     }
 }

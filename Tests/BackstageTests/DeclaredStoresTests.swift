@@ -22,8 +22,14 @@ import Testing
 
         let report = try Auditor(container: app.container).audit()
 
-        #expect(report.findings.filter { $0.kind == .database }.map(\.path) == ["Accounts/7/UserData.sqlite", "Ledger.sqlite"])
-        #expect(!report.findings.contains { $0.path.hasPrefix("Journal") || $0.path == "notes.db" || $0.path.hasPrefix("Finance") })
+        #expect(
+            report.findings.filter { $0.kind == .database }.map(\.path) == [
+                "Accounts/7/UserData.sqlite", "Ledger.sqlite",
+            ])
+        #expect(
+            !report.findings.contains {
+                $0.path.hasPrefix("Journal") || $0.path == "notes.db" || $0.path.hasPrefix("Finance")
+            })
         #expect(report.userDatabases.count == 3)
     }
 
@@ -39,7 +45,8 @@ import Testing
         #expect(report.quarantined.isEmpty, "a user's -wal and -shm are not orphans")
         #expect(LedgerApp.userBytes(in: app.documents) == before)
         #expect(try PythonSQLite.inspect(app.supportStore("Ledger.sqlite")).rows == 20)
-        #expect(try PythonSQLite.inspect(StoreFileSet(main: app.documents.appending(path: "Journal.sqlite"))).rows == 40)
+        #expect(
+            try PythonSQLite.inspect(StoreFileSet(main: app.documents.appending(path: "Journal.sqlite"))).rows == 40)
     }
 
     @Test func withNothingDeclaredNoDatabaseIsMoved() async throws {
@@ -60,7 +67,8 @@ import Testing
     @Test func aUsersDatabaseNamedExplicitlyMovesWithItsWAL() async throws {
         let app = try LedgerApp.make(withStores: false)
 
-        let report = try await Relocator(container: app.container).relocate(RelocationOptions(stores: ["Journal.sqlite"]))
+        let report = try await Relocator(container: app.container).relocate(
+            RelocationOptions(stores: ["Journal.sqlite"]))
 
         #expect(report.moved.map(\.store) == ["Journal.sqlite"])
         #expect(try PythonSQLite.inspect(app.supportStore("Journal.sqlite")).rows == 40)
@@ -74,7 +82,9 @@ import Testing
         try app.writeDocument("Vault.sqlite-wal", Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 17) }))
         try app.writeDocument("Diary.sqlite", Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
 
-        let kinds = Dictionary(uniqueKeysWithValues: try FileClassifier(declarations: app.container.declaredStores).scan(app.documents).map { ($0.path, $0.kind) })
+        let kinds = Dictionary(
+            uniqueKeysWithValues: try FileClassifier(declarations: app.container.declaredStores).scan(app.documents).map
+            { ($0.path, $0.kind) })
 
         #expect(kinds["Vault.sqlite"] == .database)
         #expect(kinds["Vault.sqlite-wal"] == .wal)
@@ -92,13 +102,19 @@ import Testing
     }
 
     @Test func aPlanAndStoreDescriptionsDeclareTheStoresTheyNameInDocuments() throws {
-        let plan = try JSONDecoder().decode(UpgradePlan.self, from: Data(#"""
-            {"name": "v1-to-v2", "steps": [
-              {"relocate": {"from": "documents/Ledger.sqlite", "to": "applicationSupport/Ledger.sqlite"}},
-              {"migrateSchema": {"store": "applicationSupport/Ledger.sqlite", "migrations": []}}]}
-            """#.utf8))
+        let plan = try JSONDecoder().decode(
+            UpgradePlan.self,
+            from: Data(
+                #"""
+                {"name": "v1-to-v2", "steps": [
+                  {"relocate": {"from": "documents/Ledger.sqlite", "to": "applicationSupport/Ledger.sqlite"}},
+                  {"migrateSchema": {"store": "applicationSupport/Ledger.sqlite", "migrations": []}}]}
+                """#.utf8))
         let app = try TestContainer(declaring: [])
-        let descriptions = [StoreDescription(name: "Old", url: app.documents.appending(path: "Old/Old.sqlite")), StoreDescription(name: "New")]
+        let descriptions = [
+            StoreDescription(name: "Old", url: app.documents.appending(path: "Old/Old.sqlite")),
+            StoreDescription(name: "New"),
+        ]
 
         #expect(StoreDeclarations(plan: plan).patterns == ["Ledger.sqlite"])
         #expect(StoreDeclarations(descriptions: descriptions, in: app.container).patterns == ["Old/Old.sqlite"])

@@ -34,7 +34,8 @@ import Testing
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 2, walOnly: 2)
         let folder = app.documents.appending(path: "Private")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: app.documentsStore().sidecar(.wal), to: folder.appending(path: "Gone.sqlite-wal"))
+        try FileManager.default.copyItem(
+            at: app.documentsStore().sidecar(.wal), to: folder.appending(path: "Gone.sqlite-wal"))
         try shell("chmod 700 '\(folder.path)'")
 
         let report = try await Relocator(container: app.container).relocate()

@@ -201,7 +201,8 @@ private final class Evidence {
     /// A regular file the app declares by its path, whatever its bytes (an encrypted store has no
     /// SQLite header). Only a file with content: an empty declared path is not yet a store.
     private func isDeclaredStore(_ name: String) -> Bool {
-        hasContent(name) && !declarations.declaresEveryDatabase && declarations.declares(relative.isEmpty ? name : relative + "/" + name)
+        hasContent(name) && !declarations.declaresEveryDatabase
+            && declarations.declares(relative.isEmpty ? name : relative + "/" + name)
     }
 
     /// A SQLite header; or, for an empty file, a `-wal` or `-journal` beside it with a valid

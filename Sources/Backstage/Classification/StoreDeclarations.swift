@@ -45,9 +45,10 @@ public struct StoreDeclarations: Sendable, Hashable {
     /// description's default location, Application Support, is never in Documents).
     public init(descriptions: [StoreDescription], in container: AppContainer) {
         let documents = container.documents.standardizedFileURL.path
-        self.init(descriptions.compactMap { description in
-            FileSystem.relativePath(of: description.resolvedURL(in: container).path, inside: documents)
-        })
+        self.init(
+            descriptions.compactMap { description in
+                FileSystem.relativePath(of: description.resolvedURL(in: container).path, inside: documents)
+            })
     }
 
     private init(patterns: [String], declaresEveryDatabase: Bool) {
@@ -57,8 +58,9 @@ public struct StoreDeclarations: Sendable, Hashable {
 
     /// These declarations and `other`'s.
     public func adding(_ other: StoreDeclarations) -> StoreDeclarations {
-        StoreDeclarations(patterns: patterns + other.patterns.filter { !patterns.contains($0) },
-                          declaresEveryDatabase: declaresEveryDatabase || other.declaresEveryDatabase)
+        StoreDeclarations(
+            patterns: patterns + other.patterns.filter { !patterns.contains($0) },
+            declaresEveryDatabase: declaresEveryDatabase || other.declaresEveryDatabase)
     }
 
     /// True when nothing is declared.

@@ -5,8 +5,10 @@ extension FileSystem {
     /// exactly `count` bytes and was not written while it was read (the same size and modification
     /// time before and after). A file an app appends to while it is read gives false: what was
     /// read is not one state of the file.
-    package func readChunks(_ path: String, count: Int64, into buffer: UnsafeMutableRawBufferPointer,
-                            _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+    package func readChunks(
+        _ path: String, count: Int64, into buffer: UnsafeMutableRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
         try inject(.read, path)
         let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fd) }

@@ -121,7 +121,8 @@ public struct Relocator: Sendable {
             let sourceFolder = container[options.source]
             // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
             let declarations = options.source == .documents ? container.declaredStores : .everyDatabase
-            let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations).scan(sourceFolder, measuringFolders: false)
+            let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
+                .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
             let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination])
             report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
@@ -154,7 +155,8 @@ public struct Relocator: Sendable {
             let pattern = StoreDeclarations([name])
             let matches = databases.filter { path in
                 let file = (path as NSString).lastPathComponent
-                return path == name || file == name || (file as NSString).deletingPathExtension == name || pattern.declares(path)
+                return path == name || file == name || (file as NSString).deletingPathExtension == name
+                    || pattern.declares(path)
             }
             if matches.isEmpty {
                 // Named explicitly: say what is wrong with it rather than "not found".

@@ -181,17 +181,21 @@ public struct Exporter: Sendable {
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
             let documents = scanned.filter { $0.kind == .document || $0.kind == .userDatabase }
-            var items = try self.items(documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem, report: &report)
+            var items = try self.items(documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
+                                       report: &report)
             scanned = []  // what is left out is in the report: memory for the writers
             var attempt = 1
             while true {
                 let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
                 var throttle = ProgressThrottle()
                 do {
-                    report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem, progress: { entries, bytes in
-                        let now = ArchiveProgress(entriesDone: entries, entriesTotal: items.count, bytesDone: bytes, bytesTotal: bytesTotal)
+                    let entriesTotal = items.count
+                    let onWritten: (Int, Int64) -> Void = { entries, bytes in
+                        let now = ArchiveProgress(entriesDone: entries, entriesTotal: entriesTotal, bytesDone: bytes, bytesTotal: bytesTotal)
                         if throttle.shouldReport(now) { progress(now) }
-                    }, isCancelled: isCancelled)
+                    }
+                    report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem,
+                                             progress: onWritten, isCancelled: isCancelled)
                     break
                 } catch let changed as DocumentChanged where attempt < Self.writeAttempts {
                     // A document the app writes meanwhile: this archive is dropped, and the next one
@@ -244,7 +248,8 @@ public struct Exporter: Sendable {
                     report.leftOut.append(LeftOut(path: entry.path, reason: .unreadableDatabase))
                     continue
                 }
-                items.append(ArchiveItem(path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644, modified: modified))
+                items.append(ArchiveItem(path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644,
+                                         modified: modified))
             case .regular:
                 items.append(ArchiveItem(path: entry.path, content: .file(source: url.path, size: status.size),
                                          mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
@@ -327,8 +332,11 @@ public struct Exporter: Sendable {
     static let writeAttempts = 4
 
     /// Replaces the document at `path` in `items` by a still copy of it, or leaves it out and says so.
-    private static func still(_ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies, report: inout ExportReport) throws {
-        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content else { return }
+    private static func still(_ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies,
+                              report: inout ExportReport) throws {
+        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content else {
+            return
+        }
         if let copy = try copies.stillCopy(of: source), let size = try FileSystem().status(copy)?.size {
             items[index].content = .file(source: copy, size: size)
         } else {
@@ -343,14 +351,17 @@ public struct Exporter: Sendable {
         let documents = container.documents.resolvingSymlinksInPath().standardizedFileURL.path
         let folder = destination.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL.path
         if FileSystem.relativePath(of: folder, inside: documents) != nil {
-            throw ExportError(archivePath: destination.path, reason: .insideDocuments(documents: container.documents.path))
+            throw ExportError(archivePath: destination.path,
+                              reason: .insideDocuments(documents: container.documents.path))
         }
     }
 
     /// A user's database SQLite cannot read is archived as its bytes when no sidecar beside it
     /// may hold committed rows (nothing else holds its state); nil when one may.
     private static func wholeFile(_ url: URL, fileSystem: FileSystem) throws -> String? {
-        for sidecar in [Sidecar.wal, .journal] where try fileSystem.status(url.path + sidecar.rawValue) != nil { return nil }
+        for sidecar in [Sidecar.wal, .journal] where try fileSystem.status(url.path + sidecar.rawValue) != nil {
+            return nil
+        }
         return url.path
     }
 

@@ -44,7 +44,8 @@ public struct ImportOptions: Sendable, Hashable, Codable {
     /// before anything is written. Off: the snapshots are read past and listed.
     public var restoreDatabases: Bool
 
-    public init(onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits(), restoreDatabases: Bool = false) {
+    public init(onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits(),
+                restoreDatabases: Bool = false) {
         self.onConflict = onConflict
         self.limits = limits
         self.restoreDatabases = restoreDatabases

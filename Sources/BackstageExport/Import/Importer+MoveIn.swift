@@ -58,7 +58,8 @@ extension Importer {
                 try plan(staged: staged, documents: destination, relative: path, policy: policy, archivePath: archivePath, moves: &moves, report: &report)
                 continue
             }
-            if policy == .keepBoth, stagedStatus.kind == .regular, let same = try copyWithSameBytes(of: staged, named: name, in: documents, existing: existingNames) {
+            if policy == .keepBoth, stagedStatus.kind == .regular,
+               let same = try copyWithSameBytes(of: staged, named: name, in: documents, existing: existingNames) {
                 report.identical.append(relative.isEmpty ? same : relative + "/" + same)
                 try notWritten(staged, report: &report)
                 continue
@@ -99,7 +100,8 @@ extension Importer {
     /// The name of a file of `documents` holding the same bytes as `staged`: `name` itself, or one of
     /// the names keep-both gives a copy (`name 2.ext`, `name 3.ext`...). The same bytes are the same
     /// document: importing an archive twice never makes a byte-identical copy.
-    private func copyWithSameBytes(of staged: String, named name: String, in documents: String, existing: [String]) throws -> String? {
+    private func copyWithSameBytes(of staged: String, named name: String, in documents: String,
+                                   existing: [String]) throws -> String? {
         let present = Set(existing.map { Array($0.utf8) })
         var candidate = name
         var taken: Set<[UInt8]> = []
@@ -115,7 +117,9 @@ extension Importer {
     /// True when the two regular files hold the same bytes.
     private func sameBytes(_ first: String, _ second: String) throws -> Bool {
         guard try fileSystem.status(first)?.size == fileSystem.status(second)?.size else { return false }
-        guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else { return false }
+        guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else {
+            return false
+        }
         defer {
             try? a.close()
             try? b.close()

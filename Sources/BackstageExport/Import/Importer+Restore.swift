@@ -24,13 +24,18 @@ extension Importer {
             for path in try storeFiles(in: folder + "/" + rootName, relative: "") {
                 let location = ContainerLocation(root, path)
                 let entryPath = entry + "/" + path
-                guard SQLiteHeader.hasMagic(try fileSystem.readPrefix(folder + "/" + rootName + "/" + path, count: 16)) else {
+                guard SQLiteHeader.hasMagic(try fileSystem.readPrefix(folder + "/" + rootName + "/" + path, count: 16))
+                else {
                     throw ImportError(archivePath: archivePath, entryPath: entryPath, reason: .unknownStoreLocation)
                 }
                 if fileSystem.exists(location.filePath(in: container)) {
-                    throw ImportError(archivePath: archivePath, entryPath: entryPath, reason: .storeExists(location: location.description))
+                    throw ImportError(
+                        archivePath: archivePath, entryPath: entryPath,
+                        reason: .storeExists(location: location.description))
                 }
-                snapshots.append(StagedSnapshot(staged: ContainerLocation(.temporary, base + "/" + rootName + "/" + path), location: location))
+                snapshots.append(
+                    StagedSnapshot(
+                        staged: ContainerLocation(.temporary, base + "/" + rootName + "/" + path), location: location))
             }
         }
         return snapshots

@@ -95,7 +95,8 @@ public struct Importer: Sendable {
             }
         }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
-        let snapshotStaging = options.restoreDatabases ? container.temporary.path + "/" + TemporaryName.unique("restore") : nil
+        let snapshotStaging = options.restoreDatabases
+            ? container.temporary.path + "/" + TemporaryName.unique("restore") : nil
         defer { if let snapshotStaging { try? fileSystem.removeTree(snapshotStaging) } }
         do {
             var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,

@@ -92,7 +92,8 @@ final class ArchiveReader {
         try check(status)
         guard let entry = entryPointer else { throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path) }
         let stored = archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : 0
-        lastEntryEnd = archive_entry_sparse_count(entry) > 0 ? nil : Int64(archive_filter_bytes(handle, 0)) + (stored + 511) / 512 * 512
+        let headerEnd = Int64(archive_filter_bytes(handle, 0))
+        lastEntryEnd = archive_entry_sparse_count(entry) > 0 ? nil : headerEnd + (stored + 511) / 512 * 512
         let raw = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
         let decoded = archive_entry_pathname_utf8(entry).map { String(cString: $0) }
         let hardLink = archive_entry_hardlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_hardlink(entry).map { String(cString: $0) }
@@ -137,10 +138,12 @@ final class ArchiveReader {
     /// (its end blocks and any later entries gone) as complete. Refused as truncated: what was cut
     /// off is unknown, so importing the rest would hide the loss.
     private func verifyEndOfTar() throws(ArchiveError) {
-        guard let handle, let lastEntryEnd, archive_format(handle) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_TAR else { return }
+        guard let handle, let lastEntryEnd, archive_format(handle) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_TAR else {
+            return
+        }
         if Int64(archive_filter_bytes(handle, 0)) < lastEntryEnd + 512 {
-            throw ArchiveError(code: EILSEQ, message: "the archive is truncated: it ends after an entry, without the end-of-archive blocks of a tar",
-                               archivePath: path)
+            let message = "the archive is truncated: it ends after an entry, without a tar's end-of-archive blocks"
+            throw ArchiveError(code: EILSEQ, message: message, archivePath: path)
         }
     }
 
