@@ -13,6 +13,7 @@ import Testing
         #expect(
             result.stderr.hasPrefix("error: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(!result.stderr.contains("Usage:") && !result.stderr.contains("Error:"))
+        #expect(result.stderr.contains("'teleport'") && result.stderr.contains("'auto', 'rename' or 'copy'"), "\(result.stderr)")
     }
 
     @Test func aMissingAppGroupFolderIsAnOperationalErrorNamingTheOptionAndIsNeverCreated() throws {

@@ -157,7 +157,7 @@ private final class Evidence {
 
     /// True when the app declares the file `name` of this folder as one of its stores.
     func isDeclared(_ name: String) -> Bool {
-        declarations.declaresEveryDatabase || declarations.declares(relative.isEmpty ? name : relative + "/" + name)
+        declarations.declaresEveryDatabase || declarations.declares(name: name, inFolder: relative)
     }
 
     /// The first 100 bytes of a regular file of the folder, read once.
@@ -201,8 +201,7 @@ private final class Evidence {
     /// A regular file the app declares by its path, whatever its bytes (an encrypted store has no
     /// SQLite header). Only a file with content: an empty declared path is not yet a store.
     private func isDeclaredStore(_ name: String) -> Bool {
-        hasContent(name) && !declarations.declaresEveryDatabase
-            && declarations.declares(relative.isEmpty ? name : relative + "/" + name)
+        hasContent(name) && !declarations.declaresEveryDatabase && declarations.declares(name: name, inFolder: relative)
     }
 
     /// A SQLite header; or, for an empty file, a `-wal` or `-journal` beside it with a valid

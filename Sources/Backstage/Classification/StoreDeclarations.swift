@@ -22,6 +22,9 @@ public struct StoreDeclarations: Sendable, Hashable {
     public private(set) var patterns: [String]
     /// True when every database by its header is a store (folders no user sees).
     let declaresEveryDatabase: Bool
+    /// The last path component of each pattern: a file's name is matched against it before its
+    /// whole path is built (the classifier asks about every file of a tree).
+    private let names: [String]
 
     /// No store declared: every database in Documents is the user's.
     public static let none = StoreDeclarations([])
@@ -54,6 +57,7 @@ public struct StoreDeclarations: Sendable, Hashable {
     private init(patterns: [String], declaresEveryDatabase: Bool) {
         self.patterns = patterns
         self.declaresEveryDatabase = declaresEveryDatabase
+        names = patterns.map { String($0.split(separator: "/").last ?? "") }
     }
 
     /// These declarations and `other`'s.
@@ -71,6 +75,16 @@ public struct StoreDeclarations: Sendable, Hashable {
         patterns.contains { pattern in
             pattern == path || fnmatch(pattern, path, FNM_PATHNAME | FNM_PERIOD) == 0
         }
+    }
+
+    /// True when the file `name` of the folder at `folder` (relative to Documents, empty for
+    /// Documents itself) is a declared store.
+    package func declares(name: String, inFolder folder: String) -> Bool {
+        for (pattern, last) in zip(patterns, names) where last == name || fnmatch(last, name, FNM_PERIOD) == 0 {
+            let path = folder.isEmpty ? name : folder + "/" + name
+            if pattern == path || fnmatch(pattern, path, FNM_PATHNAME | FNM_PERIOD) == 0 { return true }
+        }
+        return false
     }
 
     private static func normalized(_ pattern: String) -> String {

@@ -64,6 +64,8 @@ enum Output {
         var message = BackstageCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
         for prefix in ["Error: ", "error: "] where message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
         if message.isEmpty { return "the command line is not valid; see --help" }
+        // The parser's two sentences ("... is invalid for '--x'. Please provide one of ...") as one.
+        message = message.replacingOccurrences(of: ". Please provide", with: "; provide")
         return message.prefix(1).lowercased() + message.dropFirst()
     }
 
