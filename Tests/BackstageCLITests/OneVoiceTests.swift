@@ -128,4 +128,25 @@ import Testing
                 && result.stdout.contains("; stores restored: applicationSupport/Notes.sqlite"), "\(result.stdout)")
         #expect(try PythonSQLite.inspect(target.supportStore()).rows == 6)
     }
+
+    @Test func aTarCutAtAnEntryBoundaryExitsThreeAsTruncatedAndWritesNothing() throws {
+        let target = try TestContainer()
+        let archive = target.root.appending(path: "cut.tar").path
+        let python = try PythonSQLite.run("""
+            import sys, tarfile, io
+            buf = io.BytesIO(); t = tarfile.open(fileobj=buf, mode='w', format=tarfile.USTAR_FORMAT)
+            for name, size in [('a.txt', 700), ('b.txt', 10), ('c.txt', 5)]:
+                info = tarfile.TarInfo(name); info.size = size; t.addfile(info, io.BytesIO(b'x' * size))
+                if name == 'b.txt': end = buf.tell()
+            t.close()
+            open(sys.argv[1], 'wb').write(buf.getvalue()[:end])
+            """, [archive])
+        #expect(python.status == 0, "\(python.stderr)")
+
+        let result = try runProcess(backstageExecutable, ["import", archive, target.root.path])
+
+        #expect(result.status == 3)
+        #expect(result.stderr == "error: \(archive): the archive is truncated: it ends after an entry, without a tar's end-of-archive blocks\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
+    }
 }
