@@ -108,10 +108,21 @@ public struct CatalogFolder: Sendable {
         return groups.sorted()
     }
 
+    /// The stores in Documents that any version of the app keeps or any of its plans names: the
+    /// app's own, whatever their header. Every other database in Documents is the user's.
+    public var declaredStores: StoreDeclarations {
+        var declarations = StoreDeclarations(manifest.versions.flatMap(\.stores).map(\.location).filter { $0.root == .documents }.map(\.path))
+        for version in manifest.versions {
+            guard let file = planURL(of: version), let plan = try? UpgradePlan.load(from: file) else { continue }
+            declarations = declarations.adding(StoreDeclarations(plan: plan))
+        }
+        return declarations
+    }
+
     /// The simulated iOS container of this app at `root`, with its App Groups' shared containers
-    /// (see ``Backstage/AppContainer/iOSSandbox(root:appGroups:)``).
+    /// (see ``Backstage/AppContainer/iOSSandbox(root:appGroups:)``) and its ``declaredStores``.
     public func container(at root: URL) -> AppContainer {
-        .iOSSandbox(root: root, appGroups: appGroups)
+        AppContainer.iOSSandbox(root: root, appGroups: appGroups).declaringStores(declaredStores)
     }
 
     /// Writes the manifest (sorted keys, indented: catalogs are reviewed in diffs).

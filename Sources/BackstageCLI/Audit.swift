@@ -6,23 +6,26 @@ struct Audit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the internal files a user can see in Documents.",
         discussion: """
-            Reads Documents without opening any store: databases (by their SQLite header, whatever \
-            their name), -wal/-shm/-journal sidecars, orphan sidecars (by their headers), Core Data \
-            .Name_SUPPORT folders and Backstage temporaries. A file is internal only on such evidence: \
-            a user's Cargo.lock or empty notes.db is a document. Exits 1 when it finds any.
+            Reads Documents without opening any store: the app's stores (those its --plan, --catalog \
+            or --store declare, whatever their header), -wal/-shm/-journal sidecars, orphan sidecars (by \
+            their headers), Core Data .Name_SUPPORT folders and Backstage temporaries. A file is internal \
+            only on such evidence: a user's Cargo.lock or empty notes.db is a document. A database the \
+            app did not declare is the user's: listed apart, never a finding (with nothing declared, \
+            every database is). Exits 1 when it finds an internal file.
 
             Example:
-              backstage audit ~/Containers/MyApp --json
+              backstage audit ~/Containers/MyApp --plan plans/v1-to-v2.json --json
             """
     )
 
     @OptionGroup var options: ContainerOptions
+    @OptionGroup var declared: DeclarationOptions
 
-    @Flag(help: "Print one JSON object: {\"findings\":[{\"path\",\"kind\",\"visible\",\"bytes\"}]}.")
+    @Flag(help: "Print one JSON object: {\"findings\":[{\"path\",\"kind\",\"visible\",\"bytes\"}]}, the user's databases in \"userDatabases\".")
     var json = false
 
     func run() async throws {
-        let container = try options.resolve()
+        let container = try declared.declaring(in: try options.resolve())
         let report = try Auditor(container: container).audit()
         if json {
             try Output.json(report)
@@ -33,15 +36,28 @@ struct Audit: AsyncParsableCommand {
     }
 
     static func render(_ report: AuditReport, documents: URL) -> String {
-        guard !report.isClean else { return "Documents is clean: no internal file in \(documents.path)" }
-        let width = max(report.findings.map(\.path.count).max() ?? 0, 4)
-        var lines = ["\(report.findings.count) internal file\(report.findings.count == 1 ? "" : "s") in \(documents.path):"]
-        for finding in report.findings {
+        var lines: [String] = []
+        let width = max((report.findings + report.userDatabases).map(\.path.count).max() ?? 0, 4)
+        func row(_ finding: AuditFinding, _ kind: String) -> String {
             let path = finding.path.padding(toLength: width, withPad: " ", startingAt: 0)
-            let kind = finding.kind.rawValue.padding(toLength: 19, withPad: " ", startingAt: 0)
-            lines.append("  \(path)  \(kind) \(finding.visible ? "visible" : "hidden ")  \(formatBytes(finding.bytes))")
+            let kind = kind.padding(toLength: 19, withPad: " ", startingAt: 0)
+            return "  \(path)  \(kind) \(finding.visible ? "visible" : "hidden ")  \(formatBytes(finding.bytes))"
         }
-        lines.append("Run `backstage relocate` on the container to move them out of Documents.")
+        if report.isClean {
+            lines.append("Documents is clean: no internal file in \(documents.path)")
+        } else {
+            lines.append("\(report.findings.count) internal file\(report.findings.count == 1 ? "" : "s") in \(documents.path):")
+            lines += report.findings.map { row($0, $0.kind.rawValue) }
+            lines.append("Run `backstage relocate` on the container to move them out of Documents.")
+        }
+        if !report.userDatabases.isEmpty {
+            let count = report.userDatabases.count
+            lines.append("\(count) database\(count == 1 ? "" : "s") not declared by the app, kept as the user's document\(count == 1 ? "" : "s"):")
+            lines += report.userDatabases.map { row($0, "user database") }
+        }
+        if report.noStoreDeclared {
+            lines.append("No store declared (--plan, --catalog or --store): every database in Documents is taken for the user's.")
+        }
         return lines.joined(separator: "\n")
     }
 }

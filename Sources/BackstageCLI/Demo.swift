@@ -65,7 +65,7 @@ struct Demo: AsyncParsableCommand {
 
         let root = URL(filePath: directory ?? FileManager.default.temporaryDirectory.appending(path: "backstage-demo-\(UUID().uuidString.prefix(8))").path)
         guard !FileManager.default.fileExists(atPath: root.path) else { throw CLIError(description: "\(root.path) already exists; give a new folder") }
-        let container = AppContainer.iOSSandbox(root: root)
+        let container = AppContainer.iOSSandbox(root: root).declaringStores(try CatalogFolder.notes().declaredStores)
         let v1 = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
 
         say("1. Building the version-1 container of the sample Notes app in \(root.path)")
@@ -142,13 +142,14 @@ struct Demo: AsyncParsableCommand {
     /// Imports the archive into a scratch container and compares every document of `container` with
     /// its restored copy; returns how many were read back and the paths that differ or are missing.
     static func readBack(_ archive: URL, against container: AppContainer, scratch: URL) async throws -> (Int, [String]) {
-        let check = AppContainer.iOSSandbox(root: scratch)
+        let check = AppContainer.iOSSandbox(root: scratch).declaringStores(container.declaredStores)
         let fileSystem = FileSystem()
+        try fileSystem.createDirectories(scratch.path)
         defer { try? fileSystem.removeTree(scratch.path) }
         try await Importer(container: check).importArchive(archive)
         var compared = 0
         var differing: [String] = []
-        for entry in try FileClassifier().scan(container.documents) where entry.kind == .document && !entry.isDirectory {
+        for entry in try FileClassifier(declarations: container.declaredStores).scan(container.documents) where entry.kind == .document && !entry.isDirectory {
             let original = container.documents.appending(path: entry.path).path
             guard try fileSystem.status(original)?.kind == .regular else { continue }
             compared += 1

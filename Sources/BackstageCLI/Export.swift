@@ -10,12 +10,15 @@ struct Export: AsyncParsableCommand {
         abstract: "Archive the user-visible documents of a container.",
         discussion: """
             Writes the Documents tree (paths relative to Documents) as an archive: never an internal file \
-            (databases by their header, sidecars, Core Data support folders), never a dotfile, never anything \
-            behind a link that leaves Documents. The same documents give a byte-identical archive: sorted \
+            (the app's stores that --plan, --catalog or --store declare, their sidecars, Core Data support \
+            folders), never a dotfile, never anything behind a link that leaves Documents. A database the \
+            app did not declare is the user's: archived as one consistent copy with every committed row. A \
+            document written while it is read is read again into a still copy, or left out and listed. \
+            The archive may not be written inside Documents. The same documents give a byte-identical archive: sorted \
             entries, uid/gid 0, normalised permissions, modification times clamped to SOURCE_DATE_EPOCH when set. \
             The format comes from the file name unless --format is given. --include-database adds a \
             consistent snapshot of each store (SQLite's backup API, never the live files) under \
-            .backstage/databases/ in the archive; import reads past that folder. zip, tar.gz and tar.zst \
+            .backstage/databases/ in the archive; import --restore-databases puts them back. zip, tar.gz and tar.zst \
             compress on every core (--threads), with the same bytes whatever the number of threads.
 
             Example:
@@ -25,6 +28,7 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var options: ContainerOptions
     @OptionGroup var groups: AppGroupOptions
+    @OptionGroup var declared: DeclarationOptions
 
     @Option(name: .shortAndLong, help: "The archive to write.", completion: .file())
     var output: String
@@ -52,7 +56,7 @@ struct Export: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = groups.adding(to: try options.resolve(), layout: options.layout)
+        let container = try declared.declaring(in: try groups.adding(to: try options.resolve(), layout: options.layout))
         let destination = URL(filePath: output, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let chosen = format ?? ArchiveFormat(fileName: output) ?? .zip
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)

@@ -14,12 +14,15 @@ struct Import: AsyncParsableCommand {
             refused with the entry named and nothing written: absolute paths, "..", backslashes and \
             control characters in names, links that resolve outside Documents (through the archive's \
             links or those already in Documents), devices and FIFOs, duplicate names and names equal \
-            under full case folding, internal files (databases, sidecars, support folders, by their \
-            headers), damaged data (a zip CRC, a gzip checksum), and bombs (--max-size, default the \
+            under full case folding, internal files (the stores --plan, --catalog or --store declare, \
+            orphan sidecars, support folders; a user's own database comes back), damaged data (a zip CRC, \
+            a gzip checksum, a tar without its end blocks), and bombs (--max-size, default the \
             free space; --max-entries; --max-ratio, per entry and for the whole archive; sparse \
-            entries count their full size). setuid/setgid bits are stripped. A name that differs \
+            entries count their full size). setuid/setgid bits are stripped; every file is readable and \
+            writable by its owner. The container must exist. A name that differs \
             from one in Documents only by Unicode normalization is that same file. Files Documents \
-            already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both).
+            already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both; never a copy \
+            of the same bytes).
 
             Example:
               backstage import notes.zip ~/Containers/MyApp --on-conflict keep-both
@@ -30,6 +33,7 @@ struct Import: AsyncParsableCommand {
     var archive: String
 
     @OptionGroup var options: ContainerOptions
+    @OptionGroup var declared: DeclarationOptions
 
     @Option(help: "What to do with a file Documents already has: skip, replace or keep-both.")
     var onConflict: ConflictPolicy = .skip
@@ -43,17 +47,20 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Refuse an entry, or an archive, over 1 MiB that expands more than this many times its compressed size (default 100).")
     var maxRatio: Double = ImportLimits().maxCompressionRatio
 
+    @Flag(help: "Restore the store snapshots of an export made with --include-database into the locations they came from, as relocate moves a store; a location that has a store is refused.")
+    var restoreDatabases = false
+
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
     func run() async throws {
-        let container = try options.resolve(creating: true)
+        let container = try declared.declaring(in: try options.resolve())
         let source = URL(filePath: archive, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let limits = ImportLimits(maxTotalBytes: maxSize, maxEntries: maxEntries, maxCompressionRatio: maxRatio)
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let started = ContinuousClock.now
         var finished: ImportReport?
-        for try await event in Importer(container: container).events(from: source, options: ImportOptions(onConflict: onConflict, limits: limits)) {
+        for try await event in Importer(container: container).events(from: source, options: ImportOptions(onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases)) {
             switch event {
             case .progress(let now):
                 progress.update("import", fraction: now.fraction, detail: "\(now.entriesDone) entries")
@@ -68,12 +75,16 @@ struct Import: AsyncParsableCommand {
             try Output.json(report)
             return
         }
-        var line = "Imported \(report.entries) entries (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+        var line = "Imported \(report.written) document\(report.written == 1 ? "" : "s") (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
         if !report.skipped.isEmpty { line += "; kept \(report.skipped.count) existing: \(report.skipped.joined(separator: ", "))" }
         if !report.replaced.isEmpty { line += "; replaced: \(report.replaced.joined(separator: ", "))" }
+        if !report.identical.isEmpty { line += "; already there with the same bytes: \(report.identical.joined(separator: ", "))" }
         if !report.renamed.isEmpty { line += "; imported beside existing: \(report.renamed.map { "\($0.from) → \($0.to)" }.joined(separator: ", "))" }
         if !report.strippedModes.isEmpty { line += "; setuid/setgid stripped: \(report.strippedModes.joined(separator: ", "))" }
-        if !report.skippedDatabases.isEmpty { line += "; store snapshots not restored: \(report.skippedDatabases.count)" }
+        if !report.restoredDatabases.isEmpty { line += "; stores restored: \(report.restoredDatabases.joined(separator: ", "))" }
+        if !report.skippedDatabases.isEmpty {
+            line += "; store snapshots not restored (--restore-databases restores them): \(report.skippedDatabases.count)"
+        }
         Output.out(line)
     }
 }

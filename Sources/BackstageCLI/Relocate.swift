@@ -11,13 +11,15 @@ struct Relocate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Move the stores in Documents to Application Support (or an App Group) without losing a row.",
         discussion: """
-            Every store found in Documents (or each --store) moves with its -wal, -shm and Core Data \
+            Every store of the app found in Documents (those its --plan or --catalog declare, or each \
+            --store) moves with its -wal, -shm and Core Data \
             support folder to the same relative path under Application Support. Under SQLite's exclusive \
             lock the WAL is checkpointed and any hot journal rolled back first; on one file system the \
             store is renamed, across file systems it is copied, fsynced and verified before the source \
             is removed. Orphan sidecars and a store found in both places go to \
             Application Support/.backstage/quarantine, never deleted. A run interrupted by a crash is \
-            finished or undone by the next run; "nothing to do" is success.
+            finished or undone by the next run; "nothing to do" is success. A database nobody declared \
+            or named is the user's document: it is never moved, and the report says it was left.
 
             --to names another destination: an App Group's shared container (given with --app-group), \
             where the app's widgets and extensions can open the store. --from moves stores that are \
@@ -25,6 +27,7 @@ struct Relocate: AsyncParsableCommand {
 
             Example:
               backstage relocate ~/Containers/MyApp --store Notes.sqlite --strategy copy
+              backstage relocate ~/Containers/MyApp --plan plans/v1-to-v2.json
               backstage relocate ~/Containers/MyApp --from applicationSupport --to group.com.example.notes --app-group group.com.example.notes=/srv/Shared/notes
             """
     )
@@ -32,8 +35,10 @@ struct Relocate: AsyncParsableCommand {
     @OptionGroup var options: ContainerOptions
     @OptionGroup var groups: AppGroupOptions
 
-    @Option(name: .customLong("store"), help: "A store to move: file name, base name or path relative to Documents (repeatable; default: all).")
-    var stores: [String] = []
+    @OptionGroup var declared: DeclarationOptions
+
+    /// The stores named with --store: only these move.
+    var stores: [String] { declared.stores }
 
     @Option(help: "auto (rename on one file system, copy across), rename, or copy.")
     var strategy: RelocationStrategy = .auto
@@ -62,9 +67,9 @@ struct Relocate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = groups.adding(to: try options.resolve(), layout: options.layout)
+        let container = try declared.declaring(in: try groups.adding(to: try options.resolve(), layout: options.layout))
         for root in [from, to] where !container.defines(root) {
-            throw ValidationError("\(root) has no folder: add --app-group \(root)=FOLDER.")
+            throw CLIError(description: "\(root) has no folder: add --app-group \(root)=FOLDER")
         }
         var relocator = Relocator(container: container, logger: Logging.makeLogger(verbose: verbose))
         if let crashAt {
@@ -87,15 +92,21 @@ struct Relocate: AsyncParsableCommand {
             try Output.json(report)
         } else {
             Output.out(Self.render(report, source: container[from], destination: container[to], named: stores))
+            if from == .documents && container.declaredStores.isEmpty {
+                Output.out("No store declared (--plan, --catalog or --store): no database in Documents is taken for the app's.")
+            }
         }
     }
 
     static func render(_ report: RelocationReport, source: URL, destination: URL, named: [String] = []) -> String {
-        if report.nothingToDo {
-            if !named.isEmpty { return "Nothing to do: \(named.joined(separator: ", ")) already in \(destination.path)" }
-            return "Nothing to do: no store in \(source.path)"
-        }
         var lines: [String] = []
+        for path in report.leftUndeclared {
+            lines.append("Left \(path): a database not declared by the app, kept as the user's document (name it with --store to move it)")
+        }
+        if report.nothingToDo {
+            if !named.isEmpty { return (lines + ["Nothing to do: \(named.joined(separator: ", ")) already in \(destination.path)"]).joined(separator: "\n") }
+            return (lines + ["Nothing to do: no store of the app in \(source.path)"]).joined(separator: "\n")
+        }
         for line in report.recovered { lines.append("Recovered an interrupted move (\(line))") }
         for item in report.quarantined { lines.append("Quarantined \(item.from) → \(item.to) (\(item.reason))") }
         for store in report.moved {

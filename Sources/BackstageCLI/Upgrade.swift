@@ -61,7 +61,7 @@ struct Upgrade: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = groups.adding(to: try options.resolve(), layout: options.layout)
+        let container = try groups.adding(to: try options.resolve(), layout: options.layout)
         let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
         var upgrader = Upgrader(container: container, logger: Logging.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout

@@ -9,7 +9,7 @@ import Testing
         let app = try TestContainer()
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 5, walOnly: 5)
 
-        let leaks = try runProcess(backstageExecutable, ["audit", app.root.path, "--json"])
+        let leaks = try runProcess(backstageExecutable, ["audit", app.root.path, "--store", "Notes.sqlite", "--json"])
         #expect(leaks.status == 1)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(leaks.stdout.utf8)) as? [String: Any])
         let findings = try #require(json["findings"] as? [[String: Any]])
@@ -17,8 +17,8 @@ import Testing
         #expect(findings.allSatisfy { Set($0.keys) == ["path", "kind", "visible", "bytes"] })
         #expect(findings.first?["kind"] as? String == "database")
 
-        #expect(try runProcess(backstageExecutable, ["relocate", app.root.path]).status == 0)
-        let clean = try runProcess(backstageExecutable, ["audit", app.root.path, "--json"])
+        #expect(try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"]).status == 0)
+        let clean = try runProcess(backstageExecutable, ["audit", app.root.path, "--store", "Notes.sqlite", "--json"])
         #expect(clean.status == 0)
         #expect(clean.stdout.contains("\"findings\" : [\n\n  ]") || clean.stdout.contains("\"findings\" : []"))
     }
@@ -27,12 +27,12 @@ import Testing
         let app = try TestContainer()
         try PythonSQLite.createStore(app.documentsStore().main, rows: 10)
 
-        let first = try runProcess(backstageExecutable, ["relocate", app.root.path, "--json"])
+        let first = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--json"])
         #expect(first.status == 0)
         let report = try JSONDecoder().decode(RelocationReport.self, from: Data(first.stdout.utf8))
         #expect(report.moved.map(\.store) == ["Notes.sqlite"])
 
-        let second = try runProcess(backstageExecutable, ["relocate", app.root.path])
+        let second = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
         #expect(second.status == 0)
         #expect(second.stdout.hasPrefix("Nothing to do"))
     }
@@ -43,7 +43,7 @@ import Testing
         let holder = try PythonSQLite.holdOpen(app.documentsStore().main)
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
 
-        let result = try runProcess(backstageExecutable, ["relocate", app.root.path, "--timeout", "0.2"])
+        let result = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--timeout", "0.2"])
 
         #expect(result.status == 3)
         #expect(result.stderr.hasPrefix("error: store in use"))
@@ -70,16 +70,18 @@ import Testing
         #expect(result.stdout == """
             OVERVIEW: List the internal files a user can see in Documents.
 
-            Reads Documents without opening any store: databases (by their SQLite header,
-            whatever their name), -wal/-shm/-journal sidecars, orphan sidecars (by their
-            headers), Core Data .Name_SUPPORT folders and Backstage temporaries. A file is
-            internal only on such evidence: a user's Cargo.lock or empty notes.db is a
-            document. Exits 1 when it finds any.
+            Reads Documents without opening any store: the app's stores (those its --plan,
+            --catalog or --store declare, whatever their header), -wal/-shm/-journal
+            sidecars, orphan sidecars (by their headers), Core Data .Name_SUPPORT folders
+            and Backstage temporaries. A file is internal only on such evidence: a user's
+            Cargo.lock or empty notes.db is a document. A database the app did not declare
+            is the user's: listed apart, never a finding (with nothing declared, every
+            database is). Exits 1 when it finds an internal file.
 
             Example:
-              backstage audit ~/Containers/MyApp --json
+              backstage audit ~/Containers/MyApp --plan plans/v1-to-v2.json --json
 
-            USAGE: backstage audit [<container>] [--layout <layout>] [--app <app>] [--json]
+            USAGE: backstage audit [<container>] [--layout <layout>] [--app <app>] [--plan <file> ...] [--catalog <dir>] [--store <path> ...] [--json]
 
             ARGUMENTS:
               <container>             The root of an iOS-style app container (with --layout
@@ -91,8 +93,16 @@ import Testing
                                       (values: ios, xdg; default: ios)
               --app <app>             The app name of an xdg layout (the folder under
                                       ~/Documents, $XDG_DATA_HOME, ...).
+              --plan <file>           An upgrade plan of the app (repeatable): the stores
+                                      in Documents its steps name are the app's.
+              --catalog <dir>         The app's catalog folder: the stores in Documents of
+                                      every version and plan are the app's.
+              --store <path>          A store of the app, as a path relative to Documents
+                                      or a pattern such as Accounts/*/UserData.sqlite
+                                      (repeatable).
               --json                  Print one JSON object:
-                                      {"findings":[{"path","kind","visible","bytes"}]}.
+                                      {"findings":[{"path","kind","visible","bytes"}]}, the
+                                      user's databases in "userDatabases".
               --version               Show the version.
               -h, --help              Show help information.
 

@@ -24,10 +24,10 @@ import Testing
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
         try app.writeDocument("Letter.txt", Data("dear".utf8))
 
-        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
+        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
         #expect(killed.killedBySignal == SIGKILL, "the move must really be interrupted at \(crash.phase)")
 
-        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path])
+        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
 
         try Self.expectOneCompleteStore(app, rows: 460)
@@ -43,9 +43,9 @@ import Testing
         let store = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
         try PythonSQLite.writeThenKill(store.main, committed: 300, walOnly: 40, bodyBytes: 3000)
 
-        let killed = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes", "--crash-at", phase.rawValue], environment: environment)
+        let killed = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--crash-at", phase.rawValue], environment: environment)
         #expect(killed.killedBySignal == SIGKILL)
-        let rerun = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes"], environment: environment)
+        let rerun = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite"], environment: environment)
         #expect(rerun.status == 0, "\(rerun.stderr)")
 
         let moved = try PythonSQLite.inspect(StoreFileSet(main: container.applicationSupport.appending(path: "Notes.sqlite")))
@@ -64,16 +64,16 @@ import Testing
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 300, walOnly: 40, bodyBytes: 2000)
         let groupOption = "\(group)=\(shared.path)"
 
-        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--app-group", groupOption, "--to", group, "--crash-at", StepPhase.verified.rawValue])
+        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--app-group", groupOption, "--to", group, "--crash-at", StepPhase.verified.rawValue])
         #expect(killed.killedBySignal == SIGKILL)
         let unlocked = { snapshot(app.root).filter { !$0.key.hasSuffix(".backstage/lock") } }
         let before = unlocked()
-        let without = try runProcess(backstageExecutable, ["relocate", app.root.path])
+        let without = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
         #expect(without.status != 0)
         #expect(without.stderr.contains("records a step in progress in the App Group \(group)"), "\(without.stderr)")
         #expect(unlocked() == before, "nothing touched without the group's folder")
 
-        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--app-group", groupOption, "--to", group])
+        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--app-group", groupOption, "--to", group])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         let moved = try PythonSQLite.inspect(StoreFileSet(main: shared.url.appending(path: "Notes.sqlite")))
         #expect(moved.rows == 340 && moved.integrity == "ok")
@@ -83,7 +83,7 @@ import Testing
         let named = try runProcess(backstageExecutable, ["relocate", app.root.path, "--app-group", groupOption, "--to", group, "--store", "Notes.sqlite"])
         #expect(named.status == 0 && named.stdout.hasPrefix("Nothing to do: Notes.sqlite already in \(shared.path)"), "a store already moved is nothing to do: \(named.stdout)\(named.stderr)")
 
-        let undefined = try runProcess(backstageExecutable, ["relocate", app.root.path, "--to", group])
+        let undefined = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--to", group])
         #expect(undefined.status != 0 && undefined.stderr.contains("add --app-group \(group)=FOLDER"), "\(undefined.stderr)")
     }
 
@@ -125,7 +125,7 @@ import Testing
         for _ in 0..<3 {
             let app = try container()
             let start = ContinuousClock.now
-            let run = try runProcess(backstageExecutable, ["relocate", app.root.path, "--strategy", strategy])
+            let run = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", strategy])
             let elapsed = ContinuousClock.now - start
             guard run.status == 0 else { throw Failure("an uninterrupted relocation failed: \(run.stderr)") }
             times.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
@@ -144,10 +144,10 @@ import Testing
 
             // Between 10 % and 85 % of an uninterrupted run: process start, lock, checkpoint, copy, commit.
             let delay = (uninterrupted[strategy] ?? 0) * Double(10 + random.next() % 76) / 100
-            let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--strategy", strategy], killAfter: delay)
+            let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", strategy], killAfter: delay)
             if killed.killedBySignal == SIGKILL { crashed.append(seed) }
 
-            let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path])
+            let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
             #expect(rerun.status == 0, "seed \(seed): \(rerun.stderr)")
             try CrashRecoveryTests.expectOneCompleteStore(app, rows: Self.rows + 100)
         }

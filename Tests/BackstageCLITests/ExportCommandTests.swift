@@ -13,7 +13,7 @@ import Testing
         var archives: [Data] = []
         for zone in ["UTC", "Asia/Tokyo", "America/New_York"] {
             let output = scratch.path + "/\(zone.replacingOccurrences(of: "/", with: "_")).\(format)"
-            let result = try runProcess(backstageExecutable, ["export", scratch.path + "/c", "-o", output, "--json"], environment: ["TZ": zone, "PATH": "/usr/bin:/bin"])
+            let result = try runProcess(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", output, "--json"], environment: ["TZ": zone, "PATH": "/usr/bin:/bin"])
             #expect(result.status == 0, "\(result.stderr)")
             archives.append(try Data(contentsOf: URL(filePath: output)))
         }
@@ -33,9 +33,10 @@ import Testing
         let scratch = try TemporaryDirectory()
         #expect(try runProcess(backstageExecutable, ["fixture", scratch.path + "/c", "--layout", "v2", "--size", "150KB"]).status == 0)
         let archive = scratch.path + "/docs.tar.zst"
-        #expect(try runProcess(backstageExecutable, ["export", scratch.path + "/c", "-o", archive, "--include-database"]).status == 0)
+        #expect(try runProcess(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", archive, "--include-database"]).status == 0)
 
-        let result = try runProcess(backstageExecutable, ["import", archive, scratch.path + "/d", "--json"])
+        try FileManager.default.createDirectory(atPath: scratch.path + "/d", withIntermediateDirectories: true)
+        let result = try runProcess(backstageExecutable, ["import", archive, scratch.path + "/d", "--store", "Notes.sqlite", "--json"])
 
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
@@ -55,7 +56,8 @@ import Testing
             """, archive])
         #expect(python.status == 0)
 
-        let result = try runProcess(backstageExecutable, ["import", archive, scratch.path + "/c"])
+        try FileManager.default.createDirectory(atPath: scratch.path + "/c", withIntermediateDirectories: true)
+        let result = try runProcess(backstageExecutable, ["import", archive, scratch.path + "/c", "--store", "Notes.sqlite"])
 
         #expect(result.status == 3)
         #expect(result.stderr == "error: \(archive): entry ../../escape.txt: its path climbs out of the folder with \"..\", refused\n")
@@ -77,9 +79,10 @@ import Testing
         #expect(python.status == 0)
 
         // Two compressing threads each, whatever the machine: zip's workers hold entries waiting for their turn.
-        let export = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "-o", scratch.path + "/tree.tar.gz", "--threads", "2"])
-        let zip = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "-o", scratch.path + "/tree.zip", "--threads", "2"])
-        let restore = try peakMemory(backstageExecutable, ["import", scratch.path + "/tree.tar.gz", scratch.path + "/d"])
+        let export = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", scratch.path + "/tree.tar.gz", "--threads", "2"])
+        let zip = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", scratch.path + "/tree.zip", "--threads", "2"])
+        try FileManager.default.createDirectory(atPath: scratch.path + "/d", withIntermediateDirectories: true)
+        let restore = try peakMemory(backstageExecutable, ["import", scratch.path + "/tree.tar.gz", scratch.path + "/d", "--store", "Notes.sqlite"])
 
         #expect(export.status == 0 && zip.status == 0 && restore.status == 0)
         #expect(export.peakBytes < 64 << 20 && zip.peakBytes < 64 << 20 && restore.peakBytes < 64 << 20,
@@ -100,7 +103,7 @@ import Testing
         try handle.write(contentsOf: Data("END".utf8))
         try handle.close()
 
-        let export = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "-o", scratch.path + "/huge.zip", "--level", "1"])
+        let export = try peakMemory(backstageExecutable, ["export", scratch.path + "/c", "--store", "Notes.sqlite", "-o", scratch.path + "/huge.zip", "--level", "1"])
         #expect(export.status == 0)
         #expect(export.peakBytes < 64 << 20, "peak RSS \(export.peakBytes >> 20) MB while archiving 4 GiB")
 

@@ -20,7 +20,7 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
     case duplicate = "duplicate.zip"
     case caseCollision = "case.zip"
     case normalizationCollision = "nfd.tar"
-    case databaseByHeader = "sqlite.zip"
+    case declaredStore = "sqlite.zip"
     case orphanWAL = "wal.zip"
     case supportFolder = "support.zip"
     case ratioZip = "ratio.zip"
@@ -56,7 +56,7 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
         // libarchive hands every name over in NFC, so an NFC/NFD pair inside one archive arrives as one
         // name twice (a collision with a name already in Documents is reported as such: see ImportTests).
         case .normalizationCollision: .duplicate
-        case .databaseByHeader: .internalFile(.database)
+        case .declaredStore: .internalFile(.database)
         case .orphanWAL: .internalFile(.orphanSidecar)
         case .supportFolder: .internalFile(.coreDataSupport)
         // One entry of zeros: the entry's ratio or the archive's, whichever is seen first.
@@ -136,7 +136,7 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
             elif kind == "duplicate.zip": zip_([ok, ("a.txt", b"1"), ("a.txt", b"2")])
             elif kind == "case.zip": zip_([("Readme.txt", b"1"), ("README.txt", b"2")])
             elif kind == "nfd.tar": tar([f(unicodedata.normalize("NFC", "Caf\u00e9.txt")), f(unicodedata.normalize("NFD", "Caf\u00e9.txt"))])
-            elif kind == "sqlite.zip": zip_([ok, ("notes.txt", b"SQLite format 3\0" + bytes(4080))])
+            elif kind == "sqlite.zip": zip_([ok, ("Notes.sqlite", b"SQLite format 3\0" + bytes(4080))])
             elif kind == "wal.zip": zip_([ok, ("Notes.sqlite-wal", bytes.fromhex("377f0682002de218") + bytes(24))])
             elif kind == "support.zip": zip_([ok, (".Notes_SUPPORT/_EXTERNAL_DATA/blob", b"x")])
             elif kind == "ratio.zip": zip_([ok, ("zeros.bin", zeros)])

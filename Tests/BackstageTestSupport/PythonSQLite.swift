@@ -131,6 +131,19 @@ public enum PythonSQLite {
     }
 
     /// Runs a Python script that takes a lock, prints `ready` and keeps it; returns once it printed.
+    /// Starts a process that appends a line to `file` every 2 ms, as an app writes its log, until killed.
+    public static func appendEvery2ms(_ file: URL) throws -> Process {
+        try startHolder("""
+            import sys, time
+            f = open(sys.argv[1], "a", buffering=1)
+            f.write("started\\n"); print("ready", flush=True)
+            i = 0
+            while True:
+                f.write("line %d of the app's log, written while it is exported\\n" % i); i += 1
+                time.sleep(0.002)
+            """, [file.path])
+    }
+
     static func startHolder(_ script: String, _ arguments: [String]) throws -> Process {
         let process = Process()
         process.executableURL = URL(filePath: python)

@@ -18,24 +18,27 @@ public final class TemporaryDirectory: @unchecked Sendable {
     }
 }
 
-/// A simulated iOS app container in a temporary folder.
+/// A simulated iOS app container in a temporary folder. Its app declares its stores in Documents
+/// (`Notes.sqlite` unless told otherwise), as a real app's plan would: any other database there is
+/// the user's.
 public final class TestContainer: @unchecked Sendable {
     public let directory: TemporaryDirectory
     public let container: AppContainer
 
-    public init(base: URL = FileManager.default.temporaryDirectory) throws {
+    public init(base: URL = FileManager.default.temporaryDirectory, declaring stores: [String] = ["Notes.sqlite"]) throws {
         directory = try TemporaryDirectory(base: base)
-        container = .iOSSandbox(root: directory.url)
+        container = AppContainer.iOSSandbox(root: directory.url).declaringStores(StoreDeclarations(stores))
         for root in ContainerRoot.standard {
             try FileManager.default.createDirectory(at: container[root], withIntermediateDirectories: true)
         }
     }
 
     /// A container whose roots are given explicitly (for cross-device tests).
-    public init(documents: URL, applicationSupport: URL, keeping directory: TemporaryDirectory) throws {
+    public init(documents: URL, applicationSupport: URL, keeping directory: TemporaryDirectory, declaring stores: [String] = ["Notes.sqlite"]) throws {
         self.directory = directory
         container = AppContainer(documents: documents, applicationSupport: applicationSupport,
                                  caches: directory.url.appending(path: "Caches"), temporary: directory.url.appending(path: "tmp"))
+            .declaringStores(StoreDeclarations(stores))
         for root in ContainerRoot.standard {
             try FileManager.default.createDirectory(at: container[root], withIntermediateDirectories: true)
         }

@@ -185,9 +185,10 @@ extension TestMount {
     func aStoreWithANameNearTheLimitMovesAcrossFileSystems() async throws {
         let local = try TemporaryDirectory()
         let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
-        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: other.url.appending(path: "Application Support"), keeping: local)
         let name = String(repeating: "é", count: 118) + ".sqlite"
         #expect(name.utf8.count == 243)
+        let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: other.url.appending(path: "Application Support"),
+                                    keeping: local, declaring: [name])
         try PythonSQLite.writeThenKill(app.documentsStore(name).main, committed: 10, walOnly: 5)
 
         let report = try await Relocator(container: app.container).relocate()

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ClassifierTests {
     func kinds(_ app: TestContainer) throws -> [String: FileKind] {
-        Dictionary(uniqueKeysWithValues: try FileClassifier().scan(app.documents).map { ($0.path, $0.kind) })
+        Dictionary(uniqueKeysWithValues: try FileClassifier(declarations: app.container.declaredStores).scan(app.documents).map { ($0.path, $0.kind) })
     }
 
     @Test func aDatabaseIsRecognisedByItsHeaderWhateverItsName() throws {
@@ -14,8 +14,10 @@ import Testing
         try app.writeDocument("report.sqlite", Data("not a database".utf8))
 
         let kinds = try kinds(app)
-        #expect(kinds["notes.txt"] == .database)
+        #expect(kinds["notes.txt"] == .userDatabase, "a database the app did not declare is the user's")
         #expect(kinds["report.sqlite"] == .document)
+        let declared = try FileClassifier(declarations: StoreDeclarations(["notes.txt"])).scan(app.documents)
+        #expect(declared.first { $0.path == "notes.txt" }?.kind == .database)
     }
 
     @Test func sidecarsBelongToTheirDatabaseAndOrphansAreRecognisedByMagic() throws {
@@ -43,7 +45,7 @@ import Testing
         try app.writeDocument(".DS_Store", Data("x".utf8))
         try app.writeDocument("Folder/Letter.txt", Data("hi".utf8))
 
-        let entries = try FileClassifier().scan(app.documents)
+        let entries = try FileClassifier(declarations: app.container.declaredStores).scan(app.documents)
         let support = try #require(entries.first { $0.path == ".Notes_SUPPORT" })
         #expect(support.kind == .coreDataSupport && support.bytes == 1000 && !support.isVisible)
         #expect(!entries.contains { $0.path.hasPrefix(".Notes_SUPPORT/") }, "a support folder is one entry")

@@ -15,6 +15,7 @@ import Testing
 
         // doc: README.md#1
         let container = AppContainer.iOSSandbox(root: appRoot)
+            .declaringStores(StoreDeclarations(["MyApp.sqlite"]))   // the app's own; any other database is the user's
         let audit = try Auditor(container: container).audit()
         if !audit.isClean {
             let report = try await Relocator(container: container).relocate()

@@ -345,7 +345,7 @@ import Testing
     }
 
     @Test func storesInSubfoldersKeepTheirRelativePath() async throws {
-        let app = try TestContainer()
+        let app = try TestContainer(declaring: ["Notes.sqlite", "Accounts/*/User.sqlite"])
         try FileManager.default.createDirectory(at: app.documents.appending(path: "Accounts/42"), withIntermediateDirectories: true)
         try PythonSQLite.createStore(app.documents.appending(path: "Accounts/42/User.sqlite"), rows: 9)
 

@@ -10,7 +10,7 @@ import Testing
         let app = try TestContainer()
         try Lookalikes.write(into: app.documents)
 
-        let entries = try FileClassifier().scan(app.documents)
+        let entries = try FileClassifier(declarations: app.container.declaredStores).scan(app.documents)
 
         for path in Lookalikes.files.keys {
             let kind = try #require(entries.first { $0.path == path }?.kind, "\(path) listed")
@@ -34,14 +34,14 @@ import Testing
     }
 
     @Test func emptyStoreBesideAValidWALIsADatabaseAndAZeroedOrphanJournalIsNot() throws {
-        let app = try TestContainer()
+        let app = try TestContainer(declaring: ["Notes.sqlite", "Fresh.sqlite"])
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1, walOnly: 1)
         let wal = try Data(contentsOf: app.documentsStore().sidecar(.wal))
         try app.writeDocument("Fresh.sqlite", Data())
         try app.writeDocument("Fresh.sqlite-wal", wal)
         try app.writeDocument("Gone.sqlite-shm", try Data(contentsOf: app.documentsStore().sidecar(.shm)))
 
-        let kinds = Dictionary(uniqueKeysWithValues: try FileClassifier().scan(app.documents).map { ($0.path, $0.kind) })
+        let kinds = Dictionary(uniqueKeysWithValues: try FileClassifier(declarations: app.container.declaredStores).scan(app.documents).map { ($0.path, $0.kind) })
 
         #expect(kinds["Fresh.sqlite"] == .database, "an empty main file is a database when a valid WAL lies beside it")
         #expect(kinds["Fresh.sqlite-wal"] == .wal)
@@ -49,15 +49,15 @@ import Testing
     }
 
     @Test func aLinkNamedLikeAStoreIsADocumentUnlessItLeadsToOne() throws {
-        let app = try TestContainer()
+        let app = try TestContainer(declaring: ["Notes.sqlite", "Shortcut", "Letter.sqlite"])
         try app.writeDocument("Letter.txt", Data("hi".utf8))
         try PythonSQLite.createStore(app.root.appending(path: "elsewhere.bin"), rows: 1, journalMode: "delete")
         try FileManager.default.createSymbolicLink(atPath: app.documents.appending(path: "Letter.sqlite").path, withDestinationPath: "Letter.txt")
         try FileManager.default.createSymbolicLink(atPath: app.documents.appending(path: "Shortcut").path, withDestinationPath: app.root.appending(path: "elsewhere.bin").path)
 
-        let kinds = Dictionary(uniqueKeysWithValues: try FileClassifier().scan(app.documents).map { ($0.path, $0.kind) })
+        let kinds = Dictionary(uniqueKeysWithValues: try FileClassifier(declarations: app.container.declaredStores).scan(app.documents).map { ($0.path, $0.kind) })
 
         #expect(kinds["Letter.sqlite"] == .document)
-        #expect(kinds["Shortcut"] == .symlinkedStore, "a link to a database is a store behind a link, whatever its name")
+        #expect(kinds["Shortcut"] == .symlinkedStore, "a link to a database where a declared store should be is a store behind a link")
     }
 }

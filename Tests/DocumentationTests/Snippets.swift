@@ -23,6 +23,7 @@ enum Snippets {
     static func backstageOverview(appRoot: URL) async throws {
         // doc: Sources/Backstage/Backstage.docc/Backstage.md#0
         let container = AppContainer.iOSSandbox(root: appRoot)
+            .declaringStores(StoreDeclarations(["MyApp.sqlite"]))   // the app's own; any other database is the user's
         let audit = try Auditor(container: container).audit()
         if !audit.isClean {
             let report = try await Relocator(container: container).relocate()
@@ -88,6 +89,7 @@ enum Snippets {
     static func relocate(appRoot: URL) async throws {
         // doc: Sources/Backstage/Backstage.docc/RelocatingAStore.md#0
         let container = AppContainer.iOSSandbox(root: appRoot)   // or .xdg(appName: "Notes")
+            .declaringStores(StoreDeclarations(["Notes.sqlite", "Accounts/*/User.sqlite"]))
         let report = try await Relocator(container: container).relocate()
         for store in report.moved {
             print("\(store.store) → \(store.to) by \(store.strategy), \(store.bytes) bytes")

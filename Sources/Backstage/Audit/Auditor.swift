@@ -16,12 +16,26 @@ public struct AuditFinding: Sendable, Hashable, Codable {
 public struct AuditReport: Sendable, Hashable, Codable {
     /// Internal files in Documents, in path order.
     public var findings: [AuditFinding]
+    /// Databases in Documents that the app did not declare, in path order: the user's documents,
+    /// listed apart. They are not findings: an audit that finds only these is clean.
+    public var userDatabases: [AuditFinding] = []
+    /// True when no store was declared: every database in Documents was taken for the user's.
+    public var noStoreDeclared = false
     /// True when nothing internal is in Documents.
     public var isClean: Bool { findings.isEmpty }
+
+    /// A report of `findings`.
+    public init(findings: [AuditFinding], userDatabases: [AuditFinding] = [], noStoreDeclared: Bool = false) {
+        self.findings = findings
+        self.userDatabases = userDatabases
+        self.noStoreDeclared = noStoreDeclared
+    }
 }
 
-/// Lists the internal files a user would see in Documents: databases, sidecars, orphans,
-/// Core Data support folders, lock files and Backstage temporaries.
+/// Lists the internal files a user would see in Documents: the app's declared stores
+/// (``AppContainer/declaredStores``), sidecars, orphans, Core Data support folders, lock files and
+/// Backstage temporaries. A database the app did not declare is the user's: listed apart in
+/// ``AuditReport/userDatabases``, never a finding.
 ///
 /// It only reads: it never opens a store with SQLite, so auditing never checkpoints a WAL or
 /// rolls back a journal.
@@ -39,13 +53,16 @@ public struct Auditor: Sendable {
         self.container = container
     }
 
-    /// Classifies Documents and returns its internal files.
+    /// Classifies Documents and returns its internal files, and the user's databases apart.
     ///
     /// - throws: ``FileSystemError`` when a folder cannot be listed or a file read.
     public func audit() throws -> AuditReport {
-        let entries = try FileClassifier().scan(container.documents)
-        return AuditReport(findings: entries.filter(\.kind.isInternal).map {
-            AuditFinding(path: $0.path, kind: $0.kind, visible: $0.isVisible, bytes: $0.bytes)
-        })
+        let entries = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
+        let finding = { (entry: ClassifiedFile) in
+            AuditFinding(path: entry.path, kind: entry.kind, visible: entry.isVisible, bytes: entry.bytes)
+        }
+        return AuditReport(findings: entries.filter(\.kind.isInternal).map(finding),
+                           userDatabases: entries.filter { $0.kind == .userDatabase }.map(finding),
+                           noStoreDeclared: container.declaredStores.isEmpty)
     }
 }

@@ -19,8 +19,10 @@ public struct ClassifiedFile: Sendable, Hashable, Codable {
 ///
 /// Audit, relocation, export and import all ask it, so they can never disagree about what a user
 /// document is. A file is internal only on positive evidence, never by its name alone:
-/// - a database starts with `"SQLite format 3\0"`, whatever its name (an empty file is a database
-///   only when a `-wal` or `-journal` with a valid header lies beside it);
+/// - a store is a file the app declares (``StoreDeclarations``), whatever its header (an encrypted
+///   store has none); a database (it starts with `"SQLite format 3\0"`, or is empty with a `-wal`
+///   or `-journal` with a valid header beside it) that nobody declared is the user's
+///   (``FileKind/userDatabase``), and so are its sidecars;
 /// - a `-wal`, `-shm` or `-journal` is a sidecar when its database is beside it, an orphan when
 ///   its own header is valid (WAL magic, journal magic, WAL-index version);
 /// - `.Name_SUPPORT` folders are Core Data's external data; names holding `.backstage-tmp` are
@@ -32,19 +34,24 @@ public struct ClassifiedFile: Sendable, Hashable, Codable {
 /// For example:
 ///
 /// ```swift
-/// let entries = try FileClassifier().scan(container.documents)
+/// let entries = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
 /// let leaks = entries.filter { $0.kind.isInternal }
 /// ```
 public struct FileClassifier: Sendable {
     let fileSystem: FileSystem
+    /// The stores the app declares, by their paths relative to the scanned folder.
+    public let declarations: StoreDeclarations
 
-    /// Creates a classifier.
-    public init() {
-        self.init(fileSystem: FileSystem())
+    /// Creates a classifier of a folder where `declarations` name the app's stores: Documents
+    /// with the container's ``AppContainer/declaredStores``, or ``StoreDeclarations/everyDatabase``
+    /// for a folder no user sees.
+    public init(declarations: StoreDeclarations) {
+        self.init(fileSystem: FileSystem(), declarations: declarations)
     }
 
-    package init(fileSystem: FileSystem) {
+    package init(fileSystem: FileSystem, declarations: StoreDeclarations = .everyDatabase) {
         self.fileSystem = fileSystem
+        self.declarations = declarations
     }
 
     /// Classifies every entry under `root`, depth first in sorted order, never following symbolic
@@ -76,7 +83,8 @@ public struct FileClassifier: Sendable {
         for name in names {
             statuses[name] = try fileSystem.status(directory + "/" + name)
         }
-        let evidence = Evidence(directory: directory, names: names, statuses: statuses, fileSystem: fileSystem)
+        let evidence = Evidence(directory: directory, relative: relative, names: names, statuses: statuses,
+                                declarations: declarations, fileSystem: fileSystem)
 
         for name in names {
             guard let status = statuses[name] else { continue }
@@ -127,18 +135,29 @@ public struct FileClassifier: Sendable {
 /// of zeros named `Diary-wal` are the user's.
 private final class Evidence {
     let directory: String
+    /// The folder's path relative to the scanned root, where declarations are matched.
+    let relative: String
     let names: [String]
     let statuses: [String: FileStatus]
+    let declarations: StoreDeclarations
     let fileSystem: FileSystem
     /// Headers read so far: a store's main file is asked about once for itself and once per sidecar.
     private var headers: [String: [UInt8]] = [:]
     private var readingAhead = false
 
-    init(directory: String, names: [String], statuses: [String: FileStatus], fileSystem: FileSystem) {
+    init(directory: String, relative: String, names: [String], statuses: [String: FileStatus],
+         declarations: StoreDeclarations, fileSystem: FileSystem) {
         self.directory = directory
+        self.relative = relative
         self.names = names
         self.statuses = statuses
+        self.declarations = declarations
         self.fileSystem = fileSystem
+    }
+
+    /// True when the app declares the file `name` of this folder as one of its stores.
+    func isDeclared(_ name: String) -> Bool {
+        declarations.declaresEveryDatabase || declarations.declares(name: name, inFolder: relative)
     }
 
     /// The first 100 bytes of a regular file of the folder, read once.
@@ -170,10 +189,19 @@ private final class Evidence {
     func kind(of name: String) throws -> FileKind {
         if TemporaryName.isTemporary(name) { return .backstageTemporary }
         if let (base, sidecar) = FileClassifier.splitSidecar(name) {
-            if try isDatabase(base) { return sidecar.kind }
+            if isDeclaredStore(base) { return sidecar.kind }
+            if try isDatabase(base) { return isDeclared(base) ? sidecar.kind : .userDatabaseSidecar }
             if SidecarMagic.matches(sidecar, try header(name)) { return .orphanSidecar }
         }
-        return try isDatabase(name) ? .database : (name.hasPrefix(".") ? .hidden : .document)
+        if isDeclaredStore(name) { return .database }
+        if try isDatabase(name) { return isDeclared(name) ? .database : .userDatabase }
+        return name.hasPrefix(".") ? .hidden : .document
+    }
+
+    /// A regular file the app declares by its path, whatever its bytes (an encrypted store has no
+    /// SQLite header). Only a file with content: an empty declared path is not yet a store.
+    private func isDeclaredStore(_ name: String) -> Bool {
+        hasContent(name) && !declarations.declaresEveryDatabase && declarations.declares(name: name, inFolder: relative)
     }
 
     /// A SQLite header; or, for an empty file, a `-wal` or `-journal` beside it with a valid
@@ -187,9 +215,11 @@ private final class Evidence {
         return false
     }
 
-    /// A link whose target is a database or a sidecar by its header, whatever the link's name.
+    /// A link at a declared store's path (or its sidecar's) whose target is a database or a
+    /// sidecar by its header. A link the app did not declare is the user's.
     func isStoreBehindLink(_ name: String) throws -> Bool {
-        guard let target = fileSystem.resolvedPath(directory + "/" + name),
+        guard isDeclared(name) || FileClassifier.splitSidecar(name).map({ isDeclared($0.base) }) == true,
+              let target = fileSystem.resolvedPath(directory + "/" + name),
               let status = try fileSystem.status(target), status.kind == .regular, status.size > 0
         else { return false }
         let bytes = try fileSystem.readPrefix(target, count: 100)

@@ -1,6 +1,7 @@
 /// What a file in the documents folder is, as far as the user is concerned.
 public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
-    /// A SQLite database, recognised by its header whatever its name.
+    /// A store the app declares (``StoreDeclarations``), whatever its header; in a folder no user
+    /// sees, any SQLite database, recognised by its header.
     case database
     /// The write-ahead log of a database beside it. It holds committed transactions.
     case wal
@@ -16,6 +17,12 @@ public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     case backstageTemporary = "backstage-temporary"
     /// A symbolic link where a store or sidecar should be.
     case symlinkedStore = "symlinked-store"
+    /// A database the app did not declare (``StoreDeclarations``): the user's document. Never
+    /// moved unless named, archived by export as one consistent copy, restored by import.
+    case userDatabase = "user-database"
+    /// A `-wal`, `-shm` or `-journal` of a ``userDatabase``: part of the user's document (export
+    /// archives the database's consistent copy instead).
+    case userDatabaseSidecar = "user-database-sidecar"
     /// A dotfile or dot-folder: invisible in the Files app, but still shared and backed up.
     case hidden
     /// A user document.
@@ -24,7 +31,7 @@ public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// True for the app's internal files, which do not belong in the documents folder.
     public var isInternal: Bool {
         switch self {
-        case .hidden, .document: false
+        case .hidden, .document, .userDatabase, .userDatabaseSidecar: false
         default: true
         }
     }

@@ -43,6 +43,11 @@ public struct AppContainer: Sendable, Hashable, Codable {
         didSet { paths.appGroups = appGroups.mapValues { Paths.native($0.path) } }
     }
 
+    /// The databases in Documents the app declares as its stores (``StoreDeclarations``); every
+    /// other database there is the user's document. None by default: add them with
+    /// ``declaringStores(_:)``, from the app's plan, catalog or store descriptions.
+    public internal(set) var declaredStores = StoreDeclarations.none
+
     /// The roots as path strings, kept with the URLs: the launch check builds paths without
     /// asking a URL for its path (which allocates and decodes every time).
     private struct Paths: Sendable, Hashable {

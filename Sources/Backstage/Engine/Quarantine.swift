@@ -44,7 +44,8 @@ package struct Quarantine {
     package func move(_ url: URL, reason: QuarantineReason) throws -> RelocationReport.QuarantinedFile {
         let target = location(for: url).url(in: container)
         let parent = target.deletingLastPathComponent().path
-        try fileSystem.createDirectories(parent)
+        let mode = try fileSystem.folderModeNoWider(than: url.deletingLastPathComponent().path)
+        try fileSystem.createDirectories(parent, mode: mode)
         do {
             try fileSystem.rename(url.path, to: target.path)
         } catch {

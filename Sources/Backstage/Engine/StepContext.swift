@@ -3,7 +3,7 @@ import Logging
 
 /// What every step of a relocation or an upgrade works with: the container, the file-system
 /// layer, the journal, quarantine, and the observer callbacks.
-struct StepContext {
+package struct StepContext {
     let container: AppContainer
     let fileSystem: FileSystem
     let logger: Logger
@@ -13,7 +13,7 @@ struct StepContext {
     var onProgress: (RelocationProgress) -> Void = { _ in }
     var isCancelled: () -> Bool = { false }
 
-    init(container: AppContainer, fileSystem: FileSystem, logger: Logger, busyTimeout: Double) {
+    package init(container: AppContainer, fileSystem: FileSystem, logger: Logger, busyTimeout: Double) {
         self.container = container
         self.fileSystem = fileSystem
         self.logger = logger
@@ -76,7 +76,7 @@ struct StepContext {
     /// Moves the store at `source` to `destination` with every relocation invariant. A store already
     /// at the destination is a conflict: the source goes to quarantine instead, and both are kept.
     /// Stale sidecars at the destination are quarantined first (SQLite would splice them in).
-    func relocateStore(_ source: ContainerLocation, to requested: ContainerLocation, strategy: RelocationStrategy, report: inout RelocationReport) throws {
+    package func relocateStore(_ source: ContainerLocation, to requested: ContainerLocation, strategy: RelocationStrategy, report: inout RelocationReport) throws {
         var destination = requested
         let target = StoreFileSet(main: destination.url(in: container))
         if fileSystem.exists(target.main.path) {

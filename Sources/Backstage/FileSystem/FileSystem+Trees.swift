@@ -200,3 +200,12 @@ private final class SharedWork: @unchecked Sendable {
     var error: Error? { lock.withLock { firstError } }
     var total: Int64 { lock.withLock { sum } }
 }
+
+extension FileSystem {
+    /// The mode for folders made to receive what `folder` holds: no wider than `folder` (through a
+    /// link), and always rwx for the owner, who must finish the move; 0755 when it does not exist.
+    package func folderModeNoWider(than folder: String) throws(FileSystemError) -> mode_t {
+        guard let status = try status(resolvedPath(folder) ?? folder), status.kind == .directory else { return 0o755 }
+        return (status.mode & 0o777) | 0o700
+    }
+}

@@ -108,6 +108,9 @@ public struct RelocationReport: Sendable, Hashable, Codable {
     public var quarantined: [QuarantinedFile] = []
     /// Interrupted moves found in the journal and finished (`completed`) or undone (`rolled back`).
     public var recovered: [String] = []
+    /// Databases of the source folder left where they are because the app did not declare them
+    /// (``AppContainer/declaredStores``) and they were not named: the user's documents.
+    public var leftUndeclared: [String] = []
 
     /// True when there was nothing to move, quarantine or recover.
     public var nothingToDo: Bool { moved.isEmpty && quarantined.isEmpty && recovered.isEmpty }

@@ -5,8 +5,10 @@ import Logging
 public struct RelocationOptions: Sendable, Hashable {
     /// How the stores move; ``RelocationStrategy/auto`` renames on one file system and copies across.
     public var strategy: RelocationStrategy
-    /// The stores to move, by file name (`Notes.sqlite`), base name (`Notes`) or path relative
-    /// to Documents. Empty: every store found in Documents, and orphan files are quarantined.
+    /// The stores to move, by file name (`Notes.sqlite`), base name (`Notes`), path relative to
+    /// Documents or pattern (`Accounts/*/UserData.sqlite`); naming a database declares it. Empty: every store the container declares
+    /// (``AppContainer/declaredStores``) found in Documents, and orphan files are quarantined. A
+    /// database neither declared nor named is the user's and never moves.
     public var stores: [String]
     /// How long to wait for another process to release a store, in seconds.
     public var busyTimeout: Double
@@ -118,9 +120,12 @@ public struct Relocator: Sendable {
             try context.quarantine.removeTemporaries()
             let sourceFolder = container[options.source]
             // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
-            let entries = try FileClassifier(fileSystem: fileSystem).scan(sourceFolder, measuringFolders: false)
+            let declarations = options.source == .documents ? container.declaredStores : .everyDatabase
+            let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
+                .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
             let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination])
+            report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
                     throw RelocationError.symlinkedStore(path: sourceFolder.appending(path: link.path).path)
@@ -139,16 +144,19 @@ public struct Relocator: Sendable {
         return report
     }
 
-    /// The databases to move, as paths relative to the source folder. A store named but already
-    /// at the destination (an earlier run moved it) is nothing to do, not an error.
+    /// The databases to move, as paths relative to the source folder: the declared ones, or the
+    /// named ones (a user's database too: naming it declares it). A store named but already at the
+    /// destination (an earlier run moved it) is nothing to do, not an error.
     private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL) throws(RelocationError) -> [String] {
-        let databases = entries.filter { $0.kind == .database }.map(\.path)
-        guard !names.isEmpty else { return databases }
+        guard !names.isEmpty else { return entries.filter { $0.kind == .database }.map(\.path) }
+        let databases = entries.filter { $0.kind == .database || $0.kind == .userDatabase }.map(\.path)
         var selected: [String] = []
         for name in names {
+            let pattern = StoreDeclarations([name])
             let matches = databases.filter { path in
                 let file = (path as NSString).lastPathComponent
                 return path == name || file == name || (file as NSString).deletingPathExtension == name
+                    || pattern.declares(path)
             }
             if matches.isEmpty {
                 // Named explicitly: say what is wrong with it rather than "not found".

@@ -64,7 +64,9 @@ struct StoreMove {
             if try fs.status(dst.main.path) != nil { throw RelocationError.destinationExists(path: dst.main.path) }
             let dstDir = dst.directory.path
             do {
-                try fs.createDirectories(dstDir)
+                // A folder made to receive the store is no wider than the one it comes from: an
+                // owner-only store stays owner-only (its owner always keeps rwx, to finish the move).
+                try fs.createDirectories(dstDir, mode: try fs.folderModeNoWider(than: src.directory.path))
             } catch {
                 if error.isReadOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
                 if error.isOutOfSpace { throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: 0) }

@@ -29,17 +29,12 @@ struct ContainerOptions: ParsableArguments {
         }
     }
 
-    /// The container, with its root made absolute.
-    ///
-    /// - parameter creating: When true, a missing iOS-style root is created (import into a new container).
-    func resolve(creating: Bool = false) throws -> AppContainer {
+    /// The container, with its root made absolute. A missing root is an error, never created.
+    func resolve() throws -> AppContainer {
         switch layout {
         case .ios:
             let root = URL(filePath: container ?? ".", relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
             var isDirectory: ObjCBool = false
-            if creating && !FileManager.default.fileExists(atPath: root.path) {
-                try FileSystem().createDirectories(root.path)
-            }
             guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw CLIError(description: "\(root.path) is not a folder")
             }
@@ -82,7 +77,10 @@ struct AppGroupOptions: ParsableArguments {
 
     /// `container` with the groups given; a missing FOLDER is `CONTAINER/Shared/AppGroup/ID`
     /// (ios) or `$XDG_DATA_HOME/ID` (xdg).
-    func adding(to container: AppContainer, layout: Layout) -> AppContainer {
+    ///
+    /// - throws: ``CLIError`` naming `--app-group` when a group's folder does not exist: a typo
+    ///   never creates a shared container.
+    func adding(to container: AppContainer, layout: Layout) throws -> AppContainer {
         var container = container
         let workingDirectory = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
         for group in appGroups {
@@ -90,8 +88,12 @@ struct AppGroupOptions: ParsableArguments {
             let standard = layout == .ios
                 ? container.documents.deletingLastPathComponent().appending(path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory)
                 : container.applicationSupport.deletingLastPathComponent().appending(path: identifier, directoryHint: .isDirectory)
-            let url = folder.map { URL(filePath: $0, directoryHint: .isDirectory, relativeTo: workingDirectory) } ?? standard
-            container = container.addingAppGroup(identifier, at: url.standardizedFileURL)
+            let url = (folder.map { URL(filePath: $0, directoryHint: .isDirectory, relativeTo: workingDirectory) } ?? standard).standardizedFileURL
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError(description: "--app-group \(group): \(url.path) is not a folder; give the App Group's existing shared container")
+            }
+            container = container.addingAppGroup(identifier, at: url)
         }
         return container
     }

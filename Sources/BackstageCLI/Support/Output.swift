@@ -52,11 +52,21 @@ enum Output {
         // Only what the parser calls a usage error (a bad option, a failed validate()) is one;
         // every other failure is operational: exit 3 with one sentence.
         if parserCode == .validationFailure {
-            err(BackstageCommand.fullMessage(for: error))
+            err("error: \(usageSentence(for: error))")
             return ExitStatus.usage
         }
         err("error: \(sentence(for: error))")
         return ExitStatus.failure
+    }
+
+    /// The parser's message for a usage error as one sentence (no usage lines: `--help` has them).
+    static func usageSentence(for error: Error) -> String {
+        var message = BackstageCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
+        for prefix in ["Error: ", "error: "] where message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
+        if message.isEmpty { return "the command line is not valid; see --help" }
+        // The parser's two sentences ("... is invalid for '--x'. Please provide one of ...") as one.
+        message = message.replacingOccurrences(of: ". Please provide", with: "; provide")
+        return message.prefix(1).lowercased() + message.dropFirst()
     }
 
     /// One sentence for an operational failure.

@@ -30,8 +30,9 @@ extension ArchiveWriter {
     /// Writes `item`'s header then its bytes, read through `buffer`; `chunkWritten` is called
     /// with the size of each chunk once it is written (progress, cancellation).
     ///
-    /// - throws: ``ArchiveError`` when the file's size changed since the scan, libarchive's or
-    ///   the sink's error, or the `FileSystemError` of reading the file.
+    /// - throws: ``DocumentChanged`` when the file was written while it was read (or its size
+    ///   changed since the scan): the entry does not hold one state of it. libarchive's or the
+    ///   sink's error, or the `FileSystemError` of reading the file.
     func write(_ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem, chunkWritten: (Int) throws -> Void) throws {
         switch item.content {
         case .directory:
@@ -40,13 +41,21 @@ extension ArchiveWriter {
             try writeHeader(path: item.path, kind: .symlink, size: 0, mode: item.mode, modified: item.modified, linkTarget: target)
         case .file(let source, let size):
             try writeHeader(path: item.path, kind: .file, size: size, mode: item.mode, modified: item.modified)
-            let written = try fileSystem.readChunks(source, into: buffer) { chunk in
+            // Never more than the header's size (libarchive would refuse the excess with no message).
+            let still = try fileSystem.readChunks(source, count: size, into: buffer) { chunk in
                 try writeData(chunk, entry: item.path)
                 try chunkWritten(chunk.count)
             }
-            guard written == size else {
-                throw ArchiveError(code: -30, message: "the file changed size while it was archived", archivePath: path, entryPath: item.path)
-            }
+            guard still else { throw DocumentChanged(path: item.path) }
         }
     }
+}
+
+/// A document written while it was archived (an app appending to its log): the entry does not hold
+/// one state of it. The exporter reads it again into a still copy, or leaves it out and says so.
+struct DocumentChanged: Error, CustomStringConvertible {
+    /// The document's path relative to Documents.
+    var path: String
+
+    var description: String { "\(path) changed while it was read, each time it was read" }
 }

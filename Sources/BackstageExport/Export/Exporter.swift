@@ -78,6 +78,14 @@ public struct LeftOut: Sendable, Hashable, Codable {
         case linkOutside
         /// A FIFO, socket or device: it holds no content to archive.
         case specialFile
+        /// A `-wal`, `-shm` or `-journal` of a user's database: its committed rows are in the
+        /// database's consistent copy, which the archive holds.
+        case inDatabaseCopy
+        /// A document that an app wrote every time it was read: no copy of it is one state of it.
+        case changedWhileRead
+        /// A user's database SQLite cannot read (damaged, encrypted, locked), beside a sidecar that
+        /// may hold its committed rows: no consistent copy could be made.
+        case unreadableDatabase
 
         public var description: String {
             switch self {
@@ -85,6 +93,9 @@ public struct LeftOut: Sendable, Hashable, Codable {
             case .hidden: "hidden (dotfile)"
             case .linkOutside: "link leaving Documents"
             case .specialFile: "not a regular file"
+            case .changedWhileRead: "changed while it was read, each time it was read"
+            case .inDatabaseCopy: "held in its database's consistent copy"
+            case .unreadableDatabase: "a database SQLite cannot read, with a sidecar that may hold its rows"
             }
         }
     }
@@ -158,22 +169,42 @@ public struct Exporter: Sendable {
     /// The synchronous engine.
     package func exportAndWait(to destination: URL, options: ExportOptions,
                                progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws -> ExportReport {
-        var scanned = try FileClassifier().scan(container.documents)
+        try refuseOutputInsideDocuments(destination)
+        var scanned = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
         let temporary = destination.deletingLastPathComponent().appending(path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
         var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
         let fileSystem = FileSystem()
         var snapshots: StoreSnapshots?
         defer { snapshots?.remove() }
+        let copies = DatabaseCopies(container: container, fileSystem: fileSystem)
+        defer { copies.remove() }
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
-            let items = try self.items(scanned.filter { $0.kind == .document }, snapshots: snapshots, options: options, fileSystem: fileSystem, report: &report)
+            let documents = scanned.filter { $0.kind == .document || $0.kind == .userDatabase }
+            var items = try self.items(documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
+                                       report: &report)
             scanned = []  // what is left out is in the report: memory for the writers
-            let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
-            var throttle = ProgressThrottle()
-            report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem, progress: { entries, bytes in
-                let now = ArchiveProgress(entriesDone: entries, entriesTotal: items.count, bytesDone: bytes, bytesTotal: bytesTotal)
-                if throttle.shouldReport(now) { progress(now) }
-            }, isCancelled: isCancelled)
+            var attempt = 1
+            while true {
+                let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
+                var throttle = ProgressThrottle()
+                do {
+                    let entriesTotal = items.count
+                    let onWritten: (Int, Int64) -> Void = { entries, bytes in
+                        let now = ArchiveProgress(entriesDone: entries, entriesTotal: entriesTotal, bytesDone: bytes, bytesTotal: bytesTotal)
+                        if throttle.shouldReport(now) { progress(now) }
+                    }
+                    report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem,
+                                             progress: onWritten, isCancelled: isCancelled)
+                    break
+                } catch let changed as DocumentChanged where attempt < Self.writeAttempts {
+                    // A document the app writes meanwhile: this archive is dropped, and the next one
+                    // holds a still copy of it (or leaves it out, saying so).
+                    try? fileSystem.removeFile(temporary.path)
+                    try Self.still(changed.path, in: &items, copies: copies, report: &report)
+                    attempt += 1
+                }
+            }
             report.entries = items.count
             // Durable before it gets its name: fsync, rename over any older archive, fsync the folder.
             try fileSystem.syncFile(temporary.path)
@@ -190,8 +221,8 @@ public struct Exporter: Sendable {
 
     /// What the archive will hold, in order: the documents (a link kept only when it stays
     /// inside Documents), then the store snapshots. Records what is left out in `report`.
-    private func items(_ documents: [ClassifiedFile], snapshots: StoreSnapshots?, options: ExportOptions, fileSystem: FileSystem,
-                       report: inout ExportReport) throws -> [ArchiveItem] {
+    private func items(_ documents: [ClassifiedFile], snapshots: StoreSnapshots?, copies: DatabaseCopies, options: ExportOptions,
+                       fileSystem: FileSystem, report: inout ExportReport) throws -> [ArchiveItem] {
         let root = container.documents
         let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
         var items: [ArchiveItem] = []
@@ -211,6 +242,14 @@ public struct Exporter: Sendable {
                 }
                 let text = try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
                 items.append(ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified))
+            case .regular where entry.kind == .userDatabase:
+                guard let copy = try copies.copy(of: url) ?? Self.wholeFile(url, fileSystem: fileSystem),
+                      let copied = try fileSystem.status(copy) else {
+                    report.leftOut.append(LeftOut(path: entry.path, reason: .unreadableDatabase))
+                    continue
+                }
+                items.append(ArchiveItem(path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644,
+                                         modified: modified))
             case .regular:
                 items.append(ArchiveItem(path: entry.path, content: .file(source: url.path, size: status.size),
                                          mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
@@ -289,17 +328,56 @@ public struct Exporter: Sendable {
         return bytes
     }
 
+    /// How many archives an export may start when documents change while they are read.
+    static let writeAttempts = 4
+
+    /// Replaces the document at `path` in `items` by a still copy of it, or leaves it out and says so.
+    private static func still(_ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies,
+                              report: inout ExportReport) throws {
+        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content else {
+            return
+        }
+        if let copy = try copies.stillCopy(of: source), let size = try FileSystem().status(copy)?.size {
+            items[index].content = .file(source: copy, size: size)
+        } else {
+            items.remove(at: index)
+            report.leftOut.append(LeftOut(path: path, reason: .changedWhileRead))
+        }
+    }
+
+    /// An archive written inside Documents would be exported by every later export: refused, with
+    /// links on either side resolved (Documents may be a link, the archive's folder too).
+    private func refuseOutputInsideDocuments(_ destination: URL) throws {
+        let documents = container.documents.resolvingSymlinksInPath().standardizedFileURL.path
+        let folder = destination.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL.path
+        if FileSystem.relativePath(of: folder, inside: documents) != nil {
+            throw ExportError(archivePath: destination.path,
+                              reason: .insideDocuments(documents: container.documents.path))
+        }
+    }
+
+    /// A user's database SQLite cannot read is archived as its bytes when no sidecar beside it
+    /// may hold committed rows (nothing else holds its state); nil when one may.
+    private static func wholeFile(_ url: URL, fileSystem: FileSystem) throws -> String? {
+        for sidecar in [Sidecar.wal, .journal] where try fileSystem.status(url.path + sidecar.rawValue) != nil {
+            return nil
+        }
+        return url.path
+    }
+
     /// The entries of a scan that are not documents: internal files, and hidden ones (a hidden
     /// folder once, not each file in it).
     static func leftOut(_ scanned: [ClassifiedFile]) -> [LeftOut] {
         var result: [LeftOut] = []
         var hiddenFolder: String?
-        for entry in scanned where entry.kind != .document {
+        for entry in scanned where entry.kind != .document && entry.kind != .userDatabase {
             if let folder = hiddenFolder, entry.path.hasPrefix(folder + "/") { continue }
             hiddenFolder = nil
             if entry.kind == .hidden {
                 result.append(LeftOut(path: entry.path, reason: .hidden))
                 if entry.isDirectory { hiddenFolder = entry.path }
+            } else if entry.kind == .userDatabaseSidecar {
+                result.append(LeftOut(path: entry.path, reason: .inDatabaseCopy))
             } else {
                 result.append(LeftOut(path: entry.path, reason: .internalFile(entry.kind)))
             }

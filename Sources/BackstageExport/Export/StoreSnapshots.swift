@@ -39,7 +39,8 @@ struct StoreSnapshots {
         do {
             for root in container.roots where root != .temporary {
                 let folder = container[root]
-                for entry in try FileClassifier().scan(folder) where entry.kind == .database && !entry.path.hasPrefix(".backstage/") {
+                let declarations = root == .documents ? container.declaredStores : .everyDatabase
+                for entry in try FileClassifier(declarations: declarations).scan(folder) where entry.kind == .database && !entry.path.hasPrefix(".backstage/") {
                     let live = folder.appending(path: entry.path)
                     let snapshot = scratch + "/\(files.count).sqlite"
                     try StoreSnapshot.write(of: live, to: URL(filePath: snapshot))

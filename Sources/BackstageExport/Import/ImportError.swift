@@ -59,6 +59,10 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Documents already holds something of another kind there (a folder where the archive has a
         /// file, or a link where it has a folder), which `replace` does not overwrite.
         case conflict(existing: String)
+        /// A store snapshot whose location already holds a store: restoring never replaces one.
+        case storeExists(location: String)
+        /// A store snapshot under a root this container does not have (an App Group not added).
+        case unknownStoreLocation
     }
 
     /// The archive.
@@ -100,6 +104,8 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .compressionRatio(let limit): "it expands more than \(Int(limit)) times its compressed size"
         case .archiveCompressionRatio(let limit): "the archive expands more than \(Int(limit)) times its compressed size"
         case .conflict(let existing): "Documents already has \(existing) of another kind"
+        case .storeExists(let location): "the container already has a store at \(location); move it away to restore this snapshot"
+        case .unknownStoreLocation: "it names no store location of this container"
         }
     }
 }

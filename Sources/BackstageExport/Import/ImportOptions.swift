@@ -38,10 +38,17 @@ public struct ImportLimits: Sendable, Hashable, Codable {
 public struct ImportOptions: Sendable, Hashable, Codable {
     public var onConflict: ConflictPolicy
     public var limits: ImportLimits
+    /// Restores the store snapshots an export with ``ExportOptions/includeDatabase`` holds into the
+    /// locations they came from, each moved into place the way a relocation moves a store (journaled,
+    /// fsynced, verified across file systems). A location that already has a store is refused
+    /// before anything is written. Off: the snapshots are read past and listed.
+    public var restoreDatabases: Bool
 
-    public init(onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits()) {
+    public init(onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits(),
+                restoreDatabases: Bool = false) {
         self.onConflict = onConflict
         self.limits = limits
+        self.restoreDatabases = restoreDatabases
     }
 }
 
@@ -59,18 +66,28 @@ public struct ImportReport: Sendable, Hashable, Codable {
     }
 
     public var archive: String
-    /// Files, folders and links read from the archive.
+    /// Entries read from the archive: files, folders and links, store snapshots included.
     public var entries: Int
-    /// Bytes of file content written.
+    /// Documents written into Documents: files and links (folders are not counted; what was
+    /// skipped, or read past, is not).
+    public var written = 0
+    /// Bytes of file content written (documents, and restored store snapshots).
     public var bytes: Int64
     /// Paths (relative to Documents) kept as they were because Documents already had them.
     public var skipped: [String] = []
+    /// Paths not imported under another name (``ConflictPolicy/keepBoth``) because Documents already
+    /// has the same bytes at that path: the same document.
+    public var identical: [String] = []
     /// Paths whose file in Documents was replaced by the archive's.
     public var replaced: [String] = []
     /// Paths imported under another name.
     public var renamed: [Renamed] = []
-    /// Store snapshots (under ``Exporter/databaseFolder``) read past: import restores documents only.
+    /// Store snapshots (under ``Exporter/databaseFolder``) read past, without
+    /// ``ImportOptions/restoreDatabases``.
     public var skippedDatabases: [String] = []
+    /// Store snapshots restored with ``ImportOptions/restoreDatabases``: where each now is
+    /// (`applicationSupport/Notes.sqlite`).
+    public var restoredDatabases: [String] = []
     /// Paths whose setuid, setgid or sticky bit was dropped.
     public var strippedModes: [String] = []
 }

@@ -58,9 +58,16 @@ extension Importer {
                 try plan(staged: staged, documents: destination, relative: path, policy: policy, archivePath: archivePath, moves: &moves, report: &report)
                 continue
             }
+            if policy == .keepBoth, stagedStatus.kind == .regular,
+               let same = try copyWithSameBytes(of: staged, named: name, in: documents, existing: existingNames) {
+                report.identical.append(relative.isEmpty ? same : relative + "/" + same)
+                try notWritten(staged, report: &report)
+                continue
+            }
             switch policy {
             case .skip:
                 report.skipped.append(path)
+                try notWritten(staged, report: &report)
             case .replace:
                 guard stagedStatus.kind != .directory && existing.kind != .directory else {
                     throw ImportError(archivePath: archivePath, entryPath: path, reason: .conflict(existing: path))
@@ -73,6 +80,54 @@ extension Importer {
                 moves.append(StagedMove(from: staged, to: documents + "/" + free, replaces: false))
                 report.renamed.append(.init(from: path, to: relative.isEmpty ? free : relative + "/" + free))
             }
+        }
+    }
+
+    /// Takes a staged entry left in staging (and everything in it) out of the report's counts.
+    private func notWritten(_ staged: String, report: inout ImportReport) throws {
+        guard let status = try fileSystem.status(staged) else { return }
+        switch status.kind {
+        case .regular:
+            report.written -= 1
+            report.bytes -= status.size
+        case .directory:
+            for name in try fileSystem.contents(of: staged) { try notWritten(staged + "/" + name, report: &report) }
+        case .symlink, .other:
+            report.written -= 1
+        }
+    }
+
+    /// The name of a file of `documents` holding the same bytes as `staged`: `name` itself, or one of
+    /// the names keep-both gives a copy (`name 2.ext`, `name 3.ext`...). The same bytes are the same
+    /// document: importing an archive twice never makes a byte-identical copy.
+    private func copyWithSameBytes(of staged: String, named name: String, in documents: String,
+                                   existing: [String]) throws -> String? {
+        let present = Set(existing.map { Array($0.utf8) })
+        var candidate = name
+        var taken: Set<[UInt8]> = []
+        while present.contains(Array(candidate.utf8)) {
+            let path = documents + "/" + candidate
+            if try fileSystem.status(path)?.kind == .regular, try sameBytes(staged, path) { return candidate }
+            taken.insert(Array(candidate.utf8))
+            candidate = Self.freeName(for: name, isFolder: false, taken: taken)
+        }
+        return nil
+    }
+
+    /// True when the two regular files hold the same bytes.
+    private func sameBytes(_ first: String, _ second: String) throws -> Bool {
+        guard try fileSystem.status(first)?.size == fileSystem.status(second)?.size else { return false }
+        guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else {
+            return false
+        }
+        defer {
+            try? a.close()
+            try? b.close()
+        }
+        while true {
+            let chunk = try a.read(upToCount: 1 << 20) ?? Data()
+            guard chunk == (try b.read(upToCount: 1 << 20) ?? Data()) else { return false }
+            if chunk.isEmpty { return true }
         }
     }
 

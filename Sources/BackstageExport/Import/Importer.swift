@@ -17,8 +17,9 @@ import Logging
 /// - devices, FIFOs and sockets (setuid, setgid and sticky bits are stripped, not refused);
 /// - a path given twice, or two paths equal under case folding or Unicode normalization
 ///   (also against what Documents already holds);
-/// - anything the `FileClassifier` calls internal: a database by its header whatever its name,
-///   sidecars, Core Data support folders;
+/// - anything the `FileClassifier` calls internal: a store the app declares
+///   (``Backstage/AppContainer/declaredStores``) whatever its header, its sidecars, orphan sidecars,
+///   Core Data support folders. A database the app did not declare is the user's and is restored;
 /// - bombs: more than ``ImportLimits/maxEntries`` entries, more than ``ImportLimits/maxTotalBytes``
 ///   bytes, or an entry expanding more than ``ImportLimits/maxCompressionRatio`` times, checked as the
 ///   data streams in.
@@ -72,10 +73,16 @@ public struct Importer: Sendable {
         guard let archiveStatus = try fileSystem.status(archiveFile), archiveStatus.kind == .regular else {
             throw FileSystemError(operation: .open, path: archivePath, code: archiveFile == archivePath && fileSystem.exists(archivePath) ? EINVAL : ENOENT)
         }
+        let documents = container.documents.path
+        // A container that does not exist (a typo in its path) is refused, never created: only
+        // Documents itself is made, inside a folder that exists.
+        let parent = (documents as NSString).deletingLastPathComponent
+        guard try fileSystem.status(documents)?.kind == .directory || fileSystem.status(parent)?.kind == .directory else {
+            throw FileSystemError(operation: .open, path: parent, code: ENOENT)
+        }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
         let quarantine = Quarantine(container: container, fileSystem: fileSystem)
-        let documents = container.documents.path
         try fileSystem.createDirectories(documents)
         try removeStaleStaging(quarantine)
         let staging = try makeStaging()
@@ -88,11 +95,20 @@ public struct Importer: Sendable {
             }
         }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
+        let snapshotStaging = options.restoreDatabases
+            ? container.temporary.path + "/" + TemporaryName.unique("restore") : nil
+        defer { if let snapshotStaging { try? fileSystem.removeTree(snapshotStaging) } }
         do {
             var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
-                                    limits: options.limits, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                                    limits: options.limits, declarations: container.declaredStores, fileSystem: fileSystem,
+                                    progress: progress, isCancelled: isCancelled)
+            if let snapshotStaging {
+                try fileSystem.createDirectories(snapshotStaging, mode: 0o700)
+                stager.databaseStaging = snapshotStaging
+            }
             try stager.stage(into: &report)
             try refuseInternalFiles(in: staging, archivePath: archivePath)
+            let snapshots = try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath) } ?? []
             let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
             try fileSystem.syncFileSystem(containing: staging)
             do {
@@ -101,6 +117,7 @@ public struct Importer: Sendable {
                 keepStaging = !failure.undone
                 throw failure.error
             }
+            try restore(snapshots, report: &report)
         } catch var error as FileSystemError {
             // The staging folder is gone when the user reads this: name the place in Documents.
             error.path = Self.documentsPath(for: error.path, staging: staging, documents: documents)
@@ -151,7 +168,8 @@ public struct Importer: Sendable {
 
     /// The one classifier decides: whatever it calls internal must not be recreated in Documents.
     private func refuseInternalFiles(in staging: String, archivePath: String) throws {
-        let entries = try FileClassifier(fileSystem: fileSystem).scan(URL(filePath: staging, directoryHint: .isDirectory))
+        let entries = try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores)
+            .scan(URL(filePath: staging, directoryHint: .isDirectory))
         if let found = entries.first(where: { $0.kind.isInternal }) {
             throw ImportError(archivePath: archivePath, entryPath: found.path, reason: .internalFile(found.kind))
         }

@@ -12,6 +12,10 @@ struct Stager {
     /// Documents, whose links an archive's link may resolve through once moved in.
     let documents: String
     let limits: ImportLimits
+    /// The app's stores in Documents: an entry at one of their paths is refused.
+    let declarations: StoreDeclarations
+    /// Where store snapshots are staged to be restored; nil: they are read past.
+    var databaseStaging: String?
     let fileSystem: FileSystem
     let progress: (ArchiveProgress) -> Void
     let isCancelled: () -> Bool
@@ -23,8 +27,10 @@ struct Stager {
     /// The total limit: ``ImportLimits/maxTotalBytes``, or the space free at the staging folder.
     private let maxTotalBytes: Int64
 
-    init(archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String, limits: ImportLimits, fileSystem: FileSystem,
+    init(archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String, limits: ImportLimits,
+         declarations: StoreDeclarations, fileSystem: FileSystem,
          progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool) throws {
+        self.declarations = declarations
         self.archivePath = archivePath
         self.archiveFile = archiveFile
         self.archiveSize = archiveSize
@@ -59,10 +65,18 @@ struct Stager {
                 // Store snapshots of an export made with includeDatabase: restoring a store is not an
                 // import into Documents, so that folder is read past, never written.
                 if path == ".backstage" || path.hasPrefix(".backstage/") {
-                    if header.kind == .file && !path.contains("_SUPPORT/") { report.skippedDatabases.append(path) }
+                    let snapshots = Exporter.databaseFolder + "/"
+                    if let databaseStaging, header.kind == .file, path.hasPrefix(snapshots) {
+                        let target = databaseStaging + "/" + path.dropFirst(snapshots.count)
+                        try fileSystem.createDirectories((target as NSString).deletingLastPathComponent, durable: false)
+                        try writeFile(header, to: target, mode: 0o600, reader: reader, report: &report)
+                    } else if header.kind == .file && !path.contains("_SUPPORT/") {
+                        report.skippedDatabases.append(path)
+                    }
                     continue
                 }
                 let destination = staging + "/" + path
+                if header.kind != .directory { report.written += 1 }
                 if header.mode & 0o7000 != 0 { report.strippedModes.append(path) }
                 let mode = header.mode & 0o777
 
@@ -91,6 +105,7 @@ struct Stager {
                     try fileSystem.createHardLink(destination, to: staging + "/" + target)
                 case .file:
                     if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
+                    if declarations.declares(path) { throw refuse(.internalFile(.database)) }
                     if let size = header.size, size > maxTotalBytes - totalBytes { throw refuse(tooLarge) }
                     try makeFolders(path, including: false)
                     try writeFile(header, to: destination, mode: mode, reader: reader, report: &report)
@@ -147,7 +162,6 @@ struct Stager {
             }
         }
         while let block = try reader.nextBlock(entry: header.displayPath) {
-            if block.offset == 0, SQLiteHeader.hasMagic(block.bytes.prefix(16)) { throw refuse(.internalFile(.database)) }
             let count = Int64(block.bytes.count)
             end = max(end, block.offset + count)
             try checkLimits(end)
@@ -158,7 +172,8 @@ struct Stager {
         // A trailing hole counts too: a sparse entry claims its whole size.
         let size = max(end, header.size ?? 0)
         try checkLimits(size)
-        try file.finish(size: size, mode: mode_t(mode), modified: header.modified)
+        // Owner read and write always: a 0200 or 000 entry would otherwise be a file its owner cannot open.
+        try file.finish(size: size, mode: mode_t(mode | 0o600), modified: header.modified)
         totalBytes += size
     }
 

@@ -39,6 +39,10 @@ final class ArchiveReader {
     private var gzip: GzipSource?
     /// The archive as the user named it, for messages.
     let path: String
+    /// Where the last entry's data ends in the uncompressed stream, rounded to tar's 512-byte
+    /// blocks; nil before the first entry, or when the last one is sparse (its stored size is not
+    /// its size).
+    private var lastEntryEnd: Int64?
 
     /// Opens the archive at `path`; `file` is where to read it when `path` is a link.
     init(path: String, reading file: String? = nil, fileSystem: FileSystem = FileSystem()) throws(ArchiveError) {
@@ -81,11 +85,15 @@ final class ArchiveReader {
         var entryPointer: OpaquePointer?
         let status = archive_read_next_header(handle, &entryPointer)
         if status == ARCHIVE_EOF {
+            try verifyEndOfTar()
             try verifyRestOfGzipStream()
             return nil
         }
         try check(status)
         guard let entry = entryPointer else { throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path) }
+        let stored = archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : 0
+        let headerEnd = Int64(archive_filter_bytes(handle, 0))
+        lastEntryEnd = archive_entry_sparse_count(entry) > 0 ? nil : headerEnd + (stored + 511) / 512 * 512
         let raw = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
         let decoded = archive_entry_pathname_utf8(entry).map { String(cString: $0) }
         let hardLink = archive_entry_hardlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_hardlink(entry).map { String(cString: $0) }
@@ -124,6 +132,19 @@ final class ArchiveReader {
         // A warning while reading data is damage (a zip entry's CRC mismatch): refuse it.
         try check(status, entry: entry, warningIsError: true)
         return (UnsafeRawBufferPointer(start: buffer, count: size), Int64(offset))
+    }
+
+    /// A tar ends with two blocks of zeros: libarchive reads an archive cut exactly after an entry
+    /// (its end blocks and any later entries gone) as complete. Refused as truncated: what was cut
+    /// off is unknown, so importing the rest would hide the loss.
+    private func verifyEndOfTar() throws(ArchiveError) {
+        guard let handle, let lastEntryEnd, archive_format(handle) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_TAR else {
+            return
+        }
+        if Int64(archive_filter_bytes(handle, 0)) < lastEntryEnd + 512 {
+            let message = "the archive is truncated: it ends after an entry, without a tar's end-of-archive blocks"
+            throw ArchiveError(code: EILSEQ, message: message, archivePath: path)
+        }
     }
 
     /// libarchive stops reading at the tar end marker; the gzip trailer (and any later member)

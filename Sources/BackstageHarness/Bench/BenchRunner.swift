@@ -195,7 +195,7 @@ public struct BenchRunner {
         let bytes = data.storeBytes
 
         cases.append(Case(name: "relocate · rename", kind: .backstage, bytes: bytes, baselines: ["cp + fsync", "naive row copy"],
-                          prepare: copyContainer) { run in (backstage, ["relocate", run.appending(path: "c").path, "--strategy", "rename"], nil) })
+                          prepare: copyContainer) { run in (backstage, ["relocate", run.appending(path: "c").path, "--store", "Notes.sqlite", "--strategy", "rename"], nil) })
         cases.append(Case(name: "cp + fsync", kind: .baseline, bytes: bytes) { run in
             ("/bin/sh", ["-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", store, support, run.appending(path: "copy").path], nil)
         })
@@ -204,7 +204,7 @@ public struct BenchRunner {
             cases.append(Case(name: "relocate · copy → /dev/shm", kind: .backstage, bytes: bytes,
                               baselines: ["cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy → /dev/shm"],
                               prepare: { run in try Self.copy(data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes")) }) { run in
-                (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--strategy", "copy"],
+                (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--strategy", "copy"],
                  ["HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path, "XDG_DATA_HOME": shm + "/data",
                   "XDG_CACHE_HOME": run.appending(path: "cache").path, "TMPDIR": run.appending(path: "tmp").path, "PATH": "/usr/bin:/bin"])
             })
@@ -255,7 +255,10 @@ public struct BenchRunner {
             cases.append(Case(name: "bsdtar zip (deflate 6)", kind: .baseline, bytes: data.documentsBytes) { run in
                 archiving("bsdtar --format zip --options zip:compression-level=6 -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.zip").path)
             })
-            cases.append(Case(name: "import tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar -xf"]) { run in
+            // Import never creates the container it is given (a typo would make one): it exists.
+            cases.append(Case(name: "import tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar -xf"], prepare: { run in
+                try FileManager.default.createDirectory(at: run.appending(path: "imported"), withIntermediateDirectories: true)
+            }) { run in
                 (backstage, ["import", data.archive.path, run.appending(path: "imported").path], nil)
             })
             cases.append(Case(name: "bsdtar -xf", kind: .baseline, bytes: data.documentsBytes, prepare: { run in

@@ -66,7 +66,7 @@ public enum CatalogBuilder {
         var schemas: [(String, StoreSchema)] = []
         var freshInstalls: [(String, String)] = []
         for root in container.roots where root != .temporary {
-            for entry in try FileClassifier().scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
+            for entry in try FileClassifier(declarations: .everyDatabase).scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
                 let location = ContainerLocation(root, entry.path)
                 let storeURL = location.url(in: container)
                 let schema = try StoreCapture.capture(StoreFileSet(main: storeURL))

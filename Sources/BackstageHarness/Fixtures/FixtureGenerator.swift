@@ -180,14 +180,14 @@ extension FixtureManifest {
     public static func read(container: AppContainer, spec: FixtureSpec, rows: Int) throws -> FixtureManifest {
         var stores: [String: [String: TableDigest]] = [:]
         for root in container.roots where root != .temporary {
-            for entry in try FileClassifier().scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
+            for entry in try FileClassifier(declarations: .everyDatabase).scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
                 let location = ContainerLocation(root, entry.path)
                 stores[location.description] = try StoreDigest.tables(of: StoreFileSet(main: location.url(in: container)))
             }
         }
         var documents: [Document] = []
         var empty: [String] = []
-        for entry in try FileClassifier().scan(container.documents) where !entry.kind.isInternal {
+        for entry in try FileClassifier(declarations: .everyDatabase).scan(container.documents) where !entry.kind.isInternal {
             let url = container.documents.appending(path: entry.path)
             if entry.isDirectory {
                 if (try? FileManager.default.contentsOfDirectory(atPath: url.path))?.isEmpty == true { empty.append(entry.path) }
