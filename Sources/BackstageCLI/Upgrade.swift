@@ -102,7 +102,7 @@ struct Upgrade: AsyncParsableCommand {
                         Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
                     }
                 case .progress(let p):
-                    if p.phase == .done { completed.append((p.stepIndex, p.step)) }
+                    if p.phase == .done, !completed.contains(where: { $0.index == p.stepIndex }) { completed.append((p.stepIndex, p.step)) }
                     progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
                 case .finished(let report):
                     reports.append(report)

@@ -157,6 +157,25 @@ import Testing
             "\(json.stdout)")
     }
 
+    /// The user's own databases beside the app's store are documents (issue 28): a run that moves
+    /// the app's store completes, records its version and leaves them byte for byte.
+    @Test func theUsersOwnDatabasesInDocumentsAreNeitherMovedNorCountedAgainstTheRun() throws {
+        let workouts = try Workouts(
+            plan: """
+                {"name": "v1-to-v2", "version": "v2", "steps": [
+                  {"relocate": {"from": "documents/Workout.sqlite", "to": "applicationSupport/Workout.sqlite"}}, {"quarantine": {}}]}
+                """)
+        try PythonSQLite.createStore(workouts.app.documents.appending(path: "notes.db"), rows: 12, journalMode: "wal")
+        try FileManager.default.createDirectory(at: workouts.app.documents.appending(path: "Finance"), withIntermediateDirectories: true)
+        try PythonSQLite.createStore(workouts.app.documents.appending(path: "Finance/Budget.sqlite"), rows: 5, journalMode: "delete")
+        let users = snapshot(workouts.app.documents).filter { !$0.key.hasPrefix("Workout.sqlite") }
+        let result = try workouts.upgrade()
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(Upgrader.storageVersion(of: workouts.app.container) == "v2")
+        #expect(snapshot(workouts.app.documents) == users, "the user's databases stay, byte for byte; the app's store left")
+        #expect(FileManager.default.fileExists(atPath: workouts.app.supportStore("Workout.sqlite").main.path))
+    }
+
     /// A typo in a migration's store: the migration used to be skipped and the dry run said "nothing to do".
     @Test func aMigrationOfAStoreThatWillNotBeThereIsRefusedBeforeAnythingMoves() throws {
         let workouts = try Workouts(

@@ -94,15 +94,21 @@ struct RunAccount {
 
     /// The internal files left in Documents that no location the plan names accounts for, each as
     /// one sentence with the closest location the plan names. Only for plans that name Documents.
+    ///
+    /// A database nobody declared is the user's document and is left alone, unless its name is a
+    /// few letters from a location the plan names: then the plan most likely misspelled the app's
+    /// store (`Workouts.sqlite` for `Workout.sqlite`), and the run must not say it is done.
     func unaccountedFiles() throws -> [String] {
         let named = plan.steps.flatMap(\.locations).filter { $0.root == .documents }
         guard !named.isEmpty else { return [] }
+        let declared = container.declaredStores.adding(StoreDeclarations(plan: plan))
         let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents)
         let keys = Set(named.map(\.fileKey))
         var problems: [String] = []
         for entry in entries where entry.kind.isInternal {
             let store = ContainerLocation(.documents, Self.storePath(of: entry.path))
             guard !keys.contains(store.fileKey) else { continue }
+            if !declared.declares(store.path), !named.contains(where: { Self.looksLikeTypo($0, of: store) }) { continue }
             var sentence = "Documents still holds \(entry.path) (\(entry.kind)), which no step of the plan accounts for"
             if let closest = closest(to: store) { sentence += "; the closest location the plan names is \(closest)" }
             problems.append(sentence)
