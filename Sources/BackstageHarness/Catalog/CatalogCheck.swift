@@ -9,7 +9,12 @@ public struct CatalogProblem: Sendable, Hashable, Codable, CustomStringConvertib
     public var version: String
     public var message: String
 
-    public var description: String { "\(version): \(message)" }
+    public init(version: String, message: String) {
+        self.version = version
+        self.message = message
+    }
+
+    public var description: String { version.isEmpty ? message : "\(version): \(message)" }
 }
 
 /// Checks a catalog: every file it names is there and readable; every plan, run over the
@@ -46,13 +51,7 @@ public enum CatalogCheck {
                     }
                     continue
                 }
-                do {
-                    try SchemaDescription.withDatabase(recorded: schema) { db in _ = try db.makeStatement(sql: check.sql) }
-                } catch let error as DatabaseError {
-                    problem("check \"\(check.name)\" does not compile against \(check.store): \(error.message ?? "\(error.resultCode)")")
-                } catch {
-                    problem("check \"\(check.name)\": \(error)")
-                }
+                if let reason = check.queryProblem(against: schema) { problem("check \"\(check.name)\" \(reason)") }
             }
             if let previous {
                 if let file = catalog.planURL(of: version) {

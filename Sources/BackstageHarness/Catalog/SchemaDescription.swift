@@ -116,7 +116,7 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
     /// The schema of a store file (read from a private copy; the original is never opened) or of
     /// a `.sql` script (run in an in-memory database).
     ///
-    /// - throws: `CatalogError/unreadable(path:reason:)` naming the file when it is neither.
+    /// - throws: `CatalogError/unreadableFile(path:reason:)` naming the file when it is neither.
     public init(contentsOf url: URL) throws {
         self = try Self.withDatabase(contentsOf: url) { db in try SchemaDescription(db) }
     }
@@ -139,16 +139,16 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         if url.pathExtension.lowercased() == "sql" {
             let script: String
             do { script = try String(contentsOf: url, encoding: .utf8) } catch {
-                throw CatalogError.unreadable(path: url.path, reason: "\(error.localizedDescription)")
+                throw CatalogError.unreadableFile(path: url.path, reason: UpgradePlan.readFailure(error, at: url))
             }
             return try inMemory(path: url.path, build: { db in try db.execute(sql: script) }, body)
         }
         let header: [UInt8]
         do { header = try FileSystem().readPrefix(url.path, count: 100) } catch {
-            throw CatalogError.unreadable(path: url.path, reason: error.reason)
+            throw CatalogError.unreadableFile(path: url.path, reason: error.reason)
         }
         guard SQLiteHeader(header) != nil else {
-            throw CatalogError.unreadable(path: url.path, reason: "it is neither a SQLite database nor a .sql file")
+            throw CatalogError.unreadableFile(path: url.path, reason: "it is neither a SQLite database nor a .sql file")
         }
         return try StoreInspector.withCopy(of: StoreFileSet(main: url), body)
     }
@@ -165,7 +165,7 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         do {
             try queue.write(build)
         } catch let error as DatabaseError {
-            throw CatalogError.unreadable(path: path, reason: "SQLite refused it: \(error.message ?? "\(error.resultCode)")" + (error.sql.map { " (in \($0.prefix(120)))" } ?? ""))
+            throw CatalogError.unreadableFile(path: path, reason: "SQLite refused it: \(error.message ?? "\(error.resultCode)")" + (error.sql.map { " (in \($0.prefix(120)))" } ?? ""))
         }
         return try queue.read(body)
     }
