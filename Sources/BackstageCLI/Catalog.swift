@@ -212,8 +212,9 @@ struct CatalogAddVersion: AsyncParsableCommand {
 
             --expect LOCATION=FILE gives the store (or .sql script) a fresh install of the new version creates \
             at LOCATION: the store the plan leaves there must have the same schema (tables and columns with \
-            type, NOT NULL, default, primary key and collation; indexes; foreign keys; triggers; views; \
-            virtual tables). Its schema is kept in the catalog, and `catalog check` and `simulate` compare \
+            type, NOT NULL, default, primary key, collation and a generated column's expression; AUTOINCREMENT; \
+            CHECK constraints, a column's equal to the same one on the table; indexes; foreign keys; triggers; \
+            views; virtual tables). Its schema is kept in the catalog, and `catalog check` and `simulate` compare \
             with it too.
 
             When the plan names a store or table that is not there, fails on the generated container (a \
