@@ -7,12 +7,12 @@ import Foundation
 /// keeps one silently), and the first syntax error is reported at its line and column, with
 /// "ends early" for a truncated file.
 package indirect enum JSONDocument: Sendable, Hashable {
-    /// One key of an object, where it is written.
+    /// One key of an object, and the byte offset where it is written (see
+    /// ``lineAndColumn(of:in:)``).
     package struct Member: Sendable, Hashable {
         package var key: String
         package var value: JSONDocument
-        package var line: Int
-        package var column: Int
+        package var offset: Int
     }
 
     case object([Member])
@@ -28,6 +28,11 @@ package indirect enum JSONDocument: Sendable, Hashable {
     package init(parsing data: Data) throws(JSONProblem) {
         var parser = JSONParser(bytes: Array(data))
         self = try parser.document()
+    }
+
+    /// The line and column (both from 1; the column counts characters) of byte `offset` of `data`.
+    package static func lineAndColumn(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        JSONParser(bytes: Array(data)).lineAndColumn(offset)
     }
 
     /// The value of `key` when this is an object that has it.
@@ -100,6 +105,7 @@ private struct JSONParser {
     private mutating func object() throws(JSONProblem) -> JSONDocument {
         offset += 1
         var members: [JSONDocument.Member] = []
+        var keys: Set<String> = []
         skipSpace()
         if peek(UInt8(ascii: "}")) {
             offset += 1
@@ -110,16 +116,14 @@ private struct JSONParser {
             let start = offset
             guard peek(UInt8(ascii: "\"")) else { throw unexpected("a key in double quotes") }
             let key = try string()
-            let (line, column) = lineAndColumn(start)
-            if members.contains(where: { $0.key == key }) {
-                throw JSONProblem(
-                    "the key \"\(key)\" is written twice in one object (again at line \(line), column \(column))")
+            guard keys.insert(key).inserted else {
+                throw JSONProblem("the key \"\(key)\" is written twice in one object (again at \(position(start)))")
             }
             skipSpace()
             guard peek(UInt8(ascii: ":")) else { throw unexpected("':' after the key \"\(key)\"") }
             offset += 1
             skipSpace()
-            members.append(.init(key: key, value: try value(), line: line, column: column))
+            members.append(.init(key: key, value: try value(), offset: start))
             skipSpace()
             if peek(UInt8(ascii: ",")) {
                 offset += 1

@@ -30,7 +30,10 @@ package enum StrictDecoding {
         if let encoded = try? JSONEncoder().encode(value), let known = try? JSONDocument(parsing: encoded),
             let unknown = firstUnknownKey(in: document, known: known, path: [])
         {
-            throw unknown
+            let place = unknown.path.isEmpty ? "at the top level" : "in \(path(unknown.path))"
+            let (line, column) = JSONDocument.lineAndColumn(of: unknown.member.offset, in: data)
+            throw JSONProblem(
+                "unknown key \"\(unknown.member.key)\" \(place) (line \(line), column \(column)): correct its spelling or remove it")
         }
         return value
     }
@@ -45,27 +48,22 @@ package enum StrictDecoding {
         }
     }
 
-    private static func firstUnknownKey(in document: JSONDocument, known: JSONDocument, path: [String]) -> JSONProblem?
+    private static func firstUnknownKey(in document: JSONDocument, known: JSONDocument, path: [String])
+        -> (member: JSONDocument.Member, path: [String])?
     {
         switch (document, known) {
-        case (.object(let members), .object):
+        case (.object(let members), .object(let knownMembers)):
+            let values = Dictionary(knownMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
             for member in members {
-                if let value = known[member.key] {
-                    if let problem = firstUnknownKey(in: member.value, known: value, path: path + [member.key]) {
-                        return problem
-                    }
+                if let value = values[member.key] {
+                    if let found = firstUnknownKey(in: member.value, known: value, path: path + [member.key]) { return found }
                 } else if member.value != .null {
-                    let place = path.isEmpty ? "at the top level" : "in \(Self.path(path))"
-                    return JSONProblem(
-                        "unknown key \"\(member.key)\" \(place) (line \(member.line), column \(member.column)): "
-                            + "correct its spelling or remove it")
+                    return (member, path)
                 }
             }
         case (.array(let elements), .array(let knownElements)) where elements.count == knownElements.count:
             for (index, (element, knownElement)) in zip(elements, knownElements).enumerated() {
-                if let problem = firstUnknownKey(in: element, known: knownElement, path: path + ["[\(index)]"]) {
-                    return problem
-                }
+                if let found = firstUnknownKey(in: element, known: knownElement, path: path + ["[\(index)]"]) { return found }
             }
         default:
             break
