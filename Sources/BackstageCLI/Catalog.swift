@@ -19,7 +19,8 @@ struct Catalog: AsyncParsableCommand {
             Example:
               backstage catalog init Cookbook --from ~/Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
             """,
-        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self]
+        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self,
+                      CatalogLintCommand.self]
     )
 }
 
@@ -164,7 +165,8 @@ struct CatalogCheckCommand: AsyncParsableCommand {
             that the plan neither keeps, moves, splits nor discards, a table the plan leaves where the next \
             version does not declare it, a store whose recorded schema differs from its fresh install's, a \
             shipped plan (any version but the newest) or migration changed since it was added, a data check \
-            naming a store its version lacks or not compiling against its schema.
+            naming a store its version lacks, not compiling against its schema, or not one read-only query. \
+            Exits 3 when there is no catalog.json to read.
 
             Example:
               backstage catalog check Cookbook

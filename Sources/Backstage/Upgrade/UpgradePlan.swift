@@ -210,9 +210,13 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
         public struct Migration: Sendable, Hashable, Codable {
             public var id: String
             public var sql: String
-            public init(id: String, sql: String) {
+            /// True when the migration means to drop data (a table or a column that holds rows):
+            /// `backstage catalog lint` reports such a drop as an error unless the plan says so.
+            public var destructive: Bool?
+            public init(id: String, sql: String, destructive: Bool? = nil) {
                 self.id = id
                 self.sql = sql
+                self.destructive = destructive
             }
         }
         public var store: ContainerLocation
