@@ -11,8 +11,8 @@ import GRDB
 /// cannot choose), with their foreign keys, `UNIQUE` and `CHECK` constraints (a column's `CHECK`
 /// equals the same one declared on the table), `AUTOINCREMENT`, `WITHOUT ROWID` and `STRICT`;
 /// indexes by their columns, uniqueness and partial condition; triggers, views and virtual tables
-/// by their definition, with whitespace, case and identifier quoting normalized. SQLite's own tables and GRDB's `grdb_migrations`
-/// (bookkeeping a fresh install may not have) are left out.
+/// by their definition, with whitespace, case and identifier quoting normalized. SQLite's own
+/// tables and GRDB's `grdb_migrations` (bookkeeping a fresh install may not have) are left out.
 ///
 /// ```swift
 /// let upgraded = try SchemaDescription(contentsOf: URL(filePath: "Upgraded/Cookbook.sqlite"))
