@@ -165,8 +165,8 @@ struct CatalogCheckCommand: AsyncParsableCommand {
             that the plan neither keeps, moves, splits nor discards, a table the plan leaves where the next \
             version does not declare it, a store whose recorded schema differs from its fresh install's, a \
             shipped plan (any version but the newest) or migration changed since it was added, a data check \
-            naming a store its version lacks, not compiling against its schema, or not one read-only query. \
-            Exits 3 when there is no catalog.json to read.
+            naming a store its version lacks, not compiling against its schema, or not one read-only query, \
+            and every error `catalog lint` finds. Exits 3 when there is no catalog.json to read.
 
             Example:
               backstage catalog check Cookbook
@@ -219,8 +219,8 @@ struct CatalogAddVersion: AsyncParsableCommand {
             views; virtual tables). Its schema is kept in the catalog, and `catalog check` and `simulate` compare \
             with it too.
 
-            When the plan names a store or table that is not there, fails on the generated container (a \
-            migration naming a missing table, say), leaves a table unaccounted for, or leaves a schema that \
+            When the plan names a store or table that is not there, has an error `catalog lint` finds, fails \
+            on the generated container (a migration naming a missing table, say), leaves a table unaccounted for, or leaves a schema that \
             differs from a fresh install, nothing is written and each problem is printed (exit 1). A name \
             that is not a version name (letters, digits, '.', '-', '_', '+') is a usage error (exit 2); a \
             catalog, plan or --expect file that cannot be read, or a version name the catalog already has \

@@ -8,7 +8,12 @@ import Testing
     static let prefix = "v2: error: documents/Workouts.sqlite, migration m1, table "
 
     /// Captures the Workouts store as v1, adds a v2 reached by a plan of `migrations`, lints.
-    static func lint(_ migrations: String, editSchema: ((String) -> String)? = nil) throws -> ProcessResult {
+    static func lint(
+        _ migrations: String, command: [String] = ["catalog", "lint", "Workouts"],
+        editSchema: ((String) -> String)? = nil
+    )
+        throws -> ProcessResult
+    {
         let scratch = try TemporaryDirectory()
         try FileManager.default.createDirectory(
             at: scratch.url.appending(path: "Pulled"), withIntermediateDirectories: true)
@@ -49,7 +54,19 @@ import Testing
             let schema = catalog.appending(path: "stores/v1/documents-Workouts.sqlite.json")
             try Data(editSchema(try String(contentsOf: schema, encoding: .utf8)).utf8).write(to: schema)
         }
-        return try runProcess(backstageExecutable, ["catalog", "lint", "Workouts"], currentDirectory: scratch.url)
+        if command.contains("add-version") {
+            // v2 comes from add-version itself: the catalog keeps v1 only, the plan waits beside it.
+            let removed = try PythonSQLite.run(
+                """
+                import json, sys
+                m = json.load(open(sys.argv[1])); m["versions"] = m["versions"][:1]
+                json.dump(m, open(sys.argv[1], "w"), indent=1)
+                """, [catalog.appending(path: "catalog.json").path])
+            #expect(removed.status == 0)
+            try FileManager.default.moveItem(
+                at: catalog.appending(path: "plans/v1-to-v2.json"), to: scratch.url.appending(path: "v1-to-v2.json"))
+        }
+        return try runProcess(backstageExecutable, command, currentDirectory: scratch.url)
     }
 
     static func migration(_ sql: String, destructive: Bool = false) -> String {
@@ -102,6 +119,21 @@ import Testing
         let result = try Self.lint(migration)
         #expect(result.status == 0)
         #expect(result.stdout == "Workouts: 2 version(s), nothing found\n", "\(result.stdout) \(result.stderr)")
+    }
+
+    @Test func catalogCheckAndAddVersionReportTheErrorsLintFinds() throws {
+        let unique = Self.migration("CREATE UNIQUE INDEX workout_name ON workout(name)")
+        let finding =
+            "documents/Workouts.sqlite, migration m1, table workout: CREATE UNIQUE INDEX on name fails: its values repeat"
+        let checked = try Self.lint(unique, command: ["catalog", "check", "Workouts"])
+        #expect(checked.status == 1 && checked.stdout.contains("v2: " + finding), "\(checked.stdout) \(checked.stderr)")
+        let added = try Self.lint(
+            unique, command: ["catalog", "add-version", "Workouts", "v2", "--plan", "v1-to-v2.json"])
+        #expect(added.status == 1 && added.stdout.contains("v2: " + finding), "\(added.stdout) \(added.stderr)")
+
+        let safe = try Self.lint(
+            Self.migration("CREATE INDEX workout_name ON workout(name)"), command: ["catalog", "check", "Workouts"])
+        #expect(safe.status == 0, "\(safe.stdout) \(safe.stderr)")
     }
 
     @Test func aRebuildOfALargeTableIsAWarningWithItsEstimatedTime() throws {

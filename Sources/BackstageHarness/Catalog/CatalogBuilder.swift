@@ -53,6 +53,7 @@ public enum CatalogBuilder {
         // from. (Versions with no fingerprint yet are frozen as they are below.)
         var problems = CatalogCheck.fingerprintProblems(in: catalog, versions: manifest.versions, reportingMissing: false)
         let plan = try UpgradePlan.load(from: planFile)
+        problems += try CatalogCheck.lintProblems(of: plan, reaching: name, from: newest, in: catalog)
         let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-add-version-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let root = scratch.appending(path: "container")

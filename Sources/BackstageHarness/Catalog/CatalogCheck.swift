@@ -56,7 +56,9 @@ public enum CatalogCheck {
             if let previous {
                 if let file = catalog.planURL(of: version) {
                     do {
-                        problems += check(try UpgradePlan.load(from: file), from: previous, to: version)
+                        let plan = try UpgradePlan.load(from: file)
+                        problems += check(plan, from: previous, to: version)
+                        problems += try lintProblems(of: plan, reaching: version.name, from: previous, in: catalog)
                     } catch {
                         problem("\(error)")
                     }
@@ -67,6 +69,15 @@ public enum CatalogCheck {
             previous = version
         }
         return problems
+    }
+
+    /// The errors ``CatalogLint`` finds in `plan` (what would fail or lose data on installs like the
+    /// captured ones), as problems of version `name`.
+    static func lintProblems(of plan: UpgradePlan, reaching name: String, from previous: CatalogVersion,
+                             in catalog: CatalogFolder) throws -> [CatalogProblem] {
+        try CatalogLint.findings(of: plan, reaching: name, from: previous, in: catalog).filter { $0.severity == .error }.map {
+            CatalogProblem(version: name, message: "\($0.place): \($0.message)")
+        }
     }
 
     /// Versions whose plan changed since it was added (every version but the newest has shipped),

@@ -23,9 +23,10 @@ public struct LintFinding: Sendable, Hashable, Codable, CustomStringConvertible 
     public var severity: Severity
     public var message: String
 
-    public var description: String {
-        "\(version): \(severity.rawValue): \(store), migration \(migration), table \(table): \(message)"
-    }
+    public var description: String { "\(version): \(severity.rawValue): \(place): \(message)" }
+
+    /// Where: `applicationSupport/Workouts.sqlite, migration v2-kcal, table workout`.
+    public var place: String { "\(store), migration \(migration), table \(table)" }
 }
 
 /// `backstage catalog lint`: what each plan's migrations would fail at or lose on real installs,
@@ -45,23 +46,34 @@ public enum CatalogLint {
         for version in catalog.manifest.versions {
             defer { previous = version }
             guard let previous, let file = catalog.planURL(of: version) else { continue }
-            let plan = try UpgradePlan.load(from: file)
-            var tables: [String: (statistics: TableStatistics, sql: String)] = [:]
-            for store in previous.stores {
-                let schema = try catalog.schema(of: store)
-                for object in schema.objects where object.kind == .table {
-                    if let statistics = schema.tables[object.name] {
-                        tables[object.name.lowercased()] = (statistics, object.sql)
-                    }
+            findings += try Self.findings(
+                of: UpgradePlan.load(from: file), reaching: version.name, from: previous, in: catalog)
+        }
+        return findings
+    }
+
+    /// The findings of `plan`, which reaches version `name` from `previous`, read against the
+    /// statistics `catalog` captured for `previous`.
+    public static func findings(
+        of plan: UpgradePlan, reaching name: String, from previous: CatalogVersion,
+        in catalog: CatalogFolder
+    ) throws -> [LintFinding] {
+        var tables: [String: (statistics: TableStatistics, sql: String)] = [:]
+        for store in previous.stores {
+            let schema = try catalog.schema(of: store)
+            for object in schema.objects where object.kind == .table {
+                if let statistics = schema.tables[object.name] {
+                    tables[object.name.lowercased()] = (statistics, object.sql)
                 }
             }
-            for case .migrateSchema(let step) in plan.steps {
-                for migration in step.migrations {
-                    findings += lint(migration, tables: tables).map { table, severity, message in
-                        LintFinding(
-                            version: version.name, store: step.store.description, migration: migration.id,
-                            table: table, severity: severity, message: message)
-                    }
+        }
+        var findings: [LintFinding] = []
+        for case .migrateSchema(let step) in plan.steps {
+            for migration in step.migrations {
+                findings += lint(migration, tables: tables).map { table, severity, message in
+                    LintFinding(
+                        version: name, store: step.store.description, migration: migration.id,
+                        table: table, severity: severity, message: message)
                 }
             }
         }
