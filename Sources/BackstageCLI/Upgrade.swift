@@ -103,6 +103,12 @@ struct Upgrade: AsyncParsableCommand {
             }
         }
         progress.finish()
+        if let crashAt {
+            // Still alive: the boundary exists in the plans but this run never passed it (its step
+            // had nothing to do, or a relocation renamed where it could have copied). Say so.
+            Output.err("warning: the upgrade never reached --crash-at \(crashAt): its step had nothing to do here or took "
+                       + "another path (a rename, not a copy); nothing was killed")
+        }
         if json {
             try Output.json(reports)
         } else {

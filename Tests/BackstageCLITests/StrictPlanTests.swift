@@ -135,6 +135,19 @@ import Testing
         #expect(snapshot(scratch.url.appending(path: "app")) == before, "nothing ran")
     }
 
+    @Test func aCrashPointThisRunNeverPassesIsSaidAtTheEnd() throws {
+        let scratch = try Self.workoutsApp()
+        let file = scratch.url.appending(path: "v1-to-v2.json")
+        try Data(#"{"name": "v1-to-v2", "steps": [\#(Self.relocation)]}"#.utf8).write(to: file)
+
+        // A relocation may copy (across file systems): copying is one of its boundaries, but on one
+        // file system it renames, and the run ends without passing it.
+        let result = try runProcess(backstageExecutable, ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", "relocate:copying"])
+
+        #expect(result.status == 0 && result.killedBySignal == nil)
+        #expect(result.stderr.contains("warning: the upgrade never reached --crash-at relocate:copying@1"), "\(result.stderr)")
+    }
+
     @Test func aCrashPointThePlanReachesKillsTheRunThere() throws {
         let scratch = try Self.workoutsApp()
         let file = scratch.url.appending(path: "v1-to-v2.json")
