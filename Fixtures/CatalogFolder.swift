@@ -42,10 +42,13 @@ public struct CatalogFolder: Sendable {
             throw CatalogError.invalid(path: file.path, reason: error.description)
         }
         guard case .number(let text)? = document["format"] else {
-            let reason = document["format"] == nil ? "it has no \"format\" version (this Backstage writes 1)" : "\"format\" is not a whole number"
+            let reason = document["format"] == nil
+                ? "it has no \"format\" version (this Backstage writes 1)" : "\"format\" is not a whole number"
             throw CatalogError.invalid(path: file.path, reason: reason)
         }
-        guard let format = Int(text) else { throw CatalogError.invalid(path: file.path, reason: "\"format\" \(text) is not a whole number") }
+        guard let format = Int(text) else {
+            throw CatalogError.invalid(path: file.path, reason: "\"format\" \(text) is not a whole number")
+        }
         guard format <= CatalogManifest.currentFormat else {
             throw CatalogError.newerFormat(path: file.path, format: format, supported: CatalogManifest.currentFormat)
         }

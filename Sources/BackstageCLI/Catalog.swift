@@ -188,7 +188,11 @@ struct CatalogCheckCommand: AsyncParsableCommand {
         } catch let error as CatalogError {
             // A catalog.json that is not valid is a problem the check found; one it cannot read is not.
             guard case .invalid = error else { throw error }
-            if json { try Output.json(Result(problems: [CatalogProblem(version: "", message: error.description)])) } else { Output.out(error.description) }
+            if json {
+                try Output.json(Result(problems: [CatalogProblem(version: "", message: error.description)]))
+            } else {
+                Output.out(error.description)
+            }
             throw ExitCode(ExitStatus.checkFailed)
         }
         let problems = CatalogCheck.problems(in: catalog)
@@ -333,8 +337,12 @@ struct CatalogAddCheck: AsyncParsableCommand {
 
     func validate() throws {
         guard (equals != nil) != unchanged else { throw ValidationError("Give exactly one of --equals VALUE and --unchanged.") }
-        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("Give the check a name, for reports.") }
-        guard !sql.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ValidationError("--sql is empty: give one SELECT.") }
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("Give the check a name, for reports.")
+        }
+        guard !sql.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw ValidationError("--sql is empty: give one SELECT.")
+        }
     }
 
     func run() async throws {
@@ -344,7 +352,8 @@ struct CatalogAddCheck: AsyncParsableCommand {
         }
         let existing = catalog.manifest.versions[index].checks?.first { $0.name == name }
         if let existing, !replace {
-            Output.out("\(version): it already has a check \"\(name)\" (\(Self.describe(existing))): give another name, or --replace to replace it")
+            Output.out("\(version): it already has a check \"\(name)\" (\(Self.describe(existing))): "
+                       + "give another name, or --replace to replace it")
             throw ExitCode(ExitStatus.checkFailed)
         }
         let check = DataCheck(name: name, store: store, sql: sql, expect: equals.map { .equals(CheckValue(parsing: $0)) } ?? .unchanged)

@@ -51,8 +51,10 @@ struct Upgrade: AsyncParsableCommand {
         if let crashAt, let loaded = try? plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) }) {
             let reachable = CrashPoint.possibleBoundaries(of: UpgradePlan(chain: loaded))
             guard reachable.contains(crashAt) else {
-                let listed = reachable.isEmpty ? "none (no step of them has a boundary)" : reachable.map(\.description).joined(separator: ", ")
-                throw ValidationError("--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed).")
+                let listed = reachable.isEmpty
+                    ? "none (no step of them has a boundary)" : reachable.map(\.description).joined(separator: ", ")
+                throw ValidationError(
+                    "--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed).")
             }
         }
     }

@@ -71,7 +71,8 @@ public enum CatalogBuilder {
             for root in container.roots.sorted(by: { container[$0].path.count > container[$1].path.count }) {
                 sentence = sentence.replacingOccurrences(of: container[root].path + "/", with: root.rawValue + "/")
             }
-            let cause = CatalogProblem(version: name, message: "the plan \(planFile.path) fails on a container of \(newest.name): \(sentence)")
+            let cause = CatalogProblem(version: name,
+                                       message: "the plan \(planFile.path) fails on a container of \(newest.name): \(sentence)")
             return Outcome(version: nil, problems: problems + [cause])
         }
 

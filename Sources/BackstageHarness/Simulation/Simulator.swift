@@ -153,7 +153,8 @@ public struct Simulator: Sendable {
     private func execute(from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil) throws -> SimulationRun {
         let files = try chain(from: from, to: to).map(\.file)
         let base = ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
-        var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
+        var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
+                                reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
         if let crashPoint {
             let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint.description])
             run.crashed = killed.killedBySIGKILL
