@@ -11,7 +11,8 @@ struct CatalogLintCommand: AsyncParsableCommand {
             Each migration of each plan is read against the statistics the catalog captured for the version \
             before it (counts and shares, never row content): a CREATE UNIQUE INDEX on a column whose values \
             repeat, ADD COLUMN ... NOT NULL without a DEFAULT, a rebuilt table declaring NOT NULL (or CHECK \
-            (... IS NOT NULL)) on a column holding NULLs, a DROP TABLE or DROP COLUMN of data (an error unless \
+            (... IS NOT NULL), CHECK (typeof(c) = 'kind')) on a column holding other values, or a foreign key \
+            into a table that is empty while the column holds values, a DROP TABLE or DROP COLUMN of data (an error unless \
             the migration says "destructive": true) are errors; a table rebuilt row by row that would take over \
             a second at the catalog's sizes is a warning, with its estimated time. Each finding names the \
             version, the store, the migration and the table.

@@ -23,6 +23,7 @@ import Testing
             c = sqlite3.connect(sys.argv[1])
             c.execute("create table workout(id integer primary key, name text, minutes integer, started integer, note text)")
             c.execute("create table setting(key text primary key, value text)")
+            c.execute("create table coach(id integer primary key, name text)")
             c.executemany("insert into workout(name, minutes, started, note) values (?, ?, ?, ?)",
                           [("run", 30, 1000, None), ("swim", 45, 2000, "lane 4"), ("run", 20, 3000, None)])
             c.execute("insert into setting values ('units', 'km')")
@@ -69,6 +70,10 @@ import Testing
         return try runProcess(backstageExecutable, command, currentDirectory: scratch.url)
     }
 
+    /// The rest of a rebuild of workout as w2.
+    static let copy =
+        "; INSERT INTO w2 SELECT id, name, minutes, started, note FROM workout; DROP TABLE workout; ALTER TABLE w2 RENAME TO workout"
+
     static func migration(_ sql: String, destructive: Bool = false) -> String {
         #"{"id": "m1", "sql": "\#(sql)""# + (destructive ? #", "destructive": true}"# : "}")
     }
@@ -87,6 +92,18 @@ import Testing
             "CREATE TABLE w2(id INTEGER PRIMARY KEY, name TEXT, minutes INTEGER, started INTEGER, note TEXT NOT NULL); "
                 + "INSERT INTO w2 SELECT id, name, minutes, started, note FROM workout; DROP TABLE workout; ALTER TABLE w2 RENAME TO workout",
             "workout: the rebuilt table declares note NOT NULL, but 67% of its rows hold NULL there in the captured data"
+        ),
+        (
+            "CREATE TABLE w2(id INTEGER PRIMARY KEY, name TEXT, minutes INTEGER, started INTEGER REFERENCES coach(id), note TEXT)"
+                + Self.copy,
+            "workout: the rebuilt table declares started REFERENCES coach, but coach is empty in the captured data while started "
+                + "holds values: those rows violate the foreign key"
+        ),
+        (
+            "CREATE TABLE w2(id INTEGER PRIMARY KEY, name TEXT, minutes INTEGER, started INTEGER, note TEXT CHECK (typeof(note) = 'text'))"
+                + Self.copy,
+            "workout: the rebuilt table declares CHECK (typeof(note) = 'text'), but 67% of its rows hold another kind of value (or NULL) "
+                + "in the captured data"
         ),
         (
             "DROP TABLE setting",
@@ -112,6 +129,12 @@ import Testing
             "CREATE TABLE w2(id INTEGER PRIMARY KEY, name TEXT NOT NULL, minutes INTEGER, started INTEGER, note TEXT); "
                 + "INSERT INTO w2 SELECT id, name, minutes, started, note FROM workout; DROP TABLE workout; ALTER TABLE w2 RENAME TO workout"
         ),
+        Self.migration(
+            "CREATE TABLE w2(id INTEGER PRIMARY KEY, name TEXT, minutes INTEGER, started INTEGER REFERENCES setting(key), note TEXT)"
+                + Self.copy),
+        Self.migration(
+            "CREATE TABLE w2(id INTEGER PRIMARY KEY, name TEXT, minutes INTEGER CHECK (typeof(minutes) = 'integer'), started INTEGER, "
+                + "note TEXT)" + Self.copy),
         Self.migration("DROP TABLE setting", destructive: true),
         Self.migration("ALTER TABLE workout DROP COLUMN note", destructive: true),
     ])

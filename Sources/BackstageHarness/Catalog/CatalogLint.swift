@@ -32,7 +32,8 @@ public struct LintFinding: Sendable, Hashable, Codable, CustomStringConvertible 
 /// `backstage catalog lint`: what each plan's migrations would fail at or lose on real installs,
 /// from the captured statistics of the version before — a `UNIQUE` index over a column whose
 /// values repeat, `ADD COLUMN … NOT NULL` without a default, a rebuilt table declaring `NOT NULL`
-/// (or `CHECK (… IS NOT NULL)`) on a column holding NULLs, a dropped table or column holding data
+/// (or `CHECK (… IS NOT NULL)`, `CHECK (typeof(c) = 'kind')`) on a column holding other values, or a
+/// foreign key into a table that is empty, a dropped table or column holding data
 /// (an error unless the migration says `"destructive": true`), a rebuild of a large table (with its
 /// estimated time at the catalog's sizes).
 public enum CatalogLint {
@@ -121,6 +122,40 @@ public enum CatalogLint {
             {
                 copied.insert(statement[from + 1].text)
                 found += rebuild(into: definition, from: statement[from + 1].text, statistics: source.statistics)
+                found += newConstraints(in: definition, from: statement[from + 1].text, tables: tables)
+            }
+        }
+        return found
+    }
+
+    /// A rebuilt table's foreign keys into a table the captured data has empty, over a column that
+    /// holds values, and its `CHECK (typeof(c) = 'kind')` over a column holding other kinds: every
+    /// such row violates the new constraint.
+    private static func newConstraints(in created: [SQLTokens.Token], from source: String,
+                                       tables: [String: (statistics: TableStatistics, sql: String)]) -> [Found] {
+        guard let statistics = tables[source]?.statistics, statistics.rows > 0,
+              let (parts, _) = SQLTokens.parenthesizedParts(created, from: 0) else { return [] }
+        func column(_ name: String) -> ColumnStatistics? { statistics.columns.first { $0.name.lowercased() == name } }
+        var found: [Found] = []
+        for part in parts {
+            let items = Array(part)
+            // `c TYPE REFERENCES p` or `FOREIGN KEY (c) REFERENCES p`.
+            if let at = items.firstIndex(of: .word("references")), at + 1 < items.count {
+                let name = items.first == .word("foreign") ? (items.count > 3 ? items[3].text : "") : (items.first?.text ?? "")
+                let parent = items[at + 1].text
+                if let captured = column(name), captured.nullFraction < 1, tables[parent]?.statistics.rows == 0 {
+                    found.append((source, .error, "the rebuilt table declares \(captured.name) REFERENCES \(parent), but \(parent) is empty in "
+                                  + "the captured data while \(captured.name) holds values: those rows violate the foreign key"))
+                }
+            }
+            let text = SQLTokens.join(part[...])
+            for (kind, share) in [("integer", \ColumnStatistics.integerFraction), ("real", \.realFraction), ("text", \.textFraction),
+                                  ("blob", \.blobFraction)] {
+                guard let name = items.first?.text, let captured = column(name),
+                      text.contains("check ( typeof ( \(name) ) = '\(kind)' )"), captured[keyPath: share] < 1 - 1e-9 else { continue }
+                found.append((source, .error, "the rebuilt table declares CHECK (typeof(\(captured.name)) = '\(kind)'), but "
+                              + String(format: "%.0f%% of its rows hold another kind of value (or NULL) in the captured data",
+                                       (1 - captured[keyPath: share]) * 100)))
             }
         }
         return found
