@@ -64,6 +64,9 @@ struct CatalogInit: AsyncParsableCommand {
         guard stores.count == locations.count else { throw ValidationError("Give one --at LOCATION for each --from STORE (\(stores.count) --from, \(locations.count) --at).") }
         guard Set(locations).count == locations.count else { throw ValidationError("Two stores cannot live at the same --at location.") }
         if let reason = CatalogVersion.problem(withName: version) { throw ValidationError("--version \(version) \(reason).") }
+        for location in locations where location.path.isEmpty || location.path.hasSuffix("/") {
+            throw ValidationError("--at \(location) does not name a store: write <root>/<path of the store>, such as documents/Notes.sqlite.")
+        }
     }
 
     func run() async throws {

@@ -135,6 +135,11 @@ import Testing
         #expect(
             initialized.status == 2
                 && !FileManager.default.fileExists(atPath: scratch.url.appending(path: "Other").path))
+        let rootOnly = try runProcess(
+            backstageExecutable, ["catalog", "init", "Other", "--from", "Pulled/Workouts.sqlite", "--at", "documents"],
+            currentDirectory: scratch.url)
+        #expect(rootOnly.status == 2 && rootOnly.stderr.hasPrefix("Error: --at documents does not name a store"), "\(rootOnly.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.url.appending(path: "Other").path))
     }
 
     @Test func aPlanThatFailsOnTheVersionsStoresIsExit1NamingThePlanNeverATemporary() throws {
