@@ -29,18 +29,37 @@ public struct CatalogFolder: Sendable {
         } catch {
             throw CatalogError.unreadable(path: file.path, reason: "no \(Self.manifestName) there (create one with `backstage catalog init`)")
         }
-        struct Format: Decodable { var format: Int }
-        guard let format = try? JSONDecoder().decode(Format.self, from: data).format else {
-            throw CatalogError.unreadable(path: file.path, reason: "it has no format version")
+        manifest = try Self.decodeManifest(data, file: file)
+    }
+
+    /// The manifest in `data`, read strictly: a syntax error at its line and column (a truncated
+    /// file says so), a newer format refused before anything else, then every key and field.
+    private static func decodeManifest(_ data: Data, file: URL) throws -> CatalogManifest {
+        let document: JSONDocument
+        do {
+            document = try JSONDocument(parsing: data)
+        } catch {
+            throw CatalogError.invalid(path: file.path, reason: error.description)
+        }
+        guard case .number(let text)? = document["format"] else {
+            let reason = document["format"] == nil
+                ? "it has no \"format\" version (this Backstage writes 1)" : "\"format\" is not a whole number"
+            throw CatalogError.invalid(path: file.path, reason: reason)
+        }
+        guard let format = Int(text) else {
+            throw CatalogError.invalid(path: file.path, reason: "\"format\" \(text) is not a whole number")
         }
         guard format <= CatalogManifest.currentFormat else {
             throw CatalogError.newerFormat(path: file.path, format: format, supported: CatalogManifest.currentFormat)
         }
+        let manifest: CatalogManifest
         do {
-            manifest = try JSONDecoder().decode(CatalogManifest.self, from: data)
+            manifest = try StrictDecoding.decode(CatalogManifest.self, from: data, document: document)
         } catch {
-            throw CatalogError.unreadable(path: file.path, reason: "\(error)")
+            throw CatalogError.invalid(path: file.path, reason: error.description)
         }
+        if let problem = manifest.fieldProblems.first { throw CatalogError.invalid(path: file.path, reason: problem) }
+        return manifest
     }
 
     /// The sample Notes app's catalog (versions v1–v4), bundled with Backstage: what every command
@@ -72,11 +91,20 @@ public struct CatalogFolder: Sendable {
     /// The schema and statistics of `store`.
     public func schema(of store: CatalogStore) throws -> StoreSchema {
         let file = url.appending(path: store.schema)
+        let data: Data
         do {
-            return try JSONDecoder().decode(StoreSchema.self, from: Data(contentsOf: file))
+            data = try Data(contentsOf: file)
         } catch {
-            throw CatalogError.unreadable(path: file.path, reason: "\(error)")
+            throw CatalogError.missingFile(path: file.path, what: "the schema of \(store.location)")
         }
+        let schema: StoreSchema
+        do {
+            schema = try StrictDecoding.decode(StoreSchema.self, from: data)
+        } catch {
+            throw CatalogError.invalidSchema(path: file.path, reason: error.description)
+        }
+        if let problem = schema.fieldProblems.first { throw CatalogError.invalidSchema(path: file.path, reason: problem) }
+        return schema
     }
 
     /// The plan file that reaches `version` from the one before, nil for the first version.
@@ -145,7 +173,21 @@ public struct CatalogFolder: Sendable {
 
 /// Why a catalog could not be read or used.
 public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The catalog file cannot be read.
     case unreadable(path: String, reason: String)
+    /// The catalog file is not a valid catalog: a syntax error, an unknown key, a field without a
+    /// usable value, two versions of one name.
+    case invalid(path: String, reason: String)
+    /// A store's schema file is not a valid schema.
+    case invalidSchema(path: String, reason: String)
+    /// A file the catalog names is missing.
+    case missingFile(path: String, what: String)
+    /// A version of that name is already in the catalog.
+    case duplicateVersion(String, catalog: String)
+    /// A file the catalog does not hold (a store, a `--expect` script) cannot be read.
+    case unreadableFile(path: String, reason: String)
+    /// A name the catalog would turn into a file name, such as a version's, is not usable.
+    case invalidName(String, reason: String)
     case newerFormat(path: String, format: Int, supported: Int)
     case unknownVersion(String, known: [String])
     case wrongOrder(from: String, to: String)
@@ -156,6 +198,13 @@ public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read the catalog file \(path): \(reason)"
+        case .invalid(let path, let reason): "the catalog file \(path) is not valid: \(reason)"
+        case .invalidSchema(let path, let reason): "\(path) is not a valid store schema: \(reason)"
+        case .missingFile(let path, let what): "\(path), \(what), is missing"
+        case .duplicateVersion(let name, let catalog):
+            "\(catalog) already has a version \(name) (replace it, while it has not shipped, with --replace)"
+        case .invalidName(let name, let reason): "\(name) \(reason)"
+        case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
         case .newerFormat(let path, let format, let supported): "\(path) is a catalog of format \(format); this Backstage reads up to \(supported)"
         case .unknownVersion(let name, let known): "the catalog has no version \(name) (it has \(known.joined(separator: ", ")))"
         case .wrongOrder(let from, let to): "\(from) is newer than \(to): an upgrade goes from an older version to a newer one"

@@ -145,6 +145,10 @@ public struct DataCheck: Sendable, Hashable, Codable {
         store = try container.decode(ContainerLocation.self, forKey: .store)
         sql = try container.decode(String.self, forKey: .sql)
         if container.contains(.equals) {
+            guard try container.decodeIfPresent(Bool.self, forKey: .unchanged) != true else {
+                throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription:
+                    "check \(name) says both \"unchanged\": true and \"equals\": VALUE: keep one"))
+            }
             expect = .equals(try container.decode(CheckValue.self, forKey: .equals))
         } else if try container.decodeIfPresent(Bool.self, forKey: .unchanged) == true {
             expect = .unchanged

@@ -19,7 +19,8 @@ struct Catalog: AsyncParsableCommand {
             Example:
               backstage catalog init Cookbook --from ~/Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
             """,
-        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self]
+        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self,
+                      CatalogLintCommand.self]
     )
 }
 
@@ -62,6 +63,10 @@ struct CatalogInit: AsyncParsableCommand {
         guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
         guard stores.count == locations.count else { throw ValidationError("Give one --at LOCATION for each --from STORE (\(stores.count) --from, \(locations.count) --at).") }
         guard Set(locations).count == locations.count else { throw ValidationError("Two stores cannot live at the same --at location.") }
+        if let reason = CatalogVersion.problem(withName: version) { throw ValidationError("--version \(version) \(reason).") }
+        for location in locations where location.path.isEmpty || location.path.hasSuffix("/") {
+            throw ValidationError("--at \(location) does not name a store: write <root>/<path of the store>, such as documents/Notes.sqlite.")
+        }
     }
 
     func run() async throws {
@@ -157,12 +162,14 @@ struct CatalogCheckCommand: AsyncParsableCommand {
         commandName: "check",
         abstract: "Check a catalog: files present, every plan accounting for every table, shipped plans unchanged.",
         discussion: """
-            Exits 1 with one line per problem: a schema file missing or unreadable, a table a store declares \
+            Exits 1 with one line per problem: a catalog.json that is not valid (a syntax error, an unknown key, \
+            a field without a usable value, two versions of one name), a schema file missing or unreadable, a table a store declares \
             that its schema lacks, a plan naming an unknown store or table, a table of the version before \
             that the plan neither keeps, moves, splits nor discards, a table the plan leaves where the next \
             version does not declare it, a store whose recorded schema differs from its fresh install's, a \
             shipped plan (any version but the newest) or migration changed since it was added, a data check \
-            naming a store its version lacks or not compiling against its schema.
+            naming a store its version lacks, not compiling against its schema, or not one read-only query, \
+            and every error `catalog lint` finds. Exits 3 when there is no catalog.json to read.
 
             Example:
               backstage catalog check Cookbook
@@ -178,7 +185,19 @@ struct CatalogCheckCommand: AsyncParsableCommand {
     struct Result: Encodable { var problems: [CatalogProblem] }
 
     func run() async throws {
-        let catalog = try CatalogFolder(at: URL(filePath: directory))
+        let catalog: CatalogFolder
+        do {
+            catalog = try CatalogFolder(at: URL(filePath: directory))
+        } catch let error as CatalogError {
+            // A catalog.json that is not valid is a problem the check found; one it cannot read is not.
+            guard case .invalid = error else { throw error }
+            if json {
+                try Output.json(Result(problems: [CatalogProblem(version: "", message: error.description)]))
+            } else {
+                Output.out(error.description)
+            }
+            throw ExitCode(ExitStatus.checkFailed)
+        }
         let problems = CatalogCheck.problems(in: catalog)
         if json {
             try Output.json(Result(problems: problems))
@@ -202,13 +221,17 @@ struct CatalogAddVersion: AsyncParsableCommand {
 
             --expect LOCATION=FILE gives the store (or .sql script) a fresh install of the new version creates \
             at LOCATION: the store the plan leaves there must have the same schema (tables and columns with \
-            type, NOT NULL, default, primary key and collation; indexes; foreign keys; triggers; views; \
-            virtual tables). Its schema is kept in the catalog, and `catalog check` and `simulate` compare \
+            type, NOT NULL, default, primary key, collation and a generated column's expression; AUTOINCREMENT; \
+            CHECK constraints, a column's equal to the same one on the table; indexes; foreign keys; triggers; \
+            views; virtual tables). Its schema is kept in the catalog, and `catalog check` and `simulate` compare \
             with it too.
 
-            When the plan names a store or table that is not there, leaves a table unaccounted for, or \
-            leaves a schema that differs from a fresh install, nothing is written and each problem is \
-            printed (exit 1).
+            When the plan names a store or table that is not there, has an error `catalog lint` finds, fails \
+            on the generated container (a migration naming a missing table, say), leaves a table unaccounted for, or leaves a schema that \
+            differs from a fresh install, nothing is written and each problem is printed (exit 1). A name \
+            that is not a version name (letters, digits, '.', '-', '_', '+') is a usage error (exit 2); a \
+            catalog, plan or --expect file that cannot be read, or a version name the catalog already has \
+            without --replace, is exit 3.
 
             Example:
               backstage catalog add-version Cookbook v2 --plan v1-to-v2.json --expect applicationSupport/Cookbook.sqlite=fresh-v2.sqlite
@@ -248,7 +271,10 @@ struct CatalogAddVersion: AsyncParsableCommand {
         return result
     }
 
-    func validate() throws { _ = try parsedExpectations() }
+    func validate() throws {
+        if let reason = CatalogVersion.problem(withName: name) { throw ValidationError("The version name \(name) \(reason).") }
+        _ = try parsedExpectations()
+    }
 
     func run() async throws {
         var catalog = try CatalogFolder(at: URL(filePath: directory))
@@ -270,8 +296,15 @@ struct CatalogAddCheck: AsyncParsableCommand {
             `simulate` runs every check of its --to version after every run and names the check that fails. \
             With --unchanged, the result (every row and column) must be what the same query returned before \
             the upgrade, on the first store of the version upgraded from where it runs; with --equals VALUE, \
-            the query must return that one value (NULL, a number or text). The query must compile against \
-            the store's recorded schema.
+            the query must return that one value (NULL, a number or text).
+
+            The query must be exactly one read-only statement that returns rows (a SELECT), compiling against \
+            the store's recorded schema: SQLite prepares it and says whether it could change the store. A \
+            check the version already has is kept unless --replace is given (the replaced check is printed).
+
+            Exit status: 0 when the check was added or replaced; 1 when it was refused (not one read-only \
+            query, not compiling, its name taken without --replace), with nothing written; 2 for a usage \
+            error; 3 when the catalog cannot be read or written.
 
             Examples:
               backstage catalog add-check Cookbook v3 "no favourite unset" --store applicationSupport/Cookbook.sqlite \\
@@ -293,7 +326,7 @@ struct CatalogAddCheck: AsyncParsableCommand {
     @Option(help: "The store of that version it queries.")
     var store: ContainerLocation
 
-    @Option(help: "One SELECT.")
+    @Option(help: "One read-only SELECT.")
     var sql: String
 
     @Option(help: "The one value the query must return: NULL, a number or text.")
@@ -302,8 +335,17 @@ struct CatalogAddCheck: AsyncParsableCommand {
     @Flag(help: "The result must be the same before and after the upgrade.")
     var unchanged = false
 
+    @Flag(help: "Replace the version's check of this name (the one it replaces is printed).")
+    var replace = false
+
     func validate() throws {
         guard (equals != nil) != unchanged else { throw ValidationError("Give exactly one of --equals VALUE and --unchanged.") }
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("Give the check a name, for reports.")
+        }
+        guard !sql.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw ValidationError("--sql is empty: give one SELECT.")
+        }
     }
 
     func run() async throws {
@@ -311,9 +353,16 @@ struct CatalogAddCheck: AsyncParsableCommand {
         guard let index = catalog.manifest.versions.firstIndex(where: { $0.name == version }) else {
             throw CatalogError.unknownVersion(version, known: catalog.manifest.versions.map(\.name))
         }
+        let existing = catalog.manifest.versions[index].checks?.first { $0.name == name }
+        if let existing, !replace {
+            Output.out("\(version): it already has a check \"\(name)\" (\(Self.describe(existing))): "
+                       + "give another name, or --replace to replace it")
+            throw ExitCode(ExitStatus.checkFailed)
+        }
         let check = DataCheck(name: name, store: store, sql: sql, expect: equals.map { .equals(CheckValue(parsing: $0)) } ?? .unchanged)
         var updated = catalog
-        updated.manifest.versions[index].checks = (catalog.manifest.versions[index].checks ?? []).filter { $0.name != name } + [check]
+        updated.manifest.versions[index].checks = (catalog.manifest.versions[index].checks ?? []).map { $0.name == name ? check : $0 }
+        if existing == nil { updated.manifest.versions[index].checks = (updated.manifest.versions[index].checks ?? []) + [check] }
         let problems = CatalogCheck.problems(in: updated).filter { $0.version == version && $0.message.hasPrefix("check \"\(name)\"") }
         guard problems.isEmpty else {
             for problem in problems { Output.out(problem.description) }
@@ -321,6 +370,19 @@ struct CatalogAddCheck: AsyncParsableCommand {
         }
         catalog = updated
         try catalog.writeManifest()
-        Output.out("\(version): check \"\(name)\" added (\(catalog.manifest.versions[index].checks?.count ?? 0) check(s))")
+        let count = catalog.manifest.versions[index].checks?.count ?? 0
+        if let existing {
+            Output.out("\(version): check \"\(name)\" replaced (it was \(Self.describe(existing)); \(count) check(s))")
+        } else {
+            Output.out("\(version): check \"\(name)\" added (\(count) check(s))")
+        }
+    }
+
+    static func describe(_ check: DataCheck) -> String {
+        let expectation = switch check.expect {
+        case .unchanged: "unchanged by the upgrade"
+        case .equals(let value): "= \(value)"
+        }
+        return "\(check.sql) on \(check.store), \(expectation)"
     }
 }

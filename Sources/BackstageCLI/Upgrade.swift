@@ -45,12 +45,23 @@ struct Upgrade: AsyncParsableCommand {
     @Flag(help: "Log each phase of each step, with its duration, on stderr.")
     var verbose = false
 
-    @Option(help: ArgumentHelp("Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2 (see `backstage simulate`).", valueName: "boundary"))
-    var crashAt: String?
+    @Option(help: ArgumentHelp("Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2, the Nth time that boundary is reached (see `backstage simulate`). A point the plans never reach is a usage error listing those they do.", valueName: "boundary"))
+    var crashAt: CrashPoint?
 
     func validate() throws {
         guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
         guard budget > 0 else { throw ValidationError("--budget must be more than 0 seconds.") }
+        // A crash test that never crashes tests nothing: the point must be one the plans reach.
+        // (A plan that cannot be read is reported by run(), as an operational failure.)
+        if let crashAt, let loaded = try? plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) }) {
+            let reachable = CrashPoint.possibleBoundaries(of: UpgradePlan(chain: loaded))
+            guard reachable.contains(crashAt) else {
+                let listed = reachable.isEmpty
+                    ? "none (no step of them has a boundary)" : reachable.map(\.description).joined(separator: ", ")
+                throw ValidationError(
+                    "--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed).")
+            }
+        }
     }
 
     struct DryRun: Encodable {
@@ -66,12 +77,8 @@ struct Upgrade: AsyncParsableCommand {
         var upgrader = Upgrader(container: container, logger: Logging.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout
         if let crashAt {
-            // kind:phase[@N]: kill at the Nth time the boundary is reached (default the first).
-            let target = CrashPoint(crashAt)
-            let counter = Counter()
-            upgrader.phaseHook = { subject, phase in
-                let kind = subject.split(separator: ":").first.map(String.init) ?? ""
-                if target.matches(kind: kind, phase: phase.rawValue), counter.increment() == target.occurrence { kill(getpid(), SIGKILL) }
+            upgrader.boundaryHook = { point in
+                if point == crashAt { kill(getpid(), SIGKILL) }
             }
         }
         // The plans run as one chain, and the dry run answers for that chain: each plan alone would
@@ -103,7 +110,7 @@ struct Upgrade: AsyncParsableCommand {
                     }
                 case .progress(let p):
                     if p.phase == .done, !completed.contains(where: { $0.index == p.stepIndex }) { completed.append((p.stepIndex, p.step)) }
-                    progress.update("step \(p.stepIndex + 1)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: "\(p.phase.rawValue) \(p.step)")
+                    progress.update("step \(p.stepIndex + 1)", fraction: p.fractionDone, detail: "\(p.phase.rawValue) \(p.step)")
                 case .finished(let report):
                     reports.append(report)
                 }
@@ -114,6 +121,12 @@ struct Upgrade: AsyncParsableCommand {
             throw StoppedPartway(cause: error, completed: completed, command: Self.resumeCommand())
         }
         progress.finish()
+        if let crashAt {
+            // Still alive: the boundary exists in the plans but this run never passed it (its step
+            // had nothing to do, or a relocation renamed where it could have copied). Say so.
+            Output.err("warning: the upgrade never reached --crash-at \(crashAt): its step had nothing to do here or took "
+                       + "another path (a rename, not a copy); nothing was killed")
+        }
         if json {
             try Output.json(reports)
         } else {
@@ -195,28 +208,7 @@ extension Upgrade {
     }
 }
 
-/// `kind:phase[@N]`, such as `relocate:committed@2`.
-struct CrashPoint {
-    var kind: String?
-    var phase: String
-    var occurrence: Int
-
-    init(_ text: String) {
-        let parts = text.split(separator: "@")
-        occurrence = parts.count > 1 ? Int(parts[1]) ?? 1 : 1
-        let names = parts[0].split(separator: ":").map(String.init)
-        kind = names.count > 1 ? names[0] : nil
-        phase = names.last ?? ""
-    }
-
-    func matches(kind: String, phase: String) -> Bool {
-        phase == self.phase && (self.kind == nil || self.kind == kind)
-    }
-}
-
-/// A counter shared with a @Sendable hook.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func increment() -> Int { lock.withLock { value += 1; return value } }
+extension CrashPoint: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+    public static var allValueStrings: [String] { forms }
 }

@@ -11,8 +11,8 @@ import Testing
     @Test func theCrashPointsCoverEveryBoundaryOfTheChain() throws {
         let points = try Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes()).crashPoints(from: "v1", to: "v4")
         #expect(points.count == 28)
-        #expect(points.first == "relocate:preflight@1" && points.contains("relocate:committed@2"))
-        #expect(points.contains("split:verified@1") && points.contains("migrateSchema:migrating@1"))
+        #expect(points.first == CrashPoint(.relocate, .preflight) && points.contains(CrashPoint(.relocate, .committed, occurrence: 2)))
+        #expect(points.map(\.description).contains("split:verified@1") && points.contains(CrashPoint(.migrateSchema, .migrating)))
     }
 
     @Test func aPlanThatLosesRowsFailsNamingTheTable() throws {

@@ -53,7 +53,7 @@ import Testing
         _ = reference
         let boundaries = Boundaries()
         var recorder = Upgrader(container: referenceContainer)
-        recorder.phaseHook = { subject, phase in boundaries.append("\(subject) \(phase.rawValue)") }
+        recorder.boundaryHook = { point in boundaries.append(point.description) }
         try await recorder.upgrade(try Self.notesChain())
         let expected = try notes(in: referenceContainer)
         let points = boundaries.all
@@ -64,7 +64,7 @@ import Testing
             _ = scratch
             var upgrader = Upgrader(container: container)
             let gate = CallGate(at: index)
-            upgrader.phaseHook = gate.hook
+            upgrader.boundaryHook = { point in gate.hook(point.description, point.phase) }
             let consumer = Task {
                 for try await _ in upgrader.run(try Self.notesChain()) {}
             }

@@ -188,7 +188,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         try CoreDataStore.create(app.supportStore().main, notes: 200)
         var upgrader = Upgrader(container: app.container)
         let gate = CancellationGate(at: .copying)
-        upgrader.phaseHook = gate.hook
+        upgrader.boundaryHook = { point in gate.hook("\(point.kind)", point.phase) }
         let task = Task { try await upgrader.upgrade(splitPlan()) }
         try await gate.cancel(task)
 
@@ -204,7 +204,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         let before = snapshot(app.supportStore())
         let cancelled = Flag()
         var upgrader = Upgrader(container: app.container)
-        upgrader.phaseHook = { _, phase in if phase == .copying { cancelled.set() } }
+        upgrader.boundaryHook = { point in if point.phase == .copying { cancelled.set() } }
 
         #expect(throws: UpgradeError.cancelled(step: "split applicationSupport/Notes.sqlite")) {
             try upgrader.runAndWait(splitPlan(), budget: 20, isCancelled: cancelled.get)

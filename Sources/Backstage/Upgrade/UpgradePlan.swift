@@ -103,29 +103,33 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         self.init(name: name, version: version, steps: steps())
     }
 
-    /// Reads a plan from JSON.
+    /// Reads a plan from JSON, strictly: a syntax error is reported at its line and column, a key
+    /// the format does not have (`"stratgy"`) or a field without a usable value (an empty store
+    /// path, a migration without SQL) at its JSON path.
     ///
     /// - throws: ``UpgradeError/invalidPlan(path:reason:)`` naming the file and what is wrong.
     public static func load(from url: URL) throws -> UpgradePlan {
+        let data: Data
         do {
-            return try JSONDecoder().decode(UpgradePlan.self, from: Data(contentsOf: url))
-        } catch let error as DecodingError {
-            throw UpgradeError.invalidPlan(path: url.path, reason: Self.explain(error))
+            data = try Data(contentsOf: url)
         } catch {
-            throw UpgradeError.invalidPlan(path: url.path, reason: "\(error.localizedDescription)")
+            throw UpgradeError.invalidPlan(path: url.path, reason: "it cannot be read (\(Self.readFailure(error, at: url)))")
         }
+        let plan: UpgradePlan
+        do {
+            plan = try StrictDecoding.decode(UpgradePlan.self, from: data)
+        } catch {
+            throw UpgradeError.invalidPlan(path: url.path, reason: error.description)
+        }
+        if let problem = plan.fieldProblems.first { throw UpgradeError.invalidPlan(path: url.path, reason: problem) }
+        return plan
     }
 
-    private static func explain(_ error: DecodingError) -> String {
-        func at(_ path: [CodingKey]) -> String {
-            path.isEmpty ? "" : " at " + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .dataCorrupted(let context): return context.debugDescription + at(context.codingPath)
-        case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\"" + at(context.codingPath)
-        case .typeMismatch(_, let context), .valueNotFound(_, let context): return context.debugDescription + at(context.codingPath)
-        @unknown default: return "\(error)"
-        }
+    /// Why `url` could not be read, in a few words.
+    package static func readFailure(_ error: Error, at url: URL) -> String {
+        var isFolder: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) { return "there is no such file" }
+        return isFolder.boolValue ? "it is a folder" : (error as NSError).localizedDescription
     }
 }
 
@@ -214,9 +218,13 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
         public struct Migration: Sendable, Hashable, Codable {
             public var id: String
             public var sql: String
-            public init(id: String, sql: String) {
+            /// True when the migration means to drop data (a table or a column that holds rows):
+            /// `backstage catalog lint` reports such a drop as an error unless the plan says so.
+            public var destructive: Bool?
+            public init(id: String, sql: String, destructive: Bool? = nil) {
                 self.id = id
                 self.sql = sql
+                self.destructive = destructive
             }
         }
         public var store: ContainerLocation

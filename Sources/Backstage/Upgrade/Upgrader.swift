@@ -33,8 +33,9 @@ public struct Upgrader: Sendable {
     /// How fast each kind of work goes, for estimates.
     public var throughput = Throughput()
     package var fileSystem = FileSystem()
-    /// Called at every phase boundary of every step (crash tests kill the process here).
-    package var phaseHook: (@Sendable (String, StepPhase) -> Void)?
+    /// Called at every boundary of every step, numbered as ``CrashPoint/boundaries(of:)`` numbers
+    /// them (crash tests kill the process here).
+    package var boundaryHook: (@Sendable (CrashPoint) -> Void)?
 
     /// Creates an upgrader for `container`.
     public init(container: AppContainer, logger: Logger = Logger(label: "Backstage.Upgrader")) {
@@ -242,7 +243,7 @@ public struct Upgrader: Sendable {
         defer { runLock.release() }
         try refuseUnrunnable(plan)
         var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
-        context.phaseHook = phaseHook
+        let tally = CrashPoint.Tally()
         context.isCancelled = isCancelled
         var relocation = RelocationReport()
         if journalWaiting { try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem) }
@@ -282,8 +283,9 @@ public struct Upgrader: Sendable {
             stepContext.onProgress = { event in
                 progress(index, step, event.phase, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal)
             }
-            let hook = phaseHook
-            stepContext.phaseHook = { subject, phase in hook?("\(step.kind):\(subject)", phase) }
+            if let hook = boundaryHook {
+                stepContext.phaseHook = { _, phase in hook(tally.reached(step.kind, phase)) }
+            }
             var outcome = UpgradeReport.Step.Outcome.done
             var reason: String?
             switch step {

@@ -32,15 +32,18 @@ public enum CatalogBuilder {
     public static func addVersion(_ name: String, plan planFile: URL, summary: String? = nil, writable: ContainerLocation? = nil,
                                   expect: [ContainerLocation: URL] = [:], replace: Bool = false,
                                   to catalog: inout CatalogFolder, executable: URL) throws -> Outcome {
+        if let reason = CatalogVersion.problem(withName: name) { throw CatalogError.invalidName(name, reason: reason) }
         var manifest = catalog.manifest
         if let existing = manifest.versions.firstIndex(where: { $0.name == name }) {
             guard existing == manifest.versions.count - 1, replace else {
                 let path = catalog.url.appending(path: CatalogFolder.manifestName).path
                 throw existing == manifest.versions.count - 1
-                    ? CatalogError.unreadable(path: path, reason: "it already has a version \(name) (replace it, while it has not shipped, with --replace)")
+                    ? CatalogError.duplicateVersion(name, catalog: path)
                     : CatalogError.shipped(version: name, newest: manifest.versions.last?.name ?? name)
             }
-            guard existing > 0 else { throw CatalogError.unreadable(path: catalog.url.path, reason: "\(name) is the captured first version: capture it again with `catalog init`") }
+            guard existing > 0 else {
+                throw CatalogError.invalidName(name, reason: "is the captured first version: capture it again with `catalog init`")
+            }
             manifest.versions.removeLast()
         } else if replace {
             throw CatalogError.unknownVersion(name, known: manifest.versions.map(\.name))
@@ -50,6 +53,7 @@ public enum CatalogBuilder {
         // from. (Versions with no fingerprint yet are frozen as they are below.)
         var problems = CatalogCheck.fingerprintProblems(in: catalog, versions: manifest.versions, reportingMissing: false)
         let plan = try UpgradePlan.load(from: planFile)
+        problems += try CatalogCheck.lintProblems(of: plan, reaching: name, from: newest, in: catalog)
         let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-add-version-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let root = scratch.appending(path: "container")
@@ -59,7 +63,18 @@ public enum CatalogBuilder {
         try generator.generate(FixtureSpec(layout: newest.name, size: 300_000, state: .clean, seed: 1), at: root)
         let groups = Set(previousCatalog.appGroups).union(plan.steps.flatMap(\.locations).compactMap(\.root.appGroupIdentifier))
         let container = AppContainer.iOSSandbox(root: root, appGroups: groups.sorted())
-        try Upgrader(container: container).runAndWait(plan, budget: .infinity)
+        do {
+            try Upgrader(container: container).runAndWait(plan, budget: .infinity)
+        } catch {
+            // Named by the plan's locations, never by the scratch container's paths.
+            var sentence = "\(error)"
+            for root in container.roots.sorted(by: { container[$0].path.count > container[$1].path.count }) {
+                sentence = sentence.replacingOccurrences(of: container[root].path + "/", with: root.rawValue + "/")
+            }
+            let cause = CatalogProblem(version: name,
+                                       message: "the plan \(planFile.path) fails on a container of \(newest.name): \(sentence)")
+            return Outcome(version: nil, problems: problems + [cause])
+        }
 
         let previousMain = try newest.writableStore.flatMap { SchemaGenerator(schema: try catalog.schema(of: $0), seed: 0, mainTable: $0.mainTable).mainTable }
         var stores: [CatalogStore] = []

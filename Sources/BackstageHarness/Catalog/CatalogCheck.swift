@@ -9,7 +9,12 @@ public struct CatalogProblem: Sendable, Hashable, Codable, CustomStringConvertib
     public var version: String
     public var message: String
 
-    public var description: String { "\(version): \(message)" }
+    public init(version: String, message: String) {
+        self.version = version
+        self.message = message
+    }
+
+    public var description: String { version.isEmpty ? message : "\(version): \(message)" }
 }
 
 /// Checks a catalog: every file it names is there and readable; every plan, run over the
@@ -46,18 +51,14 @@ public enum CatalogCheck {
                     }
                     continue
                 }
-                do {
-                    try SchemaDescription.withDatabase(recorded: schema) { db in _ = try db.makeStatement(sql: check.sql) }
-                } catch let error as DatabaseError {
-                    problem("check \"\(check.name)\" does not compile against \(check.store): \(error.message ?? "\(error.resultCode)")")
-                } catch {
-                    problem("check \"\(check.name)\": \(error)")
-                }
+                if let reason = check.queryProblem(against: schema) { problem("check \"\(check.name)\" \(reason)") }
             }
             if let previous {
                 if let file = catalog.planURL(of: version) {
                     do {
-                        problems += check(try UpgradePlan.load(from: file), from: previous, to: version)
+                        let plan = try UpgradePlan.load(from: file)
+                        problems += check(plan, from: previous, to: version)
+                        problems += try lintProblems(of: plan, reaching: version.name, from: previous, in: catalog)
                     } catch {
                         problem("\(error)")
                     }
@@ -68,6 +69,15 @@ public enum CatalogCheck {
             previous = version
         }
         return problems
+    }
+
+    /// The errors ``CatalogLint`` finds in `plan` (what would fail or lose data on installs like the
+    /// captured ones), as problems of version `name`.
+    static func lintProblems(of plan: UpgradePlan, reaching name: String, from previous: CatalogVersion,
+                             in catalog: CatalogFolder) throws -> [CatalogProblem] {
+        try CatalogLint.findings(of: plan, reaching: name, from: previous, in: catalog).filter { $0.severity == .error }.map {
+            CatalogProblem(version: name, message: "\($0.place): \($0.message)")
+        }
     }
 
     /// Versions whose plan changed since it was added (every version but the newest has shipped),

@@ -50,6 +50,30 @@ extension DataCheck {
         }
     }
 
+    /// Why the check's query is not one read-only query compiling against `schema` (SQLite
+    /// prepares it: one statement, `sqlite3_stmt_readonly`, returning columns), nil when it is.
+    /// The reason reads after the check's name: "does not compile against …".
+    public func queryProblem(against schema: StoreSchema) -> String? {
+        do {
+            return try SchemaDescription.withDatabase(recorded: schema) { db -> String? in
+                let statement: Statement
+                do {
+                    statement = try db.makeStatement(sql: sql)
+                } catch let error as DatabaseError where error.message?.hasPrefix("Multiple statements found") == true {
+                    return "holds more than one statement: a check is one SELECT"
+                }
+                guard statement.isReadonly, statement.columnCount > 0 else {
+                    return "is not a read-only query: a check is one SELECT, which never changes the store"
+                }
+                return nil
+            }
+        } catch let error as DatabaseError {
+            return "does not compile against \(store): \(error.message ?? "\(error.resultCode)")"
+        } catch {
+            return "cannot be checked: \(error)"
+        }
+    }
+
     /// The check's query run on a private copy of `store`.
     public func result(of store: StoreFileSet) throws -> [[CheckValue]] {
         try StoreInspector.withCopy(of: store) { db in try result(in: db) }

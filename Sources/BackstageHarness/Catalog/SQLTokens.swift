@@ -150,6 +150,76 @@ enum SQLTokens {
         return result
     }
 
+    /// What a `CREATE TABLE` declares that SQLite's pragmas do not tell: whether a column is
+    /// `AUTOINCREMENT`, the `CHECK` constraints (a column's and the table's alike, without their
+    /// constraint names, sorted: the one `ALTER TABLE ADD COLUMN` appended to a column equals the
+    /// one a fresh install declares on the table), and each generated column's expression.
+    static func tableClauses(inCreateTable sql: String) -> (autoincrement: Bool, checks: [String], generated: [String: String]) {
+        let list = tokens(sql)
+        guard let (parts, _) = parenthesizedParts(list, from: 0) else { return (false, [], [:]) }
+        let constraints: Set<String> = ["constraint", "primary", "unique", "check", "foreign"]
+        var autoincrement = false
+        var checks: [String] = []
+        var generated: [String: String] = [:]
+        for part in parts {
+            let items = Array(part)
+            var column: String?
+            if case .word(let name)? = items.first, !constraints.contains(name) { column = name }
+            var index = 0
+            var depth = 0
+            while index < items.count {
+                switch items[index] {
+                case .symbol("("): depth += 1
+                case .symbol(")"): depth -= 1
+                case .word("autoincrement") where depth == 0: autoincrement = true
+                case .word("check") where depth == 0:
+                    if let (expression, end) = parenthesized(items, at: index + 1) {
+                        checks.append(expression)
+                        index = end
+                        continue
+                    }
+                case .word("as") where depth == 0 && column != nil && index > 0:
+                    if let (expression, end) = parenthesized(items, at: index + 1), let column {
+                        generated[column] = expression
+                        index = end
+                        continue
+                    }
+                default: break
+                }
+                index += 1
+            }
+        }
+        return (autoincrement, checks.sorted(), generated)
+    }
+
+    /// The normalized tokens inside the parentheses opening at `start` (redundant outer
+    /// parentheses dropped), and the index after the closing one; nil when no `(` is there.
+    private static func parenthesized(_ items: [Token], at start: Int) -> (String, Int)? {
+        guard start < items.count, items[start] == .symbol("(") else { return nil }
+        var depth = 0
+        for index in start..<items.count {
+            if items[index] == .symbol("(") { depth += 1 }
+            if items[index] == .symbol(")") { depth -= 1 }
+            if depth == 0 {
+                var inner = items[(start + 1)..<index]
+                while inner.first == .symbol("("), inner.last == .symbol(")"), encloses(inner) { inner = inner.dropFirst().dropLast() }
+                return (join(inner), index + 1)
+            }
+        }
+        return nil
+    }
+
+    /// True when the first `(` of `items` closes at its last token.
+    private static func encloses(_ items: ArraySlice<Token>) -> Bool {
+        var depth = 0
+        for (offset, token) in items.enumerated() {
+            if token == .symbol("(") { depth += 1 }
+            if token == .symbol(")") { depth -= 1 }
+            if depth == 0 { return offset == items.count - 1 }
+        }
+        return false
+    }
+
     /// The key terms of a `CREATE INDEX`, normalized, in order (for expression columns).
     static func indexTerms(inCreateIndex sql: String) -> [String] {
         let list = tokens(sql)

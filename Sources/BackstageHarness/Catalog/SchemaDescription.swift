@@ -7,11 +7,12 @@ import GRDB
 /// fresh install and an upgraded install must agree on.
 ///
 /// Tables are compared column by column (declared type, `NOT NULL`, default, primary key,
-/// collation; not their order, which `ALTER TABLE ADD COLUMN` cannot choose), with their foreign
-/// keys, `UNIQUE` constraints, `WITHOUT ROWID` and `STRICT`; indexes by their columns, uniqueness
-/// and partial condition; triggers, views and virtual tables by their definition, with whitespace,
-/// case and identifier quoting normalized. SQLite's own tables and GRDB's `grdb_migrations`
-/// (bookkeeping a fresh install may not have) are left out.
+/// collation, a generated column's expression; not their order, which `ALTER TABLE ADD COLUMN`
+/// cannot choose), with their foreign keys, `UNIQUE` and `CHECK` constraints (a column's `CHECK`
+/// equals the same one declared on the table), `AUTOINCREMENT`, `WITHOUT ROWID` and `STRICT`;
+/// indexes by their columns, uniqueness and partial condition; triggers, views and virtual tables
+/// by their definition, with whitespace, case and identifier quoting normalized. SQLite's own
+/// tables and GRDB's `grdb_migrations` (bookkeeping a fresh install may not have) are left out.
 ///
 /// ```swift
 /// let upgraded = try SchemaDescription(contentsOf: URL(filePath: "Upgraded/Cookbook.sqlite"))
@@ -32,6 +33,8 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         public var collation: String?
         /// `GENERATED ALWAYS AS` expression columns: SQLite's `hidden` (2 virtual, 3 stored).
         public var generated: Int
+        /// A generated column's expression, normalized; nil for other columns.
+        public var expression: String?
     }
 
     public struct ForeignKey: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -55,6 +58,10 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         public var foreignKeys: [ForeignKey]
         /// The column lists of its `UNIQUE` constraints (not its primary key), sorted.
         public var uniqueConstraints: [[String]]
+        /// True when its integer primary key is `AUTOINCREMENT` (row ids never reused).
+        public var autoincrement: Bool
+        /// Its `CHECK` constraints, the columns' and the table's alike, normalized and sorted.
+        public var checks: [String]
     }
 
     public struct Index: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -116,7 +123,7 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
     /// The schema of a store file (read from a private copy; the original is never opened) or of
     /// a `.sql` script (run in an in-memory database).
     ///
-    /// - throws: `CatalogError/unreadable(path:reason:)` naming the file when it is neither.
+    /// - throws: `CatalogError/unreadableFile(path:reason:)` naming the file when it is neither.
     public init(contentsOf url: URL) throws {
         self = try Self.withDatabase(contentsOf: url) { db in try SchemaDescription(db) }
     }
@@ -139,16 +146,16 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         if url.pathExtension.lowercased() == "sql" {
             let script: String
             do { script = try String(contentsOf: url, encoding: .utf8) } catch {
-                throw CatalogError.unreadable(path: url.path, reason: "\(error.localizedDescription)")
+                throw CatalogError.unreadableFile(path: url.path, reason: UpgradePlan.readFailure(error, at: url))
             }
             return try inMemory(path: url.path, build: { db in try db.execute(sql: script) }, body)
         }
         let header: [UInt8]
         do { header = try FileSystem().readPrefix(url.path, count: 100) } catch {
-            throw CatalogError.unreadable(path: url.path, reason: error.reason)
+            throw CatalogError.unreadableFile(path: url.path, reason: error.reason)
         }
         guard SQLiteHeader(header) != nil else {
-            throw CatalogError.unreadable(path: url.path, reason: "it is neither a SQLite database nor a .sql file")
+            throw CatalogError.unreadableFile(path: url.path, reason: "it is neither a SQLite database nor a .sql file")
         }
         return try StoreInspector.withCopy(of: StoreFileSet(main: url), body)
     }
@@ -165,20 +172,22 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         do {
             try queue.write(build)
         } catch let error as DatabaseError {
-            throw CatalogError.unreadable(path: path, reason: "SQLite refused it: \(error.message ?? "\(error.resultCode)")" + (error.sql.map { " (in \($0.prefix(120)))" } ?? ""))
+            throw CatalogError.unreadableFile(path: path, reason: "SQLite refused it: \(error.message ?? "\(error.resultCode)")" + (error.sql.map { " (in \($0.prefix(120)))" } ?? ""))
         }
         return try queue.read(body)
     }
 
     private static func table(_ object: StoreSchema.Object, flags: (withoutRowID: Bool, strict: Bool), in db: Database) throws -> Table {
         let collations = SQLTokens.columnCollations(inCreateTable: object.sql)
+        let clauses = SQLTokens.tableClauses(inCreateTable: object.sql)
         let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?)", arguments: [object.name]).compactMap { row -> Column? in
             let hidden: Int = row["hidden"]
             guard hidden != 1 else { return nil }  // a virtual table's hidden columns
             let name: String = row["name"]
             return Column(name: name, type: SQLTokens.normalizedType(row["type"] ?? ""), notNull: row["notnull"] as Int == 1,
                           defaultValue: (row["dflt_value"] as String?).map(SQLTokens.normalized), primaryKey: row["pk"],
-                          collation: collations[name.lowercased()], generated: hidden)
+                          collation: collations[name.lowercased()], generated: hidden,
+                          expression: hidden >= 2 ? clauses.generated[name.lowercased()] : nil)
         }
         var keys: [Int: ForeignKey] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [object.name]) {
@@ -193,7 +202,9 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
             uniques.append(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [row["name"] as String]))
         }
         return Table(name: object.name, columns: columns, withoutRowID: flags.withoutRowID, strict: flags.strict,
-                     foreignKeys: keys.values.sorted { $0.description < $1.description }, uniqueConstraints: uniques.sorted { $0.joined(separator: ",") < $1.joined(separator: ",") })
+                     foreignKeys: keys.values.sorted { $0.description < $1.description },
+                     uniqueConstraints: uniques.sorted { $0.joined(separator: ",") < $1.joined(separator: ",") },
+                     autoincrement: clauses.autoincrement, checks: clauses.checks)
     }
 
     private static func index(_ object: StoreSchema.Object, in db: Database) throws -> Index {
@@ -259,12 +270,20 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
             if column.primaryKey != other.primaryKey { differs("primary key position", String(column.primaryKey), String(other.primaryKey)) }
             if column.collation != other.collation { differs("collation", column.collation ?? "binary", other.collation ?? "binary") }
             if column.generated != other.generated { differs("generated", column.generated == 0 ? "no" : "yes", other.generated == 0 ? "no" : "yes") }
+            if column.generated != 0, other.generated != 0, column.expression != other.expression {
+                differs("generated as", "`\(column.expression ?? "?")`", "`\(other.expression ?? "?")`")
+            }
         }
         for column in a.columns where !expectedNames.contains(column.name.lowercased()) {
             messages.append("column \(column.name) only in the upgraded store")
         }
         if e.withoutRowID != a.withoutRowID { messages.append("WITHOUT ROWID \(e.withoutRowID ? "in a fresh install only" : "in the upgraded store only")") }
         if e.strict != a.strict { messages.append("STRICT \(e.strict ? "in a fresh install only" : "in the upgraded store only")") }
+        if e.autoincrement != a.autoincrement {
+            messages.append("AUTOINCREMENT \(e.autoincrement ? "in a fresh install only" : "in the upgraded store only")")
+        }
+        for check in e.checks where !a.checks.contains(check) { messages.append("CHECK (\(check)) missing from the upgraded store") }
+        for check in a.checks where !e.checks.contains(check) { messages.append("CHECK (\(check)) only in the upgraded store") }
         for key in Set(e.foreignKeys).subtracting(a.foreignKeys).sorted(by: { $0.description < $1.description }) { messages.append("foreign key \(key) missing from the upgraded store") }
         for key in Set(a.foreignKeys).subtracting(e.foreignKeys).sorted(by: { $0.description < $1.description }) { messages.append("foreign key \(key) only in the upgraded store") }
         for unique in e.uniqueConstraints where !a.uniqueConstraints.contains(unique) { messages.append("UNIQUE (\(unique.joined(separator: ", "))) missing from the upgraded store") }

@@ -21,7 +21,7 @@ public enum StoreCapture {
     public static func capture(_ store: StoreFileSet) throws -> StoreSchema {
         let header = try FileSystem().readPrefix(store.main.path, count: 100)
         guard let parsed = SQLiteHeader(header) else {
-            throw CatalogError.unreadable(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
+            throw CatalogError.unreadableFile(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
         }
         var schema = try StoreInspector.withCopy(of: store) { db in
             let objects = try Self.objects(db)

@@ -127,13 +127,13 @@ public struct FixtureGenerator: Sendable {
             throw FixtureError.writerFailed(path: catalog.url.path, reason: "version \(version.name) has no upgrade to interrupt")
         }
         let plan = try UpgradePlan.load(from: planFile)
-        let point: String = switch plan.steps.first {
-        case .split: "split:copied"
-        case .migrateSchema: "migrateSchema:migrating"
-        default: isFirst ? "relocate:locked" : "relocate:committed"
+        let point: CrashPoint = switch plan.steps.first {
+        case .split: CrashPoint(.split, .copied)
+        case .migrateSchema: CrashPoint(.migrateSchema, .migrating)
+        default: CrashPoint(.relocate, isFirst ? .locked : .committed)
         }
         let outcome = try ChildProcess.run(executable, ["upgrade", container.documents.deletingLastPathComponent().path,
-                                                         "--plan", planFile.path, "--crash-at", point])
+                                                         "--plan", planFile.path, "--crash-at", point.description])
         guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(path: planFile.path, reason: "the upgrade was not killed at \(point)")
         }

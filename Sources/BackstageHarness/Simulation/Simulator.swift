@@ -30,7 +30,8 @@ public struct SimulationRun: Sendable, Hashable, Codable {
     public var to: String
     public var size: Int64
     public var state: FixtureState
-    /// `kind:phase@N`, or nil for an uninterrupted run.
+    /// The ``Backstage/CrashPoint`` killed at (`kind:phase@N`), `random:Nms` for a kill at a
+    /// random instant, or nil for an uninterrupted run.
     public var crashPoint: String?
     /// False when the crash point was never reached (the step had nothing to do in this state).
     public var crashed: Bool
@@ -86,10 +87,10 @@ public struct Simulator: Sendable {
         self.catalog = catalog
     }
 
-    /// The boundaries the plans this simulator runs from `from` to `to` pass, as `kind:phase@N`
-    /// (N counts repeats of the same boundary).
-    public func crashPoints(from: String, to: String) throws -> [String] {
-        Self.crashPoints(of: try chain(from: from, to: to).map(\.plan))
+    /// The boundaries the plans this simulator runs from `from` to `to` pass, in order, numbered
+    /// by occurrence (``Backstage/CrashPoint/boundaries(of:)`` of their chain).
+    public func crashPoints(from: String, to: String) throws -> [CrashPoint] {
+        CrashPoint.boundaries(of: UpgradePlan(chain: try chain(from: from, to: to).map(\.plan)))
     }
 
     /// The plans to run with the files that hold them: ``plans`` when given, else the catalog's chain.
@@ -98,32 +99,11 @@ public struct Simulator: Sendable {
         return try catalog.chain(from: from, to: to).map { ($0.plan, $0.file.path) }
     }
 
-    private static func crashPoints(of plans: [UpgradePlan]) -> [String] {
-        var seen: [String: Int] = [:]
-        var points: [String] = []
-        for plan in plans {
-            for step in plan.steps {
-                let phases: [StepPhase] = switch step {
-                case .relocate: StepPhase.boundaries(for: .rename)
-                case .split: StepPhase.splitBoundaries
-                case .migrateSchema: StepPhase.migrationBoundaries
-                case .quarantine: []
-                }
-                for phase in phases {
-                    let key = "\(step.kind):\(phase.rawValue)"
-                    seen[key, default: 0] += 1
-                    points.append("\(key)@\(seen[key]!)")
-                }
-            }
-        }
-        return points
-    }
-
     /// Runs the matrix, calling `progress` after each run.
     public func simulate(from: String, to: String, sizes: [Int64], states: [FixtureState], crashPoints: CrashPoints,
                          progress: (SimulationRun) -> Void = { _ in }) throws -> [SimulationRun] {
         let all = try self.crashPoints(from: from, to: to)
-        let points: [String?] = switch crashPoints {
+        let points: [CrashPoint?] = switch crashPoints {
         case .none: [nil]
         case .all: all
         case .count(let n): n == 0 ? [nil] : stride(from: 0, to: all.count, by: max(1, all.count / n)).prefix(n).map { all[$0] }
@@ -174,7 +154,7 @@ public struct Simulator: Sendable {
     }
 
     private enum Kill {
-        case boundary(String?)
+        case boundary(CrashPoint?)
         case randomInstant(Double)
         case powerCut(PowerCut)
     }
@@ -199,16 +179,17 @@ public struct Simulator: Sendable {
         return ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
     }
 
-    private func execute(from: String, to: String, root: URL, crashPoint: String?, killAfter delay: Double? = nil,
+    private func execute(from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil,
                          powerCut: PowerCut? = nil, scratch: URL? = nil) throws -> SimulationRun {
         let base = try upgradeArguments(from: from, to: to, root: root)
-        var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint, crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
+        var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
+                                reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
         if let powerCut, let scratch {
             run.crashPoint = powerCut.description
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
             run.crashed = try runner.run(base, cut: powerCut).cut
         } else if let crashPoint {
-            let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint])
+            let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint.description])
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 { run.failures.append("the interrupted run failed: \(killed.stderr)") }
         } else if let delay {
