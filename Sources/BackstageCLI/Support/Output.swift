@@ -61,7 +61,11 @@ enum Output {
 
     /// The parser's message for a usage error as one sentence (no usage lines: `--help` has them).
     static func usageSentence(for error: Error) -> String {
-        var message = BackstageCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? ""
+        let lines = BackstageCommand.message(for: error).split(separator: "\n").map(String.init)
+        var message = lines.first ?? ""
+        // A list the parser gives after its sentence (the values an option takes) stays, on the same line.
+        let items = lines.dropFirst().prefix { $0.hasPrefix("  - ") }.map { String($0.dropFirst(4)) }
+        if !items.isEmpty { message += " " + items.joined(separator: ", ") }
         for prefix in ["Error: ", "error: "] where message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
         if message.isEmpty { return "the command line is not valid; see --help" }
         // The parser's two sentences ("... is invalid for '--x'. Please provide one of ...") as one.
