@@ -41,7 +41,9 @@ public enum StoreInspector {
         if fileSystem.exists(store.sidecar(.journal).path) {
             try fileSystem.copyFile(store.sidecar(.journal).path, to: copy.sidecar(.journal).path)
         }
-        let queue = try DatabaseQueue(path: copy.main.path)
+        var configuration = Configuration()
+        MissingFunctions.configureAsTheApp(&configuration)
+        let queue = try DatabaseQueue(path: copy.main.path, configuration: configuration)
         defer { try? queue.close() }
         return try queue.read(body)
     }

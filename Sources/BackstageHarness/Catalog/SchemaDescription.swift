@@ -161,7 +161,9 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
     }
 
     private static func inMemory<T>(path: String, build: (Database) throws -> Void, _ body: (Database) throws -> T) throws -> T {
-        let queue = try DatabaseQueue()
+        var configuration = Configuration()
+        MissingFunctions.configureAsTheApp(&configuration)
+        let queue = try DatabaseQueue(configuration: configuration)
         do {
             try queue.write(build)
         } catch let error as DatabaseError {

@@ -36,7 +36,9 @@ public enum StoreCapture {
                 tables[object.name] = try? Self.statistics(of: object.name, bytes: bytes, in: db)
             }
             let facts = try Self.coreDataFacts(db)
-            return StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
+            var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
+            try Self.captureHeader(into: &schema, db)
+            return schema
         }
         if var facts = schema.coreData {
             let external = store.externalDataFolder.path
@@ -79,6 +81,19 @@ public enum StoreCapture {
                                  withoutRowID: withoutRowID.contains(name) ? true : nil))
         }
         return objects
+    }
+
+    /// The header fields a fixture reproduces: `user_version`, `application_id`, the text
+    /// encoding and the auto-vacuum mode (recorded only when not SQLite's default).
+    static func captureHeader(into schema: inout StoreSchema, _ db: Database) throws {
+        let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let encoding = try String.fetchOne(db, sql: "PRAGMA encoding") ?? "UTF-8"
+        let vacuum = try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0
+        schema.userVersion = version == 0 ? nil : version
+        schema.applicationID = id == 0 ? nil : id
+        schema.textEncoding = encoding == "UTF-8" ? nil : encoding
+        schema.autoVacuum = vacuum == 0 ? nil : vacuum
     }
 
     /// Bytes of each table's pages, from `dbstat` (0 when SQLite was built without it).

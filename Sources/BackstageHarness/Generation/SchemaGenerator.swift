@@ -83,9 +83,12 @@ public struct SchemaGenerator: Sendable {
     private func configuration() throws -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
+        // As SQLite's default build, and the app, read the schema: "text" in a trigger is a string.
+        configuration.acceptsDoubleQuotedStringLiterals = true
         let functions = try stubFunctions()
         configuration.prepareDatabase { db in
             for function in functions { db.add(function: function) }
+            MissingFunctions.standInCollations(in: db)
         }
         return configuration
     }
@@ -95,6 +98,8 @@ public struct SchemaGenerator: Sendable {
     private func populate(_ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?) throws -> [String: Int] {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+            if let encoding = schema.textEncoding { try db.execute(sql: "PRAGMA encoding = '\(encoding)'") }
+            if let mode = schema.autoVacuum { try db.execute(sql: "PRAGMA auto_vacuum = \(mode)") }
         }
         var rows: [String: Int] = [:]
         // Indexes go in after the rows (faster), but those of tables a trigger reads or writes go
@@ -111,8 +116,10 @@ public struct SchemaGenerator: Sendable {
                 let existing = try existingRows(table, in: db)
                 rows[table] = count == 0 ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
             }
+            try rebuildExternalContent(db)
             for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) { try create(object, in: db) }
             if schema.coreData != nil { try finishCoreData(db) }
+            try writeHeader(db)
             return .commit
         }
         return rows
@@ -266,15 +273,50 @@ public struct SchemaGenerator: Sendable {
                 counts[table] = table == "Z_PRIMARYKEY" ? 0 : min(statistics.rows, 1)
                 continue
             }
-            counts[table] = statistics.rows == 0 ? 0 : max(1, Int((Double(statistics.rows) * scale).rounded()))
+            counts[table] = max(1, Int((Double(statistics.rows == 0 ? emptyTableRows : statistics.rows) * scale).rounded()))
         }
+        for table in schema.tableNames where counts[table] == nil { counts[table] = max(1, Int((Double(emptyTableRows) * scale).rounded())) }
+        for table in schema.tableNames where externalContent(of: table) != nil { counts[table] = 0 }
         return counts
+    }
+
+    /// Rows a table empty in the captured store stands for (every table is exercised): the
+    /// median of the others' counts.
+    var emptyTableRows: Int {
+        let counts = schema.tables.values.map(\.rows).filter { $0 > 0 }.sorted()
+        return counts.isEmpty ? 1 : counts[counts.count / 2]
+    }
+
+    /// The table an FTS table with external content (`content=table`) indexes; nil for others.
+    func externalContent(of table: String) -> String? {
+        guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .virtualTable,
+              object.sql.range(of: #"USING\s+FTS[345]"#, options: [.regularExpression, .caseInsensitive]) != nil,
+              let match = object.sql.firstMatch(of: #/(?i)content\s*=\s*['"\[`]?([^'"\]`,)\s]+)/#) else { return nil }
+        return String(match.1)
+    }
+
+    /// FTS tables with external content are rebuilt from their table once its rows are in.
+    private func rebuildExternalContent(_ db: Database) throws {
+        for table in schema.tableNames where externalContent(of: table) != nil {
+            let name = table.quotedDatabaseIdentifier
+            do {
+                try db.execute(sql: "INSERT INTO \(name)(\(name)) VALUES ('rebuild')")
+            } catch let error as DatabaseError {
+                throw GeneratorError.schema(object: table, message: error.message ?? "\(error)")
+            }
+        }
+    }
+
+    /// The captured header fields an app may read: `user_version` and `application_id`.
+    private func writeHeader(_ db: Database) throws {
+        if let version = schema.userVersion { try db.execute(sql: "PRAGMA user_version = \(version)") }
+        if let id = schema.applicationID { try db.execute(sql: "PRAGMA application_id = \(id)") }
     }
 
     /// Functions the triggers call that SQLite does not have (Core Data registers them in the app):
     /// stand-ins that return NULL, so triggers fire while the rows go in.
     func stubFunctions() throws -> [DatabaseFunction] {
-        let sql = schema.objects.filter { $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(separator: " ")
+        let sql = schema.objects.map(\.sql).joined(separator: " ")
         return try DatabaseQueue().read { db in try MissingFunctions.missing(in: sql, db: db) }.map(MissingFunctions.standIn)
     }
 
@@ -315,10 +357,12 @@ public struct SchemaGenerator: Sendable {
 
     // MARK: Filling
 
-    /// Inserts rows numbered `rows` (keys continue from an existing table's last one).
+    /// Inserts rows numbered `rows` (keys continue from an existing table's last one); returns
+    /// how many went in (fewer when the table's unique combinations run out).
     func fill(_ table: String, rows numbers: ClosedRange<Int>, maker: ValueMaker, in db: Database) throws -> Int {
         let rows = numbers.upperBound
-        let plans = try columnPlans(table, in: db)
+        let plan = try tablePlan(table, in: db)
+        let plans = plan.columns
         guard !plans.isEmpty else { return 0 }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
         let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
@@ -326,25 +370,74 @@ public struct SchemaGenerator: Sendable {
         statement.setUncheckedArguments(StatementArguments())  // values are bound row by row, in insert
         var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
         let rtree = isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
+        var inserted = 0
+        var failure: GeneratorError?
         for row in numbers {
+            if let capacity = plan.capacity, row - 1 >= capacity { break }
             var values: [DatabaseValue] = []
             values.reserveCapacity(plans.count)
             if rtree {
                 values = rtreeRow(row, dimensions: (plans.count - 1) / 2, random: &random)
             } else {
-                for plan in plans { values.append(try maker.value(plan, row: row, rows: rows, random: &random)) }
+                values = try makeRow(plan, row: row, rows: rows, maker: maker, random: &random)
             }
-            try insert(statement, values, table: table, plans: plans, row: row, rows: rows, maker: maker, random: &random)
+            do {
+                try insert(statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, random: &random)
+                inserted += 1
+                for reference in plan.references where reference.ownColumns != nil {
+                    let own = reference.ownColumns!.map { $0 >= 0 ? values[$0] : row.databaseValue }
+                    if !own.contains(where: \.isNull) { reference.tuples.append(own) }
+                }
+            } catch let error as GeneratorError {
+                // A row that cannot be made is left out; a table none of whose rows can be, fails.
+                failure = failure ?? error
+            }
         }
-        return numbers.count
+        if inserted == 0, let failure { throw failure }
+        return inserted
     }
 
-    /// Inserts one row; a CHECK the drawn values broke is retried with new values, then with the
-    /// plainest ones (NULL where allowed, 0 elsewhere).
-    private func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plans: [ColumnPlan], row: Int, rows: Int,
+    /// One row's values: drawn, then each foreign key given a real parent's key (or NULL where
+    /// allowed), and the enumerated parts their combination for this row.
+    private func makeRow(_ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
+        var values = try plan.columns.map { try maker.value($0, row: row, rows: rows, random: &random) }
+        let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
+        for (group, reference) in plan.references.enumerated() {
+            var tuple: [DatabaseValue]?
+            if let at = plan.enumeration.firstIndex(where: { if case .reference(group) = $0.part { true } else { false } }) {
+                tuple = reference.tuples.isEmpty ? nil : reference.tuples[choices[at] % reference.tuples.count]
+            } else if reference.nullable && random.unit() < nullShare(plan, reference) {
+                tuple = nil
+            } else if !reference.tuples.isEmpty {
+                tuple = reference.tuples[Int(random.next() % UInt64(reference.tuples.count))]
+            } else if let own = reference.ownColumns {
+                tuple = own.map { $0 >= 0 ? values[$0] : row.databaseValue }  // the first row of a self-reference: itself
+            }
+            for (position, column) in reference.columns.enumerated() {
+                guard let index = plan.columns.firstIndex(where: { $0.name.lowercased() == column.lowercased() }) else { continue }
+                values[index] = tuple?[position] ?? (plan.columns[index].notNull ? values[index] : .null)
+            }
+        }
+        for (at, part) in plan.enumeration.enumerated() {
+            if case .column(let index) = part.part, let list = plan.columns[index].domain?.values, !list.isEmpty {
+                values[index] = list[choices[at] % list.count]
+            }
+        }
+        return values
+    }
+
+    private func nullShare(_ plan: TablePlan, _ reference: ReferencePlan) -> Double {
+        let column = plan.columns.first { $0.name.lowercased() == reference.columns.first?.lowercased() }
+        return column?.statistics.nullFraction ?? 0.1
+    }
+
+    /// Inserts one row. A constraint the drawn values still broke (one over several columns, or
+    /// a trigger's `RAISE`) is repaired from the constraint's columns and literals; a row whose
+    /// key exists already (a trigger made it) is left out.
+    private func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plan: TablePlan, row: Int, rows: Int,
                         maker: ValueMaker, random: inout SeededRandom) throws {
         var values = values
-        let attempts = 16
+        let attempts = 24
         for attempt in 0..<attempts {
             do {
                 // Bound in place: building a StatementArguments per row (a generic map through a key
@@ -358,18 +451,47 @@ public struct SchemaGenerator: Sendable {
                 }
                 try statement.execute()
                 return
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && attempt < attempts - 1 {
-                // New draws first; then the plainest values: NULL where allowed, else 0, then 1.
-                values = try plans.map { plan in
-                    if case .rowNumber = plan.role { return row.databaseValue }
-                    if attempt == attempts - 3 { return plan.notNull ? 0.databaseValue : .null }
-                    if attempt == attempts - 2 { return plan.notNull ? 1.databaseValue : .null }
-                    return try maker.value(plan, row: row, rows: rows, random: &random)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                let message = error.message ?? "\(error.extendedResultCode)"
+                let check = plan.checks.first { message.hasSuffix(": " + $0.sql) || SQLTokens.normalized(message).hasSuffix($0.sql) }
+                let columns = check?.columns ?? plan.checks.flatMap(\.columns)
+                guard attempt < attempts - 1, error.extendedResultCode != .SQLITE_CONSTRAINT_PRIMARYKEY,
+                      !(error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && attempt >= 3) else {
+                    throw GeneratorError.constraint(table: table, column: columns.isEmpty ? "-" : columns.joined(separator: ", "), message: message)
                 }
+                values = try repaired(values, plan: plan, columns: Set(columns), check: check, attempt: attempt, row: row, rows: rows,
+                                      maker: maker, random: &random)
             } catch let error as DatabaseError {
-                throw GeneratorError.constraint(table: table, message: error.message ?? "\(error)")
+                throw GeneratorError.constraint(table: table, column: "-", message: error.message ?? "\(error)")
             }
         }
+    }
+
+    /// New values for the columns a failed constraint reads: new draws, then NULL where allowed,
+    /// then the constraint's own literals, then one column's value copied to the others (and one
+    /// more, one less: `a <= b`, `a < b`).
+    private func repaired(_ values: [DatabaseValue], plan: TablePlan, columns: Set<String>, check: CheckConstraint?, attempt: Int,
+                          row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
+        var values = values
+        let all = columns.isEmpty
+        let involved = plan.columns.indices.filter { (all || columns.contains(plan.columns[$0].name.lowercased())) && plan.columns[$0].isFree }
+        switch attempt {
+        case 0..<8:
+            for index in involved { values[index] = try maker.value(plan.columns[index], row: row, rows: rows, random: &random) }
+        case 8:
+            for index in involved where !plan.columns[index].notNull { values[index] = .null }
+        case 9..<18:
+            let literals = check?.literals ?? []
+            guard !literals.isEmpty else { fallthrough }
+            for (n, index) in involved.enumerated() { values[index] = literals[(attempt - 9 + n) % literals.count] }
+        default:
+            guard let first = involved.first else { break }
+            for (n, index) in involved.enumerated().dropFirst() {
+                let step = attempt % 3 == 0 ? 0 : (attempt % 3 == 1 ? n : -n)
+                if let number = Int64.fromDatabaseValue(values[first]) { values[index] = (number + Int64(step)).databaseValue } else { values[index] = values[first] }
+            }
+        }
+        return values
     }
 
     private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {
@@ -383,55 +505,7 @@ public struct SchemaGenerator: Sendable {
 
     /// The plan of each column that takes a value (generated columns are left to SQLite).
     func columnPlans(_ table: String, in db: Database) throws -> [ColumnPlan] {
-        let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
-        let references = try Row.fetchAll(db, sql: "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
-        let unique = try uniqueColumns(table, in: db)
-        let keyCount = columns.filter { ($0["pk"] as Int) > 0 }.count
-        // In a composite key, the first column that is not a reference counts rows, so every key
-        // is distinct while the references point at parents (a join table of references only
-        // relies on the constraint retries).
-        let referencing = Set(references.map { $0["from"] as String })
-        let rowNumberKey = columns.filter { ($0["pk"] as Int) > 0 && !referencing.contains($0["name"] as String) }
-            .min { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] as String }
-        let statistics = schema.tables[table]?.columns ?? []
-        let entities = schema.coreData?.entities.filter { $0.table == table }.map(\.id) ?? []
-        var plans: [ColumnPlan] = []
-        for column in columns where (column["hidden"] as Int) == 0 {
-            let name: String = column["name"], declared: String = column["type"] ?? ""
-            let stats = statistics.first { $0.name == name } ?? ColumnStatistics(name: name, declaredType: declared, nullFraction: 0.1)
-            let role: ColumnPlan.Role
-            let reference = references.first(where: { ($0["from"] as String) == name })
-            if (column["pk"] as Int) > 0 && (keyCount == 1 || name == rowNumberKey) && !(reference != nil && keyCount > 1) {
-                role = .rowNumber
-            } else if let reference {
-                let parent: String = reference["table"]
-                role = .reference(parentRows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent.quotedDatabaseIdentifier)") ?? 0)
-            } else if name == "Z_ENT" && !entities.isEmpty {
-                role = .entity(entities)
-            } else if name == "Z_OPT" && schema.coreData != nil {
-                role = .version
-            } else {
-                role = .statistics(unique: unique.contains(name) || (column["pk"] as Int) > 0)
-            }
-            plans.append(ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || (column["pk"] as Int) > 0,
-                                    statistics: stats, affinity: ColumnPlan.affinity(of: declared)))
-        }
-        return plans
-    }
-
-    /// Columns that a one-column UNIQUE index or constraint covers.
-    private func uniqueColumns(_ table: String, in db: Database) throws -> Set<String> {
-        var result: Set<String> = []
-        for index in schema.objects where index.kind == .index && index.table == table && index.sql.uppercased().hasPrefix("CREATE UNIQUE") {
-            if let open = index.sql.lastIndex(of: "("), let close = index.sql.lastIndex(of: ")"), open < close {
-                let columns = index.sql[index.sql.index(after: open)..<close].split(separator: ",")
-                for column in columns { result.insert(column.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]")) } ?? "") }
-            }
-        }
-        for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table]) {
-            for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?)", arguments: [index["name"] as String]) { result.insert(column) }
-        }
-        return result
+        try tablePlan(table, in: db).columns
     }
 
     // MARK: Core Data
@@ -471,13 +545,14 @@ public struct SchemaGenerator: Sendable {
 public enum GeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
     case exists(path: String)
     case schema(object: String, message: String)
-    case constraint(table: String, message: String)
+    case constraint(table: String, column: String, message: String)
 
     public var description: String {
         switch self {
         case .exists(let path): "\(path) already exists; the generator writes new stores only"
         case .schema(let object, let message): "cannot create \(object) of the captured schema: \(message)"
-        case .constraint(let table, let message): "no row satisfying the constraints of \(table) could be made: \(message)"
+        case .constraint(let table, let column, let message):
+            "no row of \(table) satisfying its constraint on \(column) could be made (\(message))"
         }
     }
 }
