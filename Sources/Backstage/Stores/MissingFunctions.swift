@@ -56,3 +56,11 @@ package enum MissingFunctions {
         DatabaseFunction(name, argumentCount: nil, pure: false) { _ in nil }
     }
 }
+
+package extension String {
+    /// The name as an SQL identifier, double-quoted with its own double quotes doubled: a table
+    /// named `we"ird` is `"we""ird"` (GRDB's `quotedDatabaseIdentifier` leaves the quote alone).
+    var quotedSQLIdentifier: String {
+        "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -109,10 +109,10 @@ public enum StoreCapture {
     /// Row count and per-column shares and sizes, in one pass over the table.
     static func statistics(of table: String, bytes: Int64, in db: Database) throws -> TableStatistics {
         let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
-        let quotedTable = table.quotedDatabaseIdentifier
+        let quotedTable = table.quotedSQLIdentifier
         var parts = ["COUNT(*)"]
         for column in columns {
-            let c = (column["name"] as String).quotedDatabaseIdentifier
+            let c = (column["name"] as String).quotedSQLIdentifier
             parts += [
                 "SUM(\(c) IS NULL)", "SUM(typeof(\(c)) = 'integer')", "SUM(typeof(\(c)) = 'real')", "SUM(typeof(\(c)) = 'text')", "SUM(typeof(\(c)) = 'blob')",
                 "AVG(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",

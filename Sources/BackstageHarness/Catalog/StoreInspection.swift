@@ -64,7 +64,7 @@ public struct StoreInspection: Sendable, Hashable, Codable {
                 try facts.entities.map { entity in
                     let hasEntityColumn = try db.tableExists(entity.table) && db.columns(in: entity.table).contains { $0.name == "Z_ENT" }
                     let rows = hasEntityColumn
-                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedDatabaseIdentifier) WHERE Z_ENT = ?", arguments: [entity.id]) ?? 0 : 0
+                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedSQLIdentifier) WHERE Z_ENT = ?", arguments: [entity.id]) ?? 0 : 0
                     return Entity(name: entity.name, id: entity.id, table: entity.table, rows: rows)
                 }
             }

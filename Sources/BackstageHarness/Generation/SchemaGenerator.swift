@@ -164,7 +164,7 @@ public struct SchemaGenerator: Sendable {
         // Rows continue after the last key (a WITHOUT ROWID table: after its row count).
         let start = try queue.read { db in
             try existingRows(table, in: db) + (schema.objects.first { $0.name == table }?.withoutRowID == true
-                ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0 : 0)
+                ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0 : 0)
         }
         switch ending {
         case .close:
@@ -198,7 +198,7 @@ public struct SchemaGenerator: Sendable {
                 do {
                     // Never committed: about half the rows deleted and more added, so the tiny cache
                     // spills changed pages into the database file itself.
-                    try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE abs(random()) % 2 = 0")
+                    try db.execute(sql: "DELETE FROM \(table.quotedSQLIdentifier) WHERE abs(random()) % 2 = 0")
                     _ = try fill(table, rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), maker: maker, in: db)
                 } catch {
                     try? db.execute(sql: "ROLLBACK")
@@ -235,9 +235,16 @@ public struct SchemaGenerator: Sendable {
         let captured = schema.tables.values.reduce(Int64(0)) { $0 + max($1.bytes, Int64($1.rows) * 64) } + (schema.coreData?.externalBytes ?? 0)
         let target = Double(bytes)
         let estimate = target / Double(max(captured, 1))
-        let large = estimate * min(max(target / 16, 1_048_576), 16_777_216, target) / max(target, 1)
-        var points = [(scale: large / 4, weight: try weigh(counts: rowCounts(scale: large / 4))),
-                      (scale: large, weight: try weigh(counts: rowCounts(scale: large)))]
+        let pilot = min(max(target / 16, 1_048_576), 16_777_216, target)
+        var large = estimate * pilot / max(target, 1)
+        var weight = try weigh(counts: rowCounts(scale: large))
+        // A store of a few rows per table (a page each) says little of the bytes per row: the
+        // pilot grows until its rows, not its empty pages, make most of its size.
+        for _ in 0..<8 where weight < pilot / 2 {
+            large *= min(16, max(2, pilot / max(weight, 1)))
+            weight = try weigh(counts: rowCounts(scale: large))
+        }
+        var points = [(scale: large / 4, weight: try weigh(counts: rowCounts(scale: large / 4))), (scale: large, weight: weight)]
         /// The factor for `bytes` on the line through the last two pilots.
         func predicted() -> Double? {
             let (a, b) = (points[points.count - 2], points[points.count - 1])
@@ -298,7 +305,7 @@ public struct SchemaGenerator: Sendable {
     /// FTS tables with external content are rebuilt from their table once its rows are in.
     private func rebuildExternalContent(_ db: Database) throws {
         for table in schema.tableNames where externalContent(of: table) != nil {
-            let name = table.quotedDatabaseIdentifier
+            let name = table.quotedSQLIdentifier
             do {
                 try db.execute(sql: "INSERT INTO \(name)(\(name)) VALUES ('rebuild')")
             } catch let error as DatabaseError {
@@ -333,7 +340,7 @@ public struct SchemaGenerator: Sendable {
     /// The largest rowid of a table that has one (0 when empty, or for WITHOUT ROWID and virtual tables).
     private func existingRows(_ table: String, in db: Database) throws -> Int {
         guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .table, object.withoutRowID != true else { return 0 }
-        return try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+        return try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedSQLIdentifier)") ?? 0
     }
 
     /// Tables parents first (declared foreign keys), then the rest in creation order.
@@ -365,7 +372,7 @@ public struct SchemaGenerator: Sendable {
         let plans = plan.columns
         guard !plans.isEmpty else { return 0 }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
-        let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
+        let sql = "INSERT INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
         let statement = try db.makeStatement(sql: sql)
         statement.setUncheckedArguments(StatementArguments())  // values are bound row by row, in insert
         var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
@@ -519,7 +526,7 @@ public struct SchemaGenerator: Sendable {
             for entity in facts.entities {
                 var max = 0
                 if try db.tableExists(entity.table), try db.columns(in: entity.table).contains(where: { $0.name == "Z_PK" }) {
-                    max = try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedDatabaseIdentifier)") ?? 0
+                    max = try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedSQLIdentifier)") ?? 0
                 }
                 try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
                                arguments: [entity.id, entity.name, entity.superID, max])

@@ -48,7 +48,7 @@ extension SchemaGenerator {
                     let parent = references.first { ($0["from"] as String) == plan.name }.map { $0["table"] as String }
                     return shellValue(plan, parentRows: parent.map { rows[$0] ?? 0 }, externalDataFolder: externalDataFolder)
                 }
-                inserts += "INSERT OR IGNORE INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) "
+                inserts += "INSERT OR IGNORE INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) "
                 inserts += "SELECT \(values.joined(separator: ", ")) FROM generate_series(1, \(count));\n"
             }
             return inserts

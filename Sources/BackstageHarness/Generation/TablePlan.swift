@@ -125,7 +125,7 @@ extension SchemaGenerator {
             }
             guard to.count == group.from.count else { continue }
             let selfReference = parent.lowercased() == table.lowercased()
-            let tuples = try Row.fetchAll(db, sql: "SELECT \(to.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(parent.quotedDatabaseIdentifier) WHERE \(to.map { "\($0.quotedDatabaseIdentifier) IS NOT NULL" }.joined(separator: " AND "))").map { Array($0.databaseValues) }
+            let tuples = try Row.fetchAll(db, sql: "SELECT \(to.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) WHERE \(to.map { "\($0.quotedSQLIdentifier) IS NOT NULL" }.joined(separator: " AND "))").map { Array($0.databaseValues) }
             let own = selfReference ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
             let nullable = group.from.contains { from in columns.first { ($0["name"] as String).lowercased() == from.lowercased() }.map { ($0["notnull"] as Int) == 0 } ?? true }
             plans.append(ReferencePlan(parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable))

@@ -223,7 +223,7 @@ public struct Simulator: Sendable {
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
             try StoreInspector.withCopy(of: set) { db in
                 for table in store.tables {
-                    result[table] = try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.quotedDatabaseIdentifier))").map { $0["name"] }
+                    result[table] = try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.quotedSQLIdentifier))").map { $0["name"] }
                 }
             }
         }
