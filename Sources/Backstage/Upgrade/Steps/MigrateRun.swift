@@ -38,10 +38,11 @@ struct MigrateRun {
         observer.phase(.journaled)
         var configuration = Configuration()
         configuration.busyMode = .timeout(context.busyTimeout)
-        configuration.foreignKeysEnabled = true
+        let checks = step.foreignKeyChecks ?? .deferred
+        configuration.foreignKeysEnabled = checks == .immediate
         // A migration that updates rows of a Core Data store fires its triggers, which call
-        // functions only Core Data registers.
-        configuration.prepareDatabase { db in try MissingFunctions.register(in: db) }
+        // functions only Core Data registers (and collations only the app registers).
+        MissingFunctions.configureAsTheApp(&configuration)
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
@@ -52,7 +53,12 @@ struct MigrateRun {
         var migrator = DatabaseMigrator()
         for migration in step.migrations {
             let sql = migration.sql
-            migrator.registerMigration(migration.id) { db in try db.execute(sql: sql) }
+            // GRDB's own deferred check fails on any violation, old ones too, and quotes the row.
+            migrator.registerMigration(migration.id, foreignKeyChecks: .immediate) { db in
+                let before = checks == .deferred ? try ForeignKeyViolation.all(db) : []
+                try db.execute(sql: sql)
+                if checks == .deferred, let added = try ForeignKeyViolation.all(db).subtracting(before).min() { throw added }
+            }
         }
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
@@ -63,6 +69,8 @@ struct MigrateRun {
                 try migrator.migrate(queue, upTo: migration.id)
             } catch let error as DatabaseError {
                 throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: error.message ?? "\(error.resultCode)")
+            } catch let violation as ForeignKeyViolation {
+                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: violation.description)
             }
             ran = true
             observer.phase(.migrating)
@@ -117,5 +125,27 @@ struct MigrateRun {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
         return ContainerLocation(.applicationSupport, ".backstage/schema/" + String(hash, radix: 16)).filePath(in: container)
+    }
+}
+
+/// A row whose foreign key points at no row, named by its table and rowid (never its values:
+/// they are the user's).
+struct ForeignKeyViolation: Error, Hashable, Comparable, CustomStringConvertible {
+    var table: String
+    var rowid: Int64?
+    var parent: String
+    var key: Int
+
+    static func < (a: Self, b: Self) -> Bool { (a.table, a.rowid ?? -1, a.key) < (b.table, b.rowid ?? -1, b.key) }
+
+    /// Every violation in the database (`PRAGMA foreign_key_check`).
+    static func all(_ db: Database) throws -> Set<ForeignKeyViolation> {
+        Set(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row in
+            ForeignKeyViolation(table: row[0], rowid: row[1], parent: row[2], key: row[3])
+        })
+    }
+
+    var description: String {
+        "it leaves the row \(rowid.map { "with rowid \($0)" } ?? "(WITHOUT ROWID)") of table \(table) with a foreign key to \(parent) that matches no row"
     }
 }
