@@ -165,6 +165,7 @@ enum CheckParser {
                 var kinds = ColumnDomain()
                 comparison(rest, to: &kinds)
                 domain.kinds = Set((kinds.values ?? []).compactMap { String.fromDatabaseValue($0) })
+                if domain.kinds?.contains("null") == false { domain.notNull = true }  // typeof(NULL) is 'null
             } else {
                 var lengths = ColumnDomain()
                 comparison(rest, to: &lengths)

@@ -92,7 +92,9 @@ extension SchemaGenerator {
             } else {
                 role = .statistics(unique: false)
             }
-            var plan = ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || ((column["pk"] as Int) > 0 && !rowidAlias && object?.withoutRowID == true),
+            // A NULL rowid alias is given a new rowid by SQLite: no NULL for it, nor for a WITHOUT ROWID key.
+            let key = (column["pk"] as Int) > 0 && (rowidAlias || object?.withoutRowID == true)
+            var plan = ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || key,
                                   statistics: stats, affinity: affinity)
             plan.link = link
             plan.domain = parsed.1[name.lowercased()]
@@ -136,7 +138,11 @@ extension SchemaGenerator {
     /// Makes every `UNIQUE` group of the table distinct row to row.
     private func planUniqueness(_ plan: inout TablePlan, table: String, keyColumns: [String], rowidAlias: Bool, in db: Database) throws {
         var groups: [[String]] = []
-        if !keyColumns.isEmpty && !rowidAlias { groups.append(keyColumns) }
+        // A rowid alias counts rows by itself, unless it is a foreign key (`totals(athleteId
+        // INTEGER PRIMARY KEY REFERENCES athlete)`): then each parent at most once.
+        if !keyColumns.isEmpty && (!rowidAlias || plan.columns.contains { $0.link != nil && keyColumns.contains($0.name) }) {
+            groups.append(keyColumns)
+        }
         for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table]) {
             groups.append(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) WHERE name IS NOT NULL", arguments: [index["name"] as String]))
         }
