@@ -23,7 +23,7 @@ public enum StoreCapture {
         guard let parsed = SQLiteHeader(header) else {
             throw CatalogError.unreadable(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
         }
-        var schema = try StoreInspector.withCopy(of: store) { db in
+        var schema = try namingThePath(store) { try StoreInspector.withCopy(of: store) { db in
             let objects = try Self.objects(db)
             var tables: [String: TableStatistics] = [:]
             let sizes = try Self.pageBytes(db)
@@ -39,7 +39,7 @@ public enum StoreCapture {
             var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
             try Self.captureHeader(into: &schema, db)
             return schema
-        }
+        } }
         if var facts = schema.coreData {
             let external = store.externalDataFolder.path
             for name in (try? FileManager.default.contentsOfDirectory(atPath: external)) ?? [] {
@@ -81,6 +81,16 @@ public enum StoreCapture {
                                  withoutRowID: withoutRowID.contains(name) ? true : nil))
         }
         return objects
+    }
+
+    /// `body`, with SQLite's refusal of a damaged or unreadable store turned into an error that
+    /// names the store's file and what is wrong.
+    static func namingThePath<T>(_ store: StoreFileSet, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw StoreError.sqlite(path: store.main.path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        }
     }
 
     /// The header fields a fixture reproduces: `user_version`, `application_id`, the text
