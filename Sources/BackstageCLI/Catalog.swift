@@ -133,7 +133,10 @@ struct CatalogShow: AsyncParsableCommand {
                 let counts = Dictionary(grouping: schema.objects, by: \.kind).mapValues(\.count)
                 var line = "    \(store.location)\(store.writable == true ? " (written by the app)" : ""): \(store.tables.count) tables, "
                 line += "\(counts[.index] ?? 0) indexes, \(counts[.trigger] ?? 0) triggers, \(counts[.view] ?? 0) views, \(counts[.virtualTable] ?? 0) virtual tables; "
-                line += "\(rows) rows, \(formatBytes(bytes)), \(schema.journalMode) journal"
+                // A captured version's counts are the real store's; a later one's, those of the
+                // fixture add-version upgraded to record it (generated rows, not the user's).
+                let source = version.plan == nil ? "rows in the captured store" : "rows in the fixture add-version upgraded"
+                line += "\(rows) \(source), \(formatBytes(bytes)), \(schema.journalMode) journal"
                 if let coreData = schema.coreData {
                     line += "; Core Data: \(coreData.entities.count) entities, \(coreData.externalFiles) external files (\(formatBytes(coreData.externalBytes)))"
                 }
