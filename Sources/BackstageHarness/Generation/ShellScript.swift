@@ -13,7 +13,7 @@ extension SchemaGenerator {
     /// Data registers become `coalesce` (the triggers still fire), constraint failures are skipped
     /// (`INSERT OR IGNORE`) rather than retried.
     public func shellScript(rows: [String: Int], externalDataFolder: String? = nil) throws -> String {
-        let functions = try stubFunctions().map(\.name)
+        let functions = try stubFunctions(callersOnly: true).map(\.name)
         let tables = Set(schema.tableNames.map { $0.lowercased() })
         // A name before a parenthesis that is a table (INSERT INTO t (a, b)) is no call.
         let calls = functions.filter { !tables.contains($0.lowercased()) }
