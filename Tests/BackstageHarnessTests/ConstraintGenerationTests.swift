@@ -67,6 +67,20 @@ import Testing
         #expect(try SchemaGeneratorTests.verdict(store)["foreignKeys"] == "0", "guids where guids belong, pairs of real order lines")
     }
 
+    @Test func aForeignKeyARaiseTriggerEnforcesIsMetByTakingRealParents() throws {
+        let scratch = try TemporaryDirectory()
+        let schema = try Self.captured("""
+            CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE note (id INTEGER PRIMARY KEY, personId INTEGER NOT NULL, body TEXT);
+            CREATE TRIGGER note_person BEFORE INSERT ON note BEGIN
+              SELECT RAISE(ABORT, 'no such person') WHERE (SELECT id FROM person WHERE id = NEW.personId) IS NULL;
+            END;
+            """, rows: "INSERT INTO person VALUES (1, 'a'), (2, 'b'); INSERT INTO note VALUES (1, 1, 'x'), (2, 2, 'y');", in: scratch)
+        let store = StoreFileSet(main: scratch.url.appending(path: "g.sqlite"))
+        let report = try SchemaGenerator(schema: schema, seed: 1).generate(into: store, bytes: 200_000)
+        #expect((report.rows["note"] ?? 0) >= (report.rows["person"] ?? 0), "every note made, none refused by the trigger: \(report.rows)")
+    }
+
     @Test func aSchemaThatCannotBeFilledIsNamedByTableColumnAndConstraint() throws {
         let scratch = try TemporaryDirectory()
         let schema = try Self.captured("CREATE TABLE impossible (id INTEGER PRIMARY KEY, x INTEGER NOT NULL CHECK (x > 5 AND x < 3));", in: scratch)

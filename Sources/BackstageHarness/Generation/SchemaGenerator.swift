@@ -234,7 +234,12 @@ public struct SchemaGenerator: Sendable {
     /// cancelling out; a third, at an eighth of what that line predicts (16 MB at most), corrects
     /// the line where the weight does not grow in proportion.
     func rowCounts(for bytes: Int64) throws -> [String: Int] {
-        let captured = schema.tables.values.reduce(Int64(0)) { $0 + max($1.bytes, Int64($1.rows) * 64) } + (schema.coreData?.externalBytes ?? 0)
+        // A table of a few pages says more of its page than of its rows: its rows' measured sizes then.
+        let captured = schema.tables.values.reduce(Int64(0)) { total, table in
+            let rows = Int64(table.rows == 0 ? emptyTableRows : table.rows)
+            let rowBytes = Int64(table.columns.reduce(12.0) { $0 + $1.averageBytes * ($1.textFraction + $1.blobFraction) + 8 * ($1.integerFraction + $1.realFraction) })
+            return total + (table.bytes > Int64(schema.pageSize) * 8 ? table.bytes : max(rows * max(rowBytes, 16), 1))
+        } + (schema.coreData?.externalBytes ?? 0)
         let target = Double(bytes)
         let estimate = target / Double(max(captured, 1))
         let pilot = min(max(target / 16, 1_048_576), 16_777_216, target)
@@ -353,7 +358,7 @@ public struct SchemaGenerator: Sendable {
         var parents: [String: Set<String>] = [:]
         for table in tables where schema.objects.first(where: { $0.name == table })?.kind == .table {
             let list = try Row.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
-            parents[table] = Set(list.map { $0["table"] as String }).subtracting([table])
+            parents[table] = Set(list.map { $0["table"] as String } + triggerReferences(of: table).map(\.parent)).subtracting([table])
         }
         var ordered: [String] = []
         var placed: Set<String> = []
@@ -414,19 +419,18 @@ public struct SchemaGenerator: Sendable {
     private func makeRow(_ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
         var values = try plan.columns.map { try maker.value($0, row: row, rows: rows, random: &random) }
         let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
-        for (group, reference) in plan.references.enumerated() {
+        for reference in plan.references {
             var tuple: [DatabaseValue]?
-            if let at = plan.enumeration.firstIndex(where: { if case .reference(group) = $0.part { true } else { false } }) {
+            if let at = reference.enumerated {
                 tuple = reference.tuples.isEmpty ? nil : reference.tuples[choices[at] % reference.tuples.count]
-            } else if reference.nullable && random.unit() < nullShare(plan, reference) {
+            } else if reference.nullable && random.unit() < reference.nullShare {
                 tuple = nil
             } else if !reference.tuples.isEmpty {
                 tuple = reference.tuples[Int(random.next() % UInt64(reference.tuples.count))]
             } else if let own = reference.ownColumns {
                 tuple = own.map { $0 >= 0 ? values[$0] : row.databaseValue }  // the first row of a self-reference: itself
             }
-            for (position, column) in reference.columns.enumerated() {
-                guard let index = plan.columns.firstIndex(where: { $0.name.lowercased() == column.lowercased() }) else { continue }
+            for (position, index) in reference.indices.enumerated() where index >= 0 {
                 values[index] = tuple?[position] ?? (plan.columns[index].notNull ? values[index] : .null)
             }
         }
@@ -438,10 +442,6 @@ public struct SchemaGenerator: Sendable {
         return values
     }
 
-    private func nullShare(_ plan: TablePlan, _ reference: ReferencePlan) -> Double {
-        let column = plan.columns.first { $0.name.lowercased() == reference.columns.first?.lowercased() }
-        return column?.statistics.nullFraction ?? 0.1
-    }
 
     /// Inserts one row. A constraint the drawn values still broke (one over several columns, or
     /// a trigger's `RAISE`) is repaired from the constraint's columns and literals; a row whose

@@ -12,6 +12,12 @@ final class ReferencePlan {
     let ownColumns: [Int]?
     /// Any of its columns may be NULL (a NULL anywhere makes the key match nothing, legitimately).
     let nullable: Bool
+    /// Where its columns are in the table's row (-1: not a column the generator writes).
+    var indices: [Int] = []
+    /// Its place among the table's enumerated parts, when it is one.
+    var enumerated: Int?
+    /// How often it is NULL (its first column's captured share).
+    var nullShare = 0.1
 
     init(parent: String, columns: [String], tuples: [[DatabaseValue]], ownColumns: [Int]?, nullable: Bool) {
         self.parent = parent
@@ -103,6 +109,12 @@ extension SchemaGenerator {
         }
         var tablePlan = TablePlan(columns: plans, references: references, enumeration: [], checks: parsed.0)
         if isTable { try planUniqueness(&tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db) }
+        // Looked up once here, not for every row.
+        for (group, reference) in references.enumerated() {
+            reference.indices = reference.columns.map { column in plans.firstIndex { $0.name.lowercased() == column.lowercased() } ?? -1 }
+            reference.enumerated = tablePlan.enumeration.firstIndex { if case .reference(group) = $0.part { true } else { false } }
+            reference.nullShare = reference.indices.first.flatMap { $0 >= 0 ? plans[$0].statistics.nullFraction : nil } ?? 0.1
+        }
         return tablePlan
     }
 
@@ -116,6 +128,11 @@ extension SchemaGenerator {
             if ids.last != id { ids.append(id); grouped.append((row["table"], [], [])) }
             grouped[grouped.count - 1].from.append(row["from"])
             grouped[grouped.count - 1].to.append(row["to"])
+        }
+        let declared = Set(grouped.flatMap(\.from).map { $0.lowercased() })
+        for implicit in triggerReferences(of: table) where !declared.contains(implicit.column.lowercased())
+            && names.contains(where: { $0.lowercased() == implicit.column.lowercased() }) && !grouped.contains(where: { $0.from == [implicit.column] }) {
+            grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn]))
         }
         var plans: [ReferencePlan] = []
         for group in grouped {
@@ -133,6 +150,39 @@ extension SchemaGenerator {
             plans.append(ReferencePlan(parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable))
         }
         return plans
+    }
+
+    /// References a `RAISE` trigger enforces instead of a declared foreign key (`SELECT RAISE(ABORT,
+    /// …) WHERE (SELECT id FROM parent WHERE id = NEW.parentId) IS NULL`): column, parent, parent column.
+    func triggerReferences(of table: String) -> [(column: String, parent: String, parentColumn: String)] {
+        let tables = Dictionary(schema.tableNames.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        var found: [(String, String, String)] = []
+        for trigger in schema.objects where trigger.kind == .trigger && trigger.table.lowercased() == table.lowercased()
+            && trigger.sql.range(of: "RAISE", options: .caseInsensitive) != nil {
+            let tokens = SQLTokens.tokens(trigger.sql)
+            for index in tokens.indices where tokens[index] == .word("from") && index + 2 < tokens.count {
+                guard case .word(let parentName) = tokens[index + 1], let parent = tables[parentName] else { continue }
+                // The condition after WHERE, up to its end: `x = NEW.c` or `NEW.c = x`, x perhaps `parent.x`.
+                let rest = Array(tokens[(index + 2)...].prefix(12))
+                guard let at = rest.firstIndex(of: .word("where")) else { continue }
+                let condition = Array(rest[(at + 1)...])
+                func column(_ side: ArraySlice<SQLTokens.Token>) -> String? {
+                    let items = Array(side)
+                    if items.count == 1, case .word(let name) = items[0] { return name }
+                    if items.count == 3, items[1] == .symbol("."), case .word(let name) = items[2] { return items[0] == .word("new") ? "new." + name : name }
+                    return nil
+                }
+                guard let equals = condition.firstIndex(where: { $0 == .symbol("=") || $0 == .symbol("==") }) else { continue }
+                let left = condition[..<equals].suffix(3), right = condition[(equals + 1)...].prefix(3)
+                for (a, b) in [(left, right), (right, left)] {
+                    let lhs = column(a.count == 3 || a.count == 1 ? a : a.suffix(1)), rhs = column(b.count >= 3 ? b.prefix(3) : b.prefix(1))
+                    if let lhs, let rhs, rhs.hasPrefix("new."), !lhs.hasPrefix("new.") {
+                        found.append((String(rhs.dropFirst(4)), parent, lhs))
+                    }
+                }
+            }
+        }
+        return found
     }
 
     /// Makes every `UNIQUE` group of the table distinct row to row.
