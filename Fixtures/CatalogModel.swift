@@ -260,6 +260,10 @@ public struct StoreSchema: Sendable, Hashable, Codable {
     public var textEncoding: String?
     /// `PRAGMA auto_vacuum`: 0 none, 1 full, 2 incremental; nil: none.
     public var autoVacuum: Int?
+    /// Rows that ship with the app (a lookup table, the rows its triggers rely on), declared at
+    /// capture: per table, `INSERT` statements kept verbatim and put in every fixture instead of
+    /// generated rows. They are the app's, never the user's: no other table's rows are kept.
+    public var appRows: [String: [String]]?
 
     public init(journalMode: String, pageSize: Int, objects: [Object], tables: [String: TableStatistics], coreData: CoreDataFacts? = nil) {
         self.journalMode = journalMode

@@ -55,6 +55,11 @@ struct CatalogInit: AsyncParsableCommand {
     @Option(help: "The app's name (default: the first store's name).")
     var app: String?
 
+    @Option(name: .customLong("app-rows"), help: ArgumentHelp(
+        "A table whose rows ship with the app (a lookup table, rows its triggers rely on): kept verbatim and put in every fixture (repeatable).",
+        valueName: "table"))
+    var appRows: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
@@ -73,10 +78,16 @@ struct CatalogInit: AsyncParsableCommand {
         var schemas: [(String, StoreSchema)] = []
         for (index, (store, location)) in zip(stores, locations).enumerated() {
             let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
-            let schema = try StoreCapture.capture(StoreFileSet(main: url))
+            let set = StoreFileSet(main: url)
+            // The tables named are looked for in each store; a store without them keeps none.
+            let tables = try appRows.isEmpty ? [] : StoreCapture.capture(set).tableNames.filter { name in appRows.contains { $0.lowercased() == name.lowercased() } }
+            let schema = try StoreCapture.capture(set, appRows: tables)
             let file = "stores/\(version)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
             schemas.append((file, schema))
             captured.append(CatalogStore(location: location, tables: schema.tableNames, writable: index == 0 ? true : nil, schema: file))
+        }
+        for table in appRows where !schemas.contains(where: { $0.1.appRows?.keys.contains { $0.lowercased() == table.lowercased() } == true }) {
+            throw ValidationError("--app-rows \(table): no store given with --from has a table of that name.")
         }
         let name = app ?? URL(filePath: stores[0]).deletingPathExtension().lastPathComponent
         let catalog = CatalogFolder(creating: folder, manifest: CatalogManifest(app: name, versions: [CatalogVersion(name: version, summary: "captured from real stores", stores: captured)]))

@@ -44,6 +44,38 @@ import Testing
         #expect(shown.stdout.contains("3 rows in the captured store"), "\(shown.stdout)")
     }
 
+    @Test func rowsThatShipWithTheAppAreKeptVerbatimAndTheTriggersRelyingOnThemHold() throws {
+        let scratch = try TemporaryDirectory()
+        let store = scratch.url.appending(path: "Tasks.sqlite")
+        let made = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.executescript('''CREATE TABLE status (id INTEGER PRIMARY KEY, label TEXT NOT NULL);
+                CREATE TABLE task (id INTEGER PRIMARY KEY, statusId INTEGER NOT NULL DEFAULT 0, title TEXT);
+                CREATE TRIGGER task_status BEFORE INSERT ON task BEGIN
+                  SELECT RAISE(ABORT, 'unknown status') WHERE NOT EXISTS (SELECT 1 FROM status WHERE id = NEW.statusId); END;
+                INSERT INTO status VALUES (0, 'none'), (1, 'open'), (2, 'done');
+                INSERT INTO task (statusId, title) VALUES (0, 'a'), (1, 'b'), (2, 'c');''')
+            c.commit()
+            """, [store.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let catalog = scratch.url.appending(path: "Tasks")
+        let captured = try runProcess(backstageExecutable, ["catalog", "init", catalog.path, "--from", store.path, "--at", "documents/Tasks.sqlite", "--app-rows", "status"])
+        #expect(captured.status == 0, "\(captured.stderr)")
+        let out = scratch.url.appending(path: "fx")
+        let fixture = try runProcess(backstageExecutable, ["fixture", out.path, "--catalog", catalog.path, "--size", "200KB"])
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        let read = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(c.execute("select * from status order by id").fetchall(), c.execute("select count(*) from task").fetchone()[0] > 100)
+            """, [out.appending(path: "Documents/Tasks.sqlite").path])
+        #expect(read.stdout == "[(0, 'none'), (1, 'open'), (2, 'done')] True\n", "\(read.stdout)\(read.stderr)")
+        let missing = try runProcess(backstageExecutable, ["catalog", "init", scratch.url.appending(path: "Other").path, "--from", store.path,
+                                                           "--at", "documents/Tasks.sqlite", "--app-rows", "statuses"])
+        #expect(missing.status != 0 && missing.stderr.contains("statuses"), "\(missing.stderr)")
+    }
+
     @Test func aFailedFixtureLeavesNothingBehind() throws {
         let scratch = try TemporaryDirectory()
         let catalog = try Self.catalog("CREATE TABLE impossible (id INTEGER PRIMARY KEY, x INTEGER NOT NULL CHECK (x > 5 AND x < 3));", rows: "", in: scratch)

@@ -18,7 +18,10 @@ public enum StoreCapture {
     ///
     /// - throws: `FileSystemError` when a file cannot be copied, `CatalogError` when it is not a
     ///   SQLite database, a GRDB `DatabaseError` when SQLite cannot read the copy.
-    public static func capture(_ store: StoreFileSet) throws -> StoreSchema {
+    ///
+    /// - parameter appRows: Tables whose rows ship with the app (lookup tables): their rows are
+    ///   kept verbatim, as `INSERT` statements, and reproduced in fixtures. No other row is kept.
+    public static func capture(_ store: StoreFileSet, appRows: [String] = []) throws -> StoreSchema {
         let header = try FileSystem().readPrefix(store.main.path, count: 100)
         guard let parsed = SQLiteHeader(header) else {
             throw CatalogError.unreadable(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
@@ -38,6 +41,12 @@ public enum StoreCapture {
             let facts = try Self.coreDataFacts(db)
             var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
             try Self.captureHeader(into: &schema, db)
+            for table in appRows {
+                guard let name = objects.first(where: { $0.kind == .table && $0.name.lowercased() == table.lowercased() })?.name else {
+                    throw CatalogError.unreadable(path: store.main.path, reason: "it has no table \(table) whose rows ship with the app")
+                }
+                schema.appRows = (schema.appRows ?? [:]).merging([name: try Self.insertStatements(of: name, in: db)]) { $1 }
+            }
             return schema
         } }
         if var facts = schema.coreData {
@@ -91,6 +100,15 @@ public enum StoreCapture {
         } catch let error as DatabaseError {
             throw StoreError.sqlite(path: store.main.path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
         }
+    }
+
+    /// The rows of `table` as `INSERT` statements of SQL literals (`quote()`), in rowid order.
+    static func insertStatements(of table: String, in db: Database) throws -> [String] {
+        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let quoted = columns.map(\.quotedSQLIdentifier)
+        let head = "INSERT INTO \(table.quotedSQLIdentifier) (\(quoted.joined(separator: ", "))) VALUES ("
+        return try String.fetchAll(db, sql: "SELECT \(quoted.map { "quote(\($0))" }.joined(separator: " || ', ' || ")) FROM \(table.quotedSQLIdentifier)")
+            .map { head + $0 + ")" }
     }
 
     /// The header fields a fixture reproduces: `user_version`, `application_id`, the text

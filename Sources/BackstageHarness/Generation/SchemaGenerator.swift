@@ -112,6 +112,9 @@ public struct SchemaGenerator: Sendable {
             for object in schema.objects where object.kind != .index { try create(object, in: db) }
             for object in schema.objects where object.kind == .index && early.contains(object.table.uppercased()) { try create(object, in: db) }
             let maker = ValueMaker(external: external)
+            for (table, inserts) in (schema.appRows ?? [:]).sorted(by: { $0.key < $1.key }) {
+                for insert in inserts { try create(.init(kind: .table, name: table, table: table, sql: insert), in: db) }
+            }
             for table in try insertionOrder(db) {
                 let count = counts[table] ?? 0
                 // Triggers may have added rows already (a history table fed by inserts): keys continue after them.
@@ -290,7 +293,7 @@ public struct SchemaGenerator: Sendable {
             counts[table] = max(1, Int((Double(statistics.rows == 0 ? emptyTableRows : statistics.rows) * scale).rounded()))
         }
         for table in schema.tableNames where counts[table] == nil { counts[table] = max(1, Int((Double(emptyTableRows) * scale).rounded())) }
-        for table in schema.tableNames where externalContent(of: table) != nil { counts[table] = 0 }
+        for table in schema.tableNames where externalContent(of: table) != nil || schema.appRows?[table] != nil { counts[table] = 0 }
         return counts
     }
 
