@@ -81,6 +81,19 @@ import Testing
         #expect((report.rows["note"] ?? 0) >= (report.rows["person"] ?? 0), "every note made, none refused by the trigger: \(report.rows)")
     }
 
+    @Test func aKeyATriggerWritesForARowTheAppShipsIsGivenARealParent() throws {
+        let scratch = try TemporaryDirectory()
+        let schema = try Self.captured("""
+            CREATE TABLE kind (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE log (id INTEGER PRIMARY KEY, kindId INTEGER NOT NULL REFERENCES kind(id), itemId INTEGER REFERENCES item(id));
+            CREATE TRIGGER item_log AFTER INSERT ON item BEGIN INSERT INTO log (kindId, itemId) VALUES (0, NEW.id); END;
+            """, rows: "INSERT INTO kind VALUES (0, 'created'); INSERT INTO item VALUES (1, 'a');", in: scratch)
+        let store = StoreFileSet(main: scratch.url.appending(path: "g.sqlite"))
+        _ = try SchemaGenerator(schema: schema, seed: 2).generate(into: store, bytes: 100_000)
+        #expect(try SchemaGeneratorTests.verdict(store)["foreignKeys"] == "0", "the trigger's kind 0, which only the app's own rows have")
+    }
+
     @Test func aSchemaThatCannotBeFilledIsNamedByTableColumnAndConstraint() throws {
         let scratch = try TemporaryDirectory()
         let schema = try Self.captured("CREATE TABLE impossible (id INTEGER PRIMARY KEY, x INTEGER NOT NULL CHECK (x > 5 AND x < 3));", in: scratch)

@@ -42,7 +42,8 @@ CREATE VIRTUAL TABLE workout_search USING fts5(notes);
     /// foreign keys, a composite foreign key, a foreign key to a UNIQUE column, a NOT NULL
     /// self-reference, generated and STRICT columns, a RAISE trigger, a double-quoted string in a
     /// trigger, partial and NOCASE unique indexes created after the data, FTS3/4, RTREE, a view,
-    /// a table named with a double quote, a table left empty.
+    /// a table named with a double quote, a table left empty, functions only the app registers
+    /// (in a CHECK, a generated column and a trigger).
     public static let zoo = RealSchema(name: "zoo", sql: """
 CREATE TABLE country (code TEXT PRIMARY KEY CHECK (length(code) = 2 AND code GLOB '[A-Z][A-Z]'), name TEXT NOT NULL COLLATE NOCASE UNIQUE);
 CREATE TABLE person (id INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT NOT NULL UNIQUE, email TEXT CHECK (email LIKE '%_@_%._%'),
@@ -71,6 +72,9 @@ CREATE VIEW adults AS SELECT * FROM person WHERE age >= 18;
 CREATE TABLE "we""ird table" ("sel ect" TEXT, [order] INTEGER, "naïve" BLOB);
 CREATE TABLE lookup (id INTEGER PRIMARY KEY, label TEXT NOT NULL);
 CREATE TABLE never_used (id INTEGER PRIMARY KEY, x TEXT NOT NULL);
+CREATE TABLE f (id INTEGER PRIMARY KEY, name TEXT NOT NULL, CHECK (app_ok(name) IS NOT 0));
+CREATE TABLE g (id INTEGER PRIMARY KEY, x TEXT, y TEXT GENERATED ALWAYS AS (app_norm(x)) VIRTUAL);
+CREATE TRIGGER f_log AFTER INSERT ON f BEGIN INSERT INTO g(x) VALUES (app_norm(NEW.name)); END;
 """, migratedTable: "person")
 }
 
@@ -85,7 +89,11 @@ import sqlite3, sys, os, random
 schema, root = sys.argv[1], sys.argv[2]
 docs = os.path.join(root, "Documents"); os.makedirs(docs, exist_ok=True)
 c = sqlite3.connect(os.path.join(docs, "App.sqlite"), isolation_level=None)
-c.create_collation("localized", lambda a, b: (a > b) - (a < b))
+def register(db):
+    db.create_collation("localized", lambda a, b: (a > b) - (a < b))
+    db.create_function("app_ok", 1, lambda s: 1, deterministic=True)
+    db.create_function("app_norm", 1, lambda s: s and s.lower(), deterministic=True)
+register(c)
 c.execute("pragma journal_mode=wal"); c.execute("pragma wal_autocheckpoint=0")
 c.executescript(open(schema).read())
 c.execute("pragma foreign_keys=on"); c.execute("pragma user_version=7"); c.execute("pragma application_id=1234567")
@@ -136,11 +144,15 @@ os.kill(os.getpid(), 9)
     public static let check = #"""
 # check.py FIXTURE_STORE SOURCE_SQL_STORE SIZE
 import sqlite3, sys, os, shutil, tempfile, re
+def register(db):
+    db.create_collation("localized", lambda a, b: (a > b) - (a < b))
+    db.create_function("app_ok", 1, lambda s: 1, deterministic=True)
+    db.create_function("app_norm", 1, lambda s: s and s.lower(), deterministic=True)
 store, source, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
 tmp = tempfile.mkdtemp()
 for suffix in ["", "-wal"]:
   if os.path.exists(store + suffix): shutil.copy(store + suffix, os.path.join(tmp, "f.sqlite" + suffix))
-fx = sqlite3.connect(os.path.join(tmp, "f.sqlite")); fx.create_collation("localized", lambda a, b: (a > b) - (a < b))
+fx = sqlite3.connect(os.path.join(tmp, "f.sqlite")); register(fx)
 src = sqlite3.connect("file:%s?mode=ro" % source, uri=True) if not source.endswith(".sql") else None
 problems = []
 if fx.execute("pragma integrity_check").fetchall() != [("ok",)]: problems.append("integrity")
@@ -155,7 +167,7 @@ for (n, sql) in fx.execute("select name, sql from sqlite_master where sql like '
   if "fts" in sql.lower():
     try: fx.execute("insert into %s(%s) values('integrity-check')" % (q(n), q(n)))
     except sqlite3.Error as e: problems.append("fts %s: %s" % (n, e))
-fresh = sqlite3.connect(":memory:"); fresh.create_collation("localized", lambda a, b: (a > b) - (a < b))
+fresh = sqlite3.connect(":memory:"); register(fresh)
 shadow = set()
 for (n, sql) in fx.execute("select name, sql from sqlite_master where sql like 'CREATE VIRTUAL%'"):
   for (s,) in fx.execute("select name from sqlite_master where name like ? and type='table'", (n + "\\_%",)): pass

@@ -51,9 +51,10 @@ package enum MissingFunctions {
         }
     }
 
-    /// A function of any arity that returns NULL.
+    /// A function of any arity that returns NULL; deterministic, as SQLite requires of a function
+    /// an index expression, a CHECK or a generated column calls.
     package static func standIn(_ name: String) -> DatabaseFunction {
-        DatabaseFunction(name, argumentCount: nil, pure: false) { _ in nil }
+        DatabaseFunction(name, argumentCount: nil, pure: true) { _ in nil }
     }
 }
 

@@ -123,6 +123,7 @@ public struct SchemaGenerator: Sendable {
             }
             try rebuildExternalContent(db)
             for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) { try create(object, in: db) }
+            try repairForeignKeys(db)
             if schema.coreData != nil { try finishCoreData(db) }
             try writeHeader(db)
             return .commit
