@@ -80,8 +80,8 @@ struct Fixture: AsyncParsableCommand {
         }
         let main = try version.writableStore.flatMap { store in
             SchemaGenerator(schema: try catalog.schema(of: store), seed: seed, mainTable: store.mainTable).mainTable
-        } ?? "the app's main table"
-        var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main) (the app's main table), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
+        }
+        var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main.map { "\($0) (the app's main table)" } ?? "the app's main table"), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
         for store in version.stores {
             lines.append("  \(store.location): \(store.tables.joined(separator: ", "))")
         }

@@ -43,7 +43,8 @@ CREATE VIRTUAL TABLE workout_search USING fts5(notes);
     /// self-reference, generated and STRICT columns, a RAISE trigger, a double-quoted string in a
     /// trigger, partial and NOCASE unique indexes created after the data, FTS3/4, RTREE, a view,
     /// a table named with a double quote, a table left empty, functions only the app registers
-    /// (in a CHECK, a generated column and a trigger).
+    /// (in a CHECK, a generated column and a trigger), JSON and date CHECKs, exactly one of two
+    /// columns set, lower-case slugs without spaces, two tables referencing each other.
     public static let zoo = RealSchema(name: "zoo", sql: """
 CREATE TABLE country (code TEXT PRIMARY KEY CHECK (length(code) = 2 AND code GLOB '[A-Z][A-Z]'), name TEXT NOT NULL COLLATE NOCASE UNIQUE);
 CREATE TABLE person (id INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT NOT NULL UNIQUE, email TEXT CHECK (email LIKE '%_@_%._%'),
@@ -75,6 +76,12 @@ CREATE TABLE never_used (id INTEGER PRIMARY KEY, x TEXT NOT NULL);
 CREATE TABLE f (id INTEGER PRIMARY KEY, name TEXT NOT NULL, CHECK (app_ok(name) IS NOT 0));
 CREATE TABLE g (id INTEGER PRIMARY KEY, x TEXT, y TEXT GENERATED ALWAYS AS (app_norm(x)) VIRTUAL);
 CREATE TRIGGER f_log AFTER INSERT ON f BEGIN INSERT INTO g(x) VALUES (app_norm(NEW.name)); END;
+CREATE TABLE event (id INTEGER PRIMARY KEY, payload TEXT NOT NULL CHECK (json_valid(payload)),
+  day TEXT NOT NULL CHECK (length(day) = 10 AND date(day) IS NOT NULL), at TEXT NOT NULL CHECK (at = datetime(at)),
+  email TEXT, phone TEXT, slug TEXT NOT NULL UNIQUE CHECK (slug = lower(slug) AND slug NOT LIKE '% %' AND length(slug) <= 40),
+  CHECK ((email IS NULL) <> (phone IS NULL)));
+CREATE TABLE a (id INTEGER PRIMARY KEY, bId INTEGER REFERENCES b(id));
+CREATE TABLE b (id INTEGER PRIMARY KEY, aId INTEGER NOT NULL REFERENCES a(id));
 """, migratedTable: "person")
 }
 

@@ -28,6 +28,14 @@ struct ColumnDomain {
     var like: String?
     var kinds: Set<String>?
     var notNull = false
+    /// `json_valid(c)`: JSON text.
+    var json = false
+    /// `date(c)`, `datetime(c)`, `julianday(c)`, `strftime(…, c)`…: a date SQLite reads.
+    var date = false
+    /// Characters `c NOT LIKE '%X%'` (or `NOT GLOB '*X*'`) leaves out.
+    var excluded: Set<Character> = []
+    /// `c = lower(c)`, `c = upper(c)`, `c = trim(c)`: the text as the function returns it.
+    var caseFunction: String?
 
     var isFinite: Bool { values != nil }
 }
@@ -156,6 +164,22 @@ enum CheckParser {
             || tokens == [.word(column), .word("not"), .word("null")] {
             domain.notNull = true
             return
+        }
+        // c NOT LIKE '%X%': no X; c = lower(c) (or turned around): lower-case text.
+        if tokens.count == 4, tokens[0] == .word(column), tokens[1] == .word("not"), [.word("like"), .word("glob")].contains(tokens[2]),
+           case .literal(let quoted) = tokens[3] {
+            let pattern = quoted.dropFirst().dropLast()
+            let inner = pattern.filter { $0 != "%" && $0 != "*" }
+            if pattern.count == inner.count + 2, inner.count == 1, let character = inner.first { domain.excluded.insert(character); return }
+        }
+        for function in ["lower", "upper", "trim"] {
+            let call: [Token] = [.word(function), .symbol("("), .word(column), .symbol(")")]
+            if tokens == [.word(column), .symbol("=")] + call || tokens == call + [.symbol("="), .word(column)] { domain.caseFunction = function; return }
+        }
+        // json_valid(c), date(c) IS NOT NULL, c = datetime(c): what the function reads.
+        if tokens.contains(where: { $0 == .word("json_valid") || $0 == .word("json") }) { domain.json = true }
+        if tokens.contains(where: { ["date", "datetime", "julianday", "strftime", "unixepoch", "time"].contains($0.text) && $0 != .word(column) }) {
+            domain.date = true
         }
         // length(c) …, typeof(c) …
         if case .word(let function) = first, ["length", "typeof"].contains(function), let (inner, end) = balanced(tokens, from: 1),

@@ -7,6 +7,20 @@ extension ColumnDomain {
     /// column's values must (a key, a `UNIQUE` column): the value made then differs too.
     func fit(_ value: DatabaseValue, distinct: Int?, affinity: ColumnPlan.Affinity, random: inout SeededRandom) -> DatabaseValue {
         if value.isNull && distinct == nil && !notNull { return value }
+        if date {
+            // A day and time from the number: distinct when it is (a second apart).
+            let dayOnly = (maxLength ?? 19) < 19
+            // Within 1970-2105 (four-digit years): a day, or a second, per distinct number.
+            let offset = distinct ?? Int(random.next() % 400_000_000)
+            let seconds = dayOnly ? offset % 40_000 * 86_400 : offset % 4_000_000_000
+            let text = Self.dateTime(seconds)
+            return (dayOnly ? String(text.prefix(10)) : text).databaseValue
+        }
+        if json {
+            let text = String.fromDatabaseValue(value) ?? String(describing: distinct ?? 0)
+            let escaped = text.unicodeScalars.map { $0 == "\"" || $0 == "\\" ? "\\\($0)" : ($0.value < 0x20 ? " " : String($0)) }.joined()
+            return "[\"\(distinct.map { String($0) + " " } ?? "")\(escaped)\"]".databaseValue
+        }
         if let values, !values.isEmpty {
             if let distinct { return values[distinct % values.count] }
             return values.contains(value) ? value : values[Int(random.next() % UInt64(values.count))]
@@ -18,7 +32,7 @@ extension ColumnDomain {
                 if let number = number(value, kind: kind, distinct: distinct, random: &random) { value = number }
             }
         }
-        if kind == "text" || glob != nil || like != nil || minLength != nil || maxLength != nil {
+        if kind == "text" || glob != nil || like != nil || minLength != nil || maxLength != nil || !excluded.isEmpty || caseFunction != nil {
             if kind == "text" || !(value.storage.isNumeric) { value = text(value, distinct: distinct, random: &random).databaseValue }
         }
         if kind == "blob", case .blob = value.storage {} else if kind == "blob" {
@@ -42,6 +56,19 @@ extension ColumnDomain {
             return affinity == .real ? "real" : "integer"
         }
         return current
+    }
+
+    /// `YYYY-MM-DD HH:MM:SS` (UTC) of a Unix time, as SQLite's `datetime()` writes it (days to a
+    /// civil date by Howard Hinnant's algorithm: no formatter per row).
+    static func dateTime(_ unix: Int) -> String {
+        let days = unix / 86_400, second = unix % 86_400
+        let z = days + 719_468, era = z / 146_097, doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day)) \(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))"
     }
 
     /// A number within the range: an integer where one fits, else a real.
@@ -94,6 +121,13 @@ extension ColumnDomain {
         }
         if let minLength, result.count < minLength {
             result += String(repeating: "x", count: minLength - result.count)
+        }
+        if !excluded.isEmpty { result = String(result.map { excluded.contains($0) ? (excluded.contains("-") ? "x" : "-") : $0 }) }
+        switch caseFunction {
+        case "lower": result = result.lowercased()
+        case "upper": result = result.uppercased()
+        case "trim": result = result.trimmingCharacters(in: .whitespaces)
+        default: break
         }
         return result
     }

@@ -390,10 +390,13 @@ public struct SchemaGenerator: Sendable {
         statement.setUncheckedArguments(StatementArguments())  // values are bound row by row, in insert
         var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
         let rtree = isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
-        var inserted = 0
+        let memory = RepairMemory()
+        var inserted = 0, failedInARow = 0
         var failure: GeneratorError?
         for row in numbers {
             if let capacity = plan.capacity, row - 1 >= capacity { break }
+            // A constraint no repair meets: 64 rows refused in a row end the table (fast, and named).
+            if failedInARow >= 64 { break }
             var values: [DatabaseValue] = []
             values.reserveCapacity(plans.count)
             if rtree {
@@ -402,8 +405,9 @@ public struct SchemaGenerator: Sendable {
                 values = try makeRow(plan, row: row, rows: rows, maker: maker, random: &random)
             }
             do {
-                try insert(statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, random: &random)
+                try insert(statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, memory: memory, random: &random)
                 inserted += 1
+                failedInARow = 0
                 for reference in plan.references where reference.ownColumns != nil {
                     let own = reference.ownColumns!.map { $0 >= 0 ? values[$0] : row.databaseValue }
                     if !own.contains(where: \.isNull) { reference.tuples.append(own) }
@@ -411,6 +415,7 @@ public struct SchemaGenerator: Sendable {
             } catch let error as GeneratorError {
                 // A row that cannot be made is left out; a table none of whose rows can be, fails.
                 failure = failure ?? error
+                failedInARow += 1
             }
         }
         // (Rows a trigger made already may hold every key there is: `totals` of each athlete.)
@@ -446,71 +451,6 @@ public struct SchemaGenerator: Sendable {
         return values
     }
 
-
-    /// Inserts one row. A constraint the drawn values still broke (one over several columns, or
-    /// a trigger's `RAISE`) is repaired from the constraint's columns and literals; a row whose
-    /// key exists already (a trigger made it) is left out.
-    private func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plan: TablePlan, row: Int, rows: Int,
-                        maker: ValueMaker, random: inout SeededRandom) throws {
-        var values = values
-        let attempts = 24
-        for attempt in 0..<attempts {
-            do {
-                // Bound in place: building a StatementArguments per row (a generic map through a key
-                // path, not specialised across modules) was a quarter of a captured schema's
-                // generation time (perf, Apple Photos' schema). The statement was marked bound
-                // (no arguments) once; execute() resets it and keeps these bindings.
-                sqlite3_reset(statement.sqliteStatement)  // bindings are refused after a step until then
-                for (index, value) in values.enumerated() {
-                    let code = value.bind(to: statement.sqliteStatement, at: CInt(index + 1))
-                    guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "binding column \(index + 1) of \(table)") }
-                }
-                try statement.execute()
-                return
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                let message = error.message ?? "\(error.extendedResultCode)"
-                let check = plan.checks.first { message.hasSuffix(": " + $0.sql) || SQLTokens.normalized(message).hasSuffix($0.sql) }
-                // "UNIQUE constraint failed: t.a, t.b" names its columns; a CHECK, its expression.
-                let named = message.split(separator: ": ", maxSplits: 1).last.map { $0.split(separator: ", ").compactMap { $0.split(separator: ".").last.map(String.init) } } ?? []
-                let columns = check?.columns ?? (named.allSatisfy { name in plan.columns.contains { $0.name == name } } && !named.isEmpty ? named : plan.checks.flatMap(\.columns))
-                guard attempt < attempts - 1, error.extendedResultCode != .SQLITE_CONSTRAINT_PRIMARYKEY,
-                      !(error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && attempt >= 3) else {
-                    throw GeneratorError.constraint(table: table, column: columns.isEmpty ? "-" : columns.joined(separator: ", "), message: message)
-                }
-                values = try repaired(values, plan: plan, columns: Set(columns), check: check, attempt: attempt, row: row, rows: rows,
-                                      maker: maker, random: &random)
-            } catch let error as DatabaseError {
-                throw GeneratorError.constraint(table: table, column: "-", message: error.message ?? "\(error)")
-            }
-        }
-    }
-
-    /// New values for the columns a failed constraint reads: new draws, then NULL where allowed,
-    /// then the constraint's own literals, then one column's value copied to the others (and one
-    /// more, one less: `a <= b`, `a < b`).
-    private func repaired(_ values: [DatabaseValue], plan: TablePlan, columns: Set<String>, check: CheckConstraint?, attempt: Int,
-                          row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
-        var values = values
-        let all = columns.isEmpty
-        let involved = plan.columns.indices.filter { (all || columns.contains(plan.columns[$0].name.lowercased())) && plan.columns[$0].isFree }
-        switch attempt {
-        case 0..<8:
-            for index in involved { values[index] = try maker.value(plan.columns[index], row: row, rows: rows, random: &random) }
-        case 8:
-            for index in involved where !plan.columns[index].notNull { values[index] = .null }
-        case 9..<18:
-            let literals = check?.literals ?? []
-            guard !literals.isEmpty else { fallthrough }
-            for (n, index) in involved.enumerated() { values[index] = literals[(attempt - 9 + n) % literals.count] }
-        default:
-            guard let first = involved.first else { break }
-            for (n, index) in involved.enumerated().dropFirst() {
-                let step = attempt % 3 == 0 ? 0 : (attempt % 3 == 1 ? n : -n)
-                if let number = Int64.fromDatabaseValue(values[first]) { values[index] = (number + Int64(step)).databaseValue } else { values[index] = values[first] }
-            }
-        }
-        return values
-    }
 
     private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {
         var values: [DatabaseValue] = [row.databaseValue]
