@@ -256,6 +256,18 @@ public struct StoreSchema: Sendable, Hashable, Codable {
     public var tables: [String: TableStatistics]
     /// What Core Data adds, when the store is a Core Data store.
     public var coreData: CoreDataFacts?
+    /// The header's `user_version` and `application_id` (an app may read them); nil in catalogs
+    /// captured before they were recorded.
+    public var userVersion: Int32?
+    public var applicationID: Int32?
+    /// `UTF-8`, `UTF-16le` or `UTF-16be`; nil: UTF-8.
+    public var textEncoding: String?
+    /// `PRAGMA auto_vacuum`: 0 none, 1 full, 2 incremental; nil: none.
+    public var autoVacuum: Int?
+    /// Rows that ship with the app (a lookup table, the rows its triggers rely on), declared at
+    /// capture: per table, `INSERT` statements kept verbatim and put in every fixture instead of
+    /// generated rows. They are the app's, never the user's: no other table's rows are kept.
+    public var appRows: [String: [String]]?
 
     public init(journalMode: String, pageSize: Int, objects: [Object], tables: [String: TableStatistics], coreData: CoreDataFacts? = nil) {
         self.journalMode = journalMode

@@ -56,6 +56,11 @@ struct CatalogInit: AsyncParsableCommand {
     @Option(help: "The app's name (default: the first store's name).")
     var app: String?
 
+    @Option(name: .customLong("app-rows"), help: ArgumentHelp(
+        "A table whose rows ship with the app (a lookup table, rows its triggers rely on): kept verbatim and put in every fixture (repeatable).",
+        valueName: "table"))
+    var appRows: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
@@ -78,10 +83,16 @@ struct CatalogInit: AsyncParsableCommand {
         var schemas: [(String, StoreSchema)] = []
         for (index, (store, location)) in zip(stores, locations).enumerated() {
             let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
-            let schema = try StoreCapture.capture(StoreFileSet(main: url))
+            let set = StoreFileSet(main: url)
+            // The tables named are looked for in each store; a store without them keeps none.
+            let tables = try appRows.isEmpty ? [] : StoreCapture.capture(set).tableNames.filter { name in appRows.contains { $0.lowercased() == name.lowercased() } }
+            let schema = try StoreCapture.capture(set, appRows: tables)
             let file = "stores/\(version)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
             schemas.append((file, schema))
             captured.append(CatalogStore(location: location, tables: schema.tableNames, writable: index == 0 ? true : nil, schema: file))
+        }
+        for table in appRows where !schemas.contains(where: { $0.1.appRows?.keys.contains { $0.lowercased() == table.lowercased() } == true }) {
+            throw ValidationError("--app-rows \(table): no store given with --from has a table of that name.")
         }
         let name = app ?? URL(filePath: stores[0]).deletingPathExtension().lastPathComponent
         let catalog = CatalogFolder(creating: folder, manifest: CatalogManifest(app: name, versions: [CatalogVersion(name: version, summary: "captured from real stores", stores: captured)]))
@@ -138,7 +149,10 @@ struct CatalogShow: AsyncParsableCommand {
                 let counts = Dictionary(grouping: schema.objects, by: \.kind).mapValues(\.count)
                 var line = "    \(store.location)\(store.writable == true ? " (written by the app)" : ""): \(store.tables.count) tables, "
                 line += "\(counts[.index] ?? 0) indexes, \(counts[.trigger] ?? 0) triggers, \(counts[.view] ?? 0) views, \(counts[.virtualTable] ?? 0) virtual tables; "
-                line += "\(rows) rows, \(formatBytes(bytes)), \(schema.journalMode) journal"
+                // A captured version's counts are the real store's; a later one's, those of the
+                // fixture add-version upgraded to record it (generated rows, not the user's).
+                let source = version.plan == nil ? "rows in the captured store" : "rows in the fixture add-version upgraded"
+                line += "\(rows) \(source), \(formatBytes(bytes)), \(schema.journalMode) journal"
                 if let coreData = schema.coreData {
                     line += "; Core Data: \(coreData.entities.count) entities, \(coreData.externalFiles) external files (\(formatBytes(coreData.externalBytes)))"
                 }

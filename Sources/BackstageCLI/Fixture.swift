@@ -42,6 +42,10 @@ struct Fixture: AsyncParsableCommand {
     @Option(help: "The version whose layout to write (the Notes sample: v1, v2, v3 or v4).")
     var layout: String = "v1"
 
+    @Option(help: ArgumentHelp("A folder of the app's documents to put in Documents (default: the Notes sample's for the bundled catalog, none for another app's).", valueName: "dir"),
+            completion: .directory)
+    var documents: String?
+
     @Option(help: "Approximate size of the stores and their external data, such as 500KB, 2MB, 1GB.")
     var size: String = "2MB"
 
@@ -67,13 +71,17 @@ struct Fixture: AsyncParsableCommand {
         let root = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
         let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
         let started = ContinuousClock.now
-        let rows = try FixtureGenerator(executable: Executable.url, catalog: catalog).generate(spec, at: root)
+        let given = documents.map { URL(filePath: $0, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL }
+        let rows = try FixtureGenerator(executable: Executable.url, catalog: catalog, documents: given).generate(spec, at: root)
         let elapsed = ContinuousClock.now - started
         if json {
             try Output.json(try FixtureManifest.read(container: catalog.container(at: root), spec: spec, rows: rows))
             return
         }
-        var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in the app's main table, at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
+        let main = try version.writableStore.flatMap { store in
+            SchemaGenerator(schema: try catalog.schema(of: store), seed: seed, mainTable: store.mainTable).mainTable
+        }
+        var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main.map { "\($0) (the app's main table)" } ?? "the app's main table"), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
         for store in version.stores {
             lines.append("  \(store.location): \(store.tables.joined(separator: ", "))")
         }

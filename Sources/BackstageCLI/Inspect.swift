@@ -28,12 +28,12 @@ struct Inspect: AsyncParsableCommand {
 
     func run() async throws {
         let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
-        let catalog = try catalogOption.catalog.map { _ in try catalogOption.load() }
+        let catalog = try catalogOption.load()  // the bundled Notes sample when --catalog is not given
         let inspection = try StoreInspection(of: StoreFileSet(main: url), catalog: catalog)
         if json {
             try Output.json(inspection)
         } else {
-            Output.out(Self.render(inspection, catalogGiven: catalog != nil))
+            Output.out(Self.render(inspection, catalogGiven: true))
         }
     }
 

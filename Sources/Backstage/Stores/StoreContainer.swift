@@ -138,7 +138,7 @@ public final class StoreContainer: @unchecked Sendable {
         defer { try? queue.close() }
         return try queue.writeWithoutTransaction { db in
             for (key, store) in snapshot.sorted(by: { $0.key < $1.key }) where store.url != nil {
-                try db.execute(sql: "ATTACH DATABASE ? AS \((key.isEmpty ? "default" : key).quotedDatabaseIdentifier)", arguments: [store.url!.path])
+                try db.execute(sql: "ATTACH DATABASE ? AS \((key.isEmpty ? "default" : key).quotedSQLIdentifier)", arguments: [store.url!.path])
             }
             try db.execute(sql: "PRAGMA query_only = 1")
             return try body(db)

@@ -21,7 +21,7 @@ public enum StoreInspector {
             var counts: [String: Int] = [:]
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
             for table in tables {
-                counts[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+                counts[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0
             }
             return counts
         }
@@ -41,7 +41,9 @@ public enum StoreInspector {
         if fileSystem.exists(store.sidecar(.journal).path) {
             try fileSystem.copyFile(store.sidecar(.journal).path, to: copy.sidecar(.journal).path)
         }
-        let queue = try DatabaseQueue(path: copy.main.path)
+        var configuration = Configuration()
+        MissingFunctions.configureAsTheApp(&configuration)
+        let queue = try DatabaseQueue(path: copy.main.path, configuration: configuration)
         defer { try? queue.close() }
         return try queue.read(body)
     }

@@ -227,11 +227,19 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
                 self.destructive = destructive
             }
         }
+        /// How foreign keys are checked while the migrations run, as GRDB's `DatabaseMigrator`
+        /// offers: `immediate` (enforced statement by statement), `deferred` (off while a
+        /// migration runs, then only the violations it added fail it: a store that already held
+        /// some, as real stores do, still migrates), `none` (not checked). Deferred by default.
+        public enum ForeignKeyChecks: String, Sendable, Hashable, Codable { case immediate, deferred, none }
+
         public var store: ContainerLocation
         public var migrations: [Migration]
-        public init(store: ContainerLocation, migrations: [Migration]) {
+        public var foreignKeyChecks: ForeignKeyChecks?
+        public init(store: ContainerLocation, migrations: [Migration], foreignKeyChecks: ForeignKeyChecks? = nil) {
             self.store = store
             self.migrations = migrations
+            self.foreignKeyChecks = foreignKeyChecks
         }
     }
 

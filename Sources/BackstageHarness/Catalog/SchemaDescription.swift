@@ -148,7 +148,10 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
             do { script = try String(contentsOf: url, encoding: .utf8) } catch {
                 throw CatalogError.unreadableFile(path: url.path, reason: UpgradePlan.readFailure(error, at: url))
             }
-            return try inMemory(path: url.path, build: { db in try db.execute(sql: script) }, body)
+            return try inMemory(path: url.path, build: { db in
+                try standIns(for: script, in: db)
+                try db.execute(sql: script)
+            }, body)
         }
         let header: [UInt8]
         do { header = try FileSystem().readPrefix(url.path, count: 100) } catch {
@@ -163,12 +166,21 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
     /// Runs `body` on an in-memory database holding the recorded schema (no rows).
     static func withDatabase<T>(recorded schema: StoreSchema, _ body: (Database) throws -> T) throws -> T {
         try inMemory(path: "the recorded schema", build: { db in
+            try standIns(for: schema.objects.map(\.sql).joined(separator: ";\n"), in: db)
             for object in schema.objects { try db.execute(sql: object.sql) }
         }, body)
     }
 
+    /// Stand-ins for the functions `sql` calls that only the app registers (a CHECK calling one
+    /// is refused at `CREATE TABLE` without them).
+    private static func standIns(for sql: String, in db: Database) throws {
+        for name in try MissingFunctions.missing(in: sql, db: db) { db.add(function: MissingFunctions.standIn(name)) }
+    }
+
     private static func inMemory<T>(path: String, build: (Database) throws -> Void, _ body: (Database) throws -> T) throws -> T {
-        let queue = try DatabaseQueue()
+        var configuration = Configuration()
+        MissingFunctions.configureAsTheApp(&configuration)
+        let queue = try DatabaseQueue(configuration: configuration)
         do {
             try queue.write(build)
         } catch let error as DatabaseError {

@@ -18,12 +18,15 @@ public enum StoreCapture {
     ///
     /// - throws: `FileSystemError` when a file cannot be copied, `CatalogError` when it is not a
     ///   SQLite database, a GRDB `DatabaseError` when SQLite cannot read the copy.
-    public static func capture(_ store: StoreFileSet) throws -> StoreSchema {
+    ///
+    /// - parameter appRows: Tables whose rows ship with the app (lookup tables): their rows are
+    ///   kept verbatim, as `INSERT` statements, and reproduced in fixtures. No other row is kept.
+    public static func capture(_ store: StoreFileSet, appRows: [String] = []) throws -> StoreSchema {
         let header = try FileSystem().readPrefix(store.main.path, count: 100)
         guard let parsed = SQLiteHeader(header) else {
             throw CatalogError.unreadableFile(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
         }
-        var schema = try StoreInspector.withCopy(of: store) { db in
+        var schema = try namingThePath(store) { try StoreInspector.withCopy(of: store) { db in
             let objects = try Self.objects(db)
             var tables: [String: TableStatistics] = [:]
             let sizes = try Self.pageBytes(db)
@@ -36,8 +39,16 @@ public enum StoreCapture {
                 tables[object.name] = try? Self.statistics(of: object.name, bytes: bytes, in: db)
             }
             let facts = try Self.coreDataFacts(db)
-            return StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
-        }
+            var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
+            try Self.captureHeader(into: &schema, db)
+            for table in appRows {
+                guard let name = objects.first(where: { $0.kind == .table && $0.name.lowercased() == table.lowercased() })?.name else {
+                    throw CatalogError.unreadable(path: store.main.path, reason: "it has no table \(table) whose rows ship with the app")
+                }
+                schema.appRows = (schema.appRows ?? [:]).merging([name: try Self.insertStatements(of: name, in: db)]) { $1 }
+            }
+            return schema
+        } }
         if var facts = schema.coreData {
             let external = store.externalDataFolder.path
             for name in (try? FileManager.default.contentsOfDirectory(atPath: external)) ?? [] {
@@ -81,6 +92,38 @@ public enum StoreCapture {
         return objects
     }
 
+    /// `body`, with SQLite's refusal of a damaged or unreadable store turned into an error that
+    /// names the store's file and what is wrong.
+    static func namingThePath<T>(_ store: StoreFileSet, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw StoreError.sqlite(path: store.main.path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    /// The rows of `table` as `INSERT` statements of SQL literals (`quote()`), in rowid order.
+    static func insertStatements(of table: String, in db: Database) throws -> [String] {
+        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let quoted = columns.map(\.quotedSQLIdentifier)
+        let head = "INSERT INTO \(table.quotedSQLIdentifier) (\(quoted.joined(separator: ", "))) VALUES ("
+        return try String.fetchAll(db, sql: "SELECT \(quoted.map { "quote(\($0))" }.joined(separator: " || ', ' || ")) FROM \(table.quotedSQLIdentifier)")
+            .map { head + $0 + ")" }
+    }
+
+    /// The header fields a fixture reproduces: `user_version`, `application_id`, the text
+    /// encoding and the auto-vacuum mode (recorded only when not SQLite's default).
+    static func captureHeader(into schema: inout StoreSchema, _ db: Database) throws {
+        let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let encoding = try String.fetchOne(db, sql: "PRAGMA encoding") ?? "UTF-8"
+        let vacuum = try Int.fetchOne(db, sql: "PRAGMA auto_vacuum") ?? 0
+        schema.userVersion = version == 0 ? nil : version
+        schema.applicationID = id == 0 ? nil : id
+        schema.textEncoding = encoding == "UTF-8" ? nil : encoding
+        schema.autoVacuum = vacuum == 0 ? nil : vacuum
+    }
+
     /// Bytes of each table's pages, from `dbstat` (0 when SQLite was built without it).
     static func pageBytes(_ db: Database) throws -> [String: Int64] {
         guard (try? db.execute(sql: "SELECT 1 FROM dbstat LIMIT 1")) != nil else { return [:] }
@@ -94,10 +137,10 @@ public enum StoreCapture {
     /// Row count and per-column shares and sizes, in one pass over the table.
     static func statistics(of table: String, bytes: Int64, in db: Database) throws -> TableStatistics {
         let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
-        let quotedTable = table.quotedDatabaseIdentifier
+        let quotedTable = table.quotedSQLIdentifier
         var parts = ["COUNT(*)"]
         for column in columns {
-            let c = (column["name"] as String).quotedDatabaseIdentifier
+            let c = (column["name"] as String).quotedSQLIdentifier
             parts += [
                 "SUM(\(c) IS NULL)", "SUM(typeof(\(c)) = 'integer')", "SUM(typeof(\(c)) = 'real')", "SUM(typeof(\(c)) = 'text')", "SUM(typeof(\(c)) = 'blob')",
                 "AVG(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",

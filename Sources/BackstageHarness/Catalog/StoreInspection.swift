@@ -64,7 +64,7 @@ public struct StoreInspection: Sendable, Hashable, Codable {
                 try facts.entities.map { entity in
                     let hasEntityColumn = try db.tableExists(entity.table) && db.columns(in: entity.table).contains { $0.name == "Z_ENT" }
                     let rows = hasEntityColumn
-                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedDatabaseIdentifier) WHERE Z_ENT = ?", arguments: [entity.id]) ?? 0 : 0
+                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedSQLIdentifier) WHERE Z_ENT = ?", arguments: [entity.id]) ?? 0 : 0
                     return Entity(name: entity.name, id: entity.id, table: entity.table, rows: rows)
                 }
             }
@@ -85,22 +85,19 @@ public struct StoreInspection: Sendable, Hashable, Codable {
         }
     }
 
-    /// Committed frames not yet in the main file: `mxFrame - nBackfill` from the `-shm`'s WAL-index
-    /// header when it is valid, else the frames of the `-wal` whose salts match its header.
+    /// Committed frames not yet in the main file, as SQLite's recovery counts them: the frames of
+    /// the `-wal` whose salts match its header and whose checksums continue the chain, up to the
+    /// last commit frame among them (a torn frame ends the log there), less the frames the
+    /// `-shm` says were copied back already (when it belongs to this `-wal`).
     static func pendingFrames(_ store: StoreFileSet, pageSize: Int, fileSystem: FileSystem) throws -> Int {
         guard let wal = try fileSystem.status(store.sidecar(.wal).path), wal.size > 32 else { return 0 }
-        let shm = (try? fileSystem.readPrefix(store.sidecar(.shm).path, count: 136)) ?? []
-        if shm.count >= 136, SidecarMagic.isWALIndex(shm) {
-            let little = shm[0] == 0x18
-            func u32(_ offset: Int) -> Int {
-                let b = shm[offset..<(offset + 4)].map(UInt32.init)
-                return Int(little ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3])
-            }
-            return max(0, u32(16) - u32(96))  // WalIndexHdr.mxFrame - WalCkptInfo.nBackfill
-        }
         let header = try fileSystem.readPrefix(store.sidecar(.wal).path, count: 32)
-        guard SidecarMagic.isWAL(header) else { return 0 }
+        guard header.count == 32, SidecarMagic.isWAL(header) else { return 0 }
         let salts = Array(header[16..<24])
+        let bigEndianWords = header[3] & 1 == 1
+        var checksum = WALChecksum(bigEndian: bigEndianWords)
+        checksum.add(header[0..<24])
+        guard checksum.matches(header[24..<32]) else { return 0 }
         // Frame by frame through one buffer: a WAL can be gigabytes.
         let file = try fileSystem.openForReading(store.sidecar(.wal).path)
         defer { file.close() }
@@ -118,10 +115,62 @@ public struct StoreInspection: Sendable, Hashable, Codable {
             return filled
         }
         guard try fill(32) == 32 else { return 0 }
-        var frames = 0
+        var frames = 0, lastCommit = 0
         while try fill(frameSize) == frameSize, Array(buffer[8..<16]) == salts {
+            let bytes = UnsafeRawBufferPointer(buffer)
+            checksum.add(bytes[0..<8])
+            checksum.add(bytes[24..<frameSize])
+            guard checksum.matches(bytes[16..<24]) else { break }
             frames += 1
+            if bytes[4] | bytes[5] | bytes[6] | bytes[7] != 0 { lastCommit = frames }
         }
-        return frames
+        return max(0, lastCommit - backfilled(store, salts: salts, fileSystem: fileSystem))
+    }
+
+    /// `nBackfill` of the `-shm`, when it is a valid WAL-index of this `-wal` (same salts); else 0.
+    private static func backfilled(_ store: StoreFileSet, salts: [UInt8], fileSystem: FileSystem) -> Int {
+        let shm = (try? fileSystem.readPrefix(store.sidecar(.shm).path, count: 136)) ?? []
+        guard shm.count >= 136, SidecarMagic.isWALIndex(shm) else { return 0 }
+        let little = shm[0] == 0x18
+        func u32(_ offset: Int) -> Int {
+            let b = shm[offset..<(offset + 4)].map(UInt32.init)
+            return Int(little ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3])
+        }
+        // WalIndexHdr.aSalt (offset 32) is kept in the WAL's own byte order.
+        guard Array(shm[32..<40]) == salts else { return 0 }
+        return u32(96)  // WalCkptInfo.nBackfill
+    }
+}
+
+/// SQLite's WAL checksum: two 32-bit sums over 8-byte steps, carried from the header through
+/// every frame, in the byte order the WAL's magic number says.
+struct WALChecksum {
+    let bigEndian: Bool
+    var s0: UInt32 = 0
+    var s1: UInt32 = 0
+
+    init(bigEndian: Bool) { self.bigEndian = bigEndian }
+
+    mutating func add<C: Collection>(_ bytes: C) where C.Element == UInt8, C.Index == Int {
+        var index = bytes.startIndex
+        while index + 8 <= bytes.endIndex {
+            s0 = s0 &+ word(bytes, index) &+ s1
+            s1 = s1 &+ word(bytes, index + 4) &+ s0
+            index += 8
+        }
+    }
+
+    private func word<C: Collection>(_ bytes: C, _ at: Int) -> UInt32 where C.Element == UInt8, C.Index == Int {
+        let b = (UInt32(bytes[at]), UInt32(bytes[at + 1]), UInt32(bytes[at + 2]), UInt32(bytes[at + 3]))
+        return bigEndian ? b.0 << 24 | b.1 << 16 | b.2 << 8 | b.3 : b.3 << 24 | b.2 << 16 | b.1 << 8 | b.0
+    }
+
+    /// The stored pair (big-endian) equals the running sums.
+    func matches<C: Collection>(_ stored: C) -> Bool where C.Element == UInt8, C.Index == Int {
+        let a = Array(stored)
+        guard a.count == 8 else { return false }
+        let x = UInt32(a[0]) << 24 | UInt32(a[1]) << 16 | UInt32(a[2]) << 8 | UInt32(a[3])
+        let y = UInt32(a[4]) << 24 | UInt32(a[5]) << 16 | UInt32(a[6]) << 8 | UInt32(a[7])
+        return x == s0 && y == s1
     }
 }

@@ -19,10 +19,10 @@ public enum StoreDigest {
             var result: [String: TableDigest] = [:]
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations' ORDER BY name")
             for table in tables {
-                let list = columns[table]?.map(\.quotedDatabaseIdentifier).joined(separator: ", ") ?? "*"
+                let list = columns[table]?.map(\.quotedSQLIdentifier).joined(separator: ", ") ?? "*"
                 var hasher = SHA256()
                 var rows = 0
-                let cursor = try Row.fetchCursor(db, sql: "SELECT \(list) FROM \(table.quotedDatabaseIdentifier) ORDER BY \(try order(of: table, in: db))")
+                let cursor = try Row.fetchCursor(db, sql: "SELECT \(list) FROM \(table.quotedSQLIdentifier) ORDER BY \(try order(of: table, in: db))")
                 while let row = try cursor.next() {
                     rows += 1
                     for value in row.databaseValues { hasher.update(encode(value)) }
@@ -39,7 +39,7 @@ public enum StoreDigest {
         let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
         guard withoutRowID else { return "rowid" }
         return try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table])
-            .map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+            .map(\.quotedSQLIdentifier).joined(separator: ", ")
     }
 
     private static func encode(_ value: DatabaseValue) -> [UInt8] {

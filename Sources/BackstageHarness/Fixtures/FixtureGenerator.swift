@@ -12,9 +12,14 @@ public struct FixtureGenerator: Sendable {
     /// The app whose layouts are built (the bundled Notes sample by default).
     public var catalog: CatalogFolder
 
-    public init(executable: URL, catalog: CatalogFolder) {
+    /// The user's documents to put in the container's Documents folder (copied as they are);
+    /// nil: the Notes sample's documents for the bundled Notes catalog, none for another app's.
+    public var documents: URL?
+
+    public init(executable: URL, catalog: CatalogFolder, documents: URL? = nil) {
         self.executable = executable
         self.catalog = catalog
+        self.documents = documents
     }
 
     /// Generates `spec` into `root`, which must not exist or be empty.
@@ -27,9 +32,26 @@ public struct FixtureGenerator: Sendable {
     public func generate(_ spec: FixtureSpec, at root: URL) throws -> Int {
         let version = try catalog.version(spec.layout)
         guard let first = catalog.manifest.versions.first else { throw CatalogError.unknownVersion(spec.layout, known: []) }
+        let existed = FileManager.default.fileExists(atPath: root.path)
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: root.path), !existing.isEmpty {
             throw FixtureError.notEmpty(path: root.path)
         }
+        do {
+            return try build(spec, version: version, first: first, at: root)
+        } catch {
+            // A failed fixture leaves nothing behind: the rerun finds the folder as it was.
+            if existed {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
+                    try? FileManager.default.removeItem(at: root.appending(path: name))
+                }
+            } else {
+                try? FileManager.default.removeItem(at: root)
+            }
+            throw error
+        }
+    }
+
+    private func build(_ spec: FixtureSpec, version: CatalogVersion, first: CatalogVersion, at root: URL) throws -> Int {
         let container = catalog.container(at: root)
         for folder in container.roots {
             try FileManager.default.createDirectory(at: container[folder], withIntermediateDirectories: true)
@@ -147,8 +169,16 @@ public struct FixtureGenerator: Sendable {
         if fm.fileExists(atPath: from.supportFolder.path) { try fm.copyItem(at: from.supportFolder, to: to.supportFolder) }
     }
 
-    /// The user's documents: nested folders, Unicode names, an empty folder, a large file.
+    /// The user's documents: those given, copied; for the bundled Notes sample, its own (nested
+    /// folders, Unicode names, an empty folder, a large file); for another app's catalog, none.
     private func writeDocuments(_ documents: URL, seed: UInt64) throws {
+        if let given = self.documents {
+            for name in try FileManager.default.contentsOfDirectory(atPath: given.path) {
+                try FileManager.default.copyItem(at: given.appending(path: name), to: documents.appending(path: name))
+            }
+            return
+        }
+        guard let sample = try? CatalogFolder.notes(), sample.url.standardizedFileURL.path == catalog.url.standardizedFileURL.path else { return }
         var random = SeededRandom(seed: seed ^ 0xD0C5)
         let files: [(String, Data)] = [
             ("Trips/Lisbon — day 1.md", Data("# Lisbon\n\nPastéis de nata at 9, tram 28 at 10.\n".utf8)),

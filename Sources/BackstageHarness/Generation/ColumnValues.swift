@@ -25,6 +25,56 @@ struct ColumnPlan {
     var statistics: ColumnStatistics
     /// The affinity of the declared type, used when the capture saw no value.
     var affinity: Affinity
+    /// For a column of a foreign key: which reference of the table plan, and which of its columns.
+    var link: (Int, Int)?
+    /// What the table's `CHECK` constraints allow of the column.
+    var domain: ColumnDomain?
+    /// Values must differ row to row (the column stands for a `UNIQUE` group).
+    var distinct = false
+
+    init(name: String, role: Role, notNull: Bool, statistics: ColumnStatistics, affinity: Affinity) {
+        self.name = name
+        self.role = role
+        self.notNull = notNull
+        self.statistics = statistics
+        self.affinity = affinity
+    }
+
+    var isRowNumber: Bool {
+        if case .rowNumber = role { return true }
+        return false
+    }
+
+    /// Its values are drawn (not a key, a reference or Core Data's bookkeeping).
+    var isFree: Bool {
+        if case .statistics = role { return true }
+        return false
+    }
+
+    /// A STRICT table's declared type: exactly one storage class, or any.
+    static func strictAffinity(of declared: String) -> Affinity {
+        switch declared.uppercased() {
+        case "INT", "INTEGER": .integer
+        case "REAL": .real
+        case "TEXT": .text
+        case "BLOB": .blob
+        default: affinity(of: declared)
+        }
+    }
+
+    /// What a column of a table the capture saw empty looks like: its declared type's values,
+    /// mostly present, of a modest size.
+    static func defaultStatistics(name: String, declared: String, affinity: Affinity) -> ColumnStatistics {
+        let kinds: (Double, Double, Double, Double) = switch affinity {
+        case .integer, .numeric: (0.9, 0, 0, 0)
+        case .real: (0, 0.9, 0, 0)
+        case .text: (0, 0, 0.9, 0)
+        case .blob: declared.isEmpty ? (0, 0, 0.9, 0) : (0, 0, 0, 0.9)
+        }
+        return ColumnStatistics(name: name, declaredType: declared, nullFraction: 0.1, integerFraction: kinds.0, realFraction: kinds.1,
+                                textFraction: kinds.2, blobFraction: kinds.3, averageBytes: 24, maxBytes: 64, distinctRatio: 0.8,
+                                integerBits: 20)
+    }
 
     enum Affinity { case integer, real, text, blob, numeric }
 
@@ -59,7 +109,9 @@ struct ValueMaker {
         case .version:
             return Int(1 + random.next() % 3).databaseValue
         case .statistics(let unique):
-            return try statistical(plan, unique: unique, row: row, rows: rows, random: &random)
+            let value = try statistical(plan, unique: unique || plan.distinct, row: row, rows: rows, random: &random)
+            guard let domain = plan.domain else { return value }
+            return domain.fit(value, distinct: plan.distinct ? row : nil, affinity: plan.affinity, random: &random)
         }
     }
 

@@ -8,11 +8,13 @@ import GRDBSQLite
 /// rows on every machine.
 ///
 /// The schema is created as the app created it (tables, virtual tables, views, triggers, then the
-/// indexes once the rows are in). Rows satisfy it: keys distinct, declared foreign keys pointing at
-/// rows generated first, `NOT NULL` and `UNIQUE` honoured, `CHECK` constraints retried; virtual
-/// tables (RTREE, FTS) are filled through the virtual table; triggers fire as rows go in, with the
-/// SQL functions only Core Data registers (`NSCoreDataTriggerUpdateAffectedObjectValue`, ...)
-/// standing in as functions that return NULL. Core Data's conventions are kept: `Z_PK` counts up,
+/// indexes once the rows are in). Rows satisfy it by construction : `CHECK`
+/// constraints give the values they allow, each `UNIQUE` group a column distinct row to row (or
+/// its combinations enumerated), declared foreign keys the key of a real parent row; a constraint
+/// over several columns or a trigger's `RAISE` is repaired from its columns and literals. Virtual
+/// tables (RTREE, FTS) are filled through the virtual table, FTS tables with external content
+/// rebuilt; triggers fire as rows go in, with the SQL functions and collations only the app
+/// registers (Core Data's `NSCoreDataTriggerUpdateAffectedObjectValue`, ...) standing in. Core Data's conventions are kept: `Z_PK` counts up,
 /// `Z_ENT` names an entity of the table, `Z_PRIMARYKEY.Z_MAX` is the largest key, `Z_METADATA`
 /// carries the captured model hashes (in an XML plist, which Core Data reads like its binary one),
 /// and large blobs become files in `_EXTERNAL_DATA`.
@@ -83,9 +85,12 @@ public struct SchemaGenerator: Sendable {
     private func configuration() throws -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
+        // As SQLite's default build, and the app, read the schema: "text" in a trigger is a string.
+        configuration.acceptsDoubleQuotedStringLiterals = true
         let functions = try stubFunctions()
         configuration.prepareDatabase { db in
             for function in functions { db.add(function: function) }
+            MissingFunctions.standInCollations(in: db)
         }
         return configuration
     }
@@ -95,6 +100,8 @@ public struct SchemaGenerator: Sendable {
     private func populate(_ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?) throws -> [String: Int] {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+            if let encoding = schema.textEncoding { try db.execute(sql: "PRAGMA encoding = '\(encoding)'") }
+            if let mode = schema.autoVacuum { try db.execute(sql: "PRAGMA auto_vacuum = \(mode)") }
         }
         var rows: [String: Int] = [:]
         // Indexes go in after the rows (faster), but those of tables a trigger reads or writes go
@@ -105,14 +112,20 @@ public struct SchemaGenerator: Sendable {
             for object in schema.objects where object.kind != .index { try create(object, in: db) }
             for object in schema.objects where object.kind == .index && early.contains(object.table.uppercased()) { try create(object, in: db) }
             let maker = ValueMaker(external: external)
+            for (table, inserts) in (schema.appRows ?? [:]).sorted(by: { $0.key < $1.key }) {
+                for insert in inserts { try create(.init(kind: .table, name: table, table: table, sql: insert), in: db) }
+            }
             for table in try insertionOrder(db) {
                 let count = counts[table] ?? 0
                 // Triggers may have added rows already (a history table fed by inserts): keys continue after them.
                 let existing = try existingRows(table, in: db)
                 rows[table] = count == 0 ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
             }
+            try rebuildExternalContent(db)
             for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) { try create(object, in: db) }
+            try repairForeignKeys(db)
             if schema.coreData != nil { try finishCoreData(db) }
+            try writeHeader(db)
             return .commit
         }
         return rows
@@ -157,7 +170,7 @@ public struct SchemaGenerator: Sendable {
         // Rows continue after the last key (a WITHOUT ROWID table: after its row count).
         let start = try queue.read { db in
             try existingRows(table, in: db) + (schema.objects.first { $0.name == table }?.withoutRowID == true
-                ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)") ?? 0 : 0)
+                ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0 : 0)
         }
         switch ending {
         case .close:
@@ -191,7 +204,7 @@ public struct SchemaGenerator: Sendable {
                 do {
                     // Never committed: about half the rows deleted and more added, so the tiny cache
                     // spills changed pages into the database file itself.
-                    try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE abs(random()) % 2 = 0")
+                    try db.execute(sql: "DELETE FROM \(table.quotedSQLIdentifier) WHERE abs(random()) % 2 = 0")
                     _ = try fill(table, rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), maker: maker, in: db)
                 } catch {
                     try? db.execute(sql: "ROLLBACK")
@@ -225,12 +238,24 @@ public struct SchemaGenerator: Sendable {
     /// cancelling out; a third, at an eighth of what that line predicts (16 MB at most), corrects
     /// the line where the weight does not grow in proportion.
     func rowCounts(for bytes: Int64) throws -> [String: Int] {
-        let captured = schema.tables.values.reduce(Int64(0)) { $0 + max($1.bytes, Int64($1.rows) * 64) } + (schema.coreData?.externalBytes ?? 0)
+        // A table of a few pages says more of its page than of its rows: its rows' measured sizes then.
+        let captured = schema.tables.values.reduce(Int64(0)) { total, table in
+            let rows = Int64(table.rows == 0 ? emptyTableRows : table.rows)
+            let rowBytes = Int64(table.columns.reduce(12.0) { $0 + $1.averageBytes * ($1.textFraction + $1.blobFraction) + 8 * ($1.integerFraction + $1.realFraction) })
+            return total + (table.bytes > Int64(schema.pageSize) * 8 ? table.bytes : max(rows * max(rowBytes, 16), 1))
+        } + (schema.coreData?.externalBytes ?? 0)
         let target = Double(bytes)
         let estimate = target / Double(max(captured, 1))
-        let large = estimate * min(max(target / 16, 1_048_576), 16_777_216, target) / max(target, 1)
-        var points = [(scale: large / 4, weight: try weigh(counts: rowCounts(scale: large / 4))),
-                      (scale: large, weight: try weigh(counts: rowCounts(scale: large)))]
+        let pilot = min(max(target / 16, 1_048_576), 16_777_216, target)
+        var large = estimate * pilot / max(target, 1)
+        var weight = try weigh(counts: rowCounts(scale: large))
+        // A store of a few rows per table (a page each) says little of the bytes per row: the
+        // pilot grows until its rows, not its empty pages, make most of its size.
+        for _ in 0..<8 where weight < pilot / 2 {
+            large *= min(16, max(2, pilot / max(weight, 1)))
+            weight = try weigh(counts: rowCounts(scale: large))
+        }
+        var points = [(scale: large / 4, weight: try weigh(counts: rowCounts(scale: large / 4))), (scale: large, weight: weight)]
         /// The factor for `bytes` on the line through the last two pilots.
         func predicted() -> Double? {
             let (a, b) = (points[points.count - 2], points[points.count - 1])
@@ -266,15 +291,52 @@ public struct SchemaGenerator: Sendable {
                 counts[table] = table == "Z_PRIMARYKEY" ? 0 : min(statistics.rows, 1)
                 continue
             }
-            counts[table] = statistics.rows == 0 ? 0 : max(1, Int((Double(statistics.rows) * scale).rounded()))
+            counts[table] = max(1, Int((Double(statistics.rows == 0 ? emptyTableRows : statistics.rows) * scale).rounded()))
         }
+        for table in schema.tableNames where counts[table] == nil { counts[table] = max(1, Int((Double(emptyTableRows) * scale).rounded())) }
+        for table in schema.tableNames where externalContent(of: table) != nil || schema.appRows?[table] != nil { counts[table] = 0 }
         return counts
+    }
+
+    /// Rows a table empty in the captured store stands for (every table is exercised): the
+    /// median of the others' counts.
+    var emptyTableRows: Int {
+        let counts = schema.tables.values.map(\.rows).filter { $0 > 0 }.sorted()
+        return counts.isEmpty ? 1 : counts[counts.count / 2]
+    }
+
+    /// The table an FTS table with external content (`content=table`) indexes; nil for others.
+    func externalContent(of table: String) -> String? {
+        guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .virtualTable,
+              object.sql.range(of: #"USING\s+FTS[345]"#, options: [.regularExpression, .caseInsensitive]) != nil,
+              let match = object.sql.firstMatch(of: #/(?i)content\s*=\s*['"\[`]?([^'"\]`,)\s]+)/#) else { return nil }
+        return String(match.1)
+    }
+
+    /// FTS tables with external content are rebuilt from their table once its rows are in.
+    private func rebuildExternalContent(_ db: Database) throws {
+        for table in schema.tableNames where externalContent(of: table) != nil {
+            let name = table.quotedSQLIdentifier
+            do {
+                try db.execute(sql: "INSERT INTO \(name)(\(name)) VALUES ('rebuild')")
+            } catch let error as DatabaseError {
+                throw GeneratorError.schema(object: table, message: error.message ?? "\(error)")
+            }
+        }
+    }
+
+    /// The captured header fields an app may read: `user_version` and `application_id`.
+    private func writeHeader(_ db: Database) throws {
+        if let version = schema.userVersion { try db.execute(sql: "PRAGMA user_version = \(version)") }
+        if let id = schema.applicationID { try db.execute(sql: "PRAGMA application_id = \(id)") }
     }
 
     /// Functions the triggers call that SQLite does not have (Core Data registers them in the app):
     /// stand-ins that return NULL, so triggers fire while the rows go in.
-    func stubFunctions() throws -> [DatabaseFunction] {
-        let sql = schema.objects.filter { $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(separator: " ")
+    /// (`callersOnly`: the functions triggers and views call, which the shell baseline rewrites;
+    /// else also those of CHECKs, defaults and indexes, and harmless stand-ins for type names.)
+    func stubFunctions(callersOnly: Bool = false) throws -> [DatabaseFunction] {
+        let sql = schema.objects.filter { !callersOnly || $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(separator: " ")
         return try DatabaseQueue().read { db in try MissingFunctions.missing(in: sql, db: db) }.map(MissingFunctions.standIn)
     }
 
@@ -291,7 +353,7 @@ public struct SchemaGenerator: Sendable {
     /// The largest rowid of a table that has one (0 when empty, or for WITHOUT ROWID and virtual tables).
     private func existingRows(_ table: String, in db: Database) throws -> Int {
         guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .table, object.withoutRowID != true else { return 0 }
-        return try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+        return try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedSQLIdentifier)") ?? 0
     }
 
     /// Tables parents first (declared foreign keys), then the rest in creation order.
@@ -300,7 +362,7 @@ public struct SchemaGenerator: Sendable {
         var parents: [String: Set<String>] = [:]
         for table in tables where schema.objects.first(where: { $0.name == table })?.kind == .table {
             let list = try Row.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
-            parents[table] = Set(list.map { $0["table"] as String }).subtracting([table])
+            parents[table] = Set(list.map { $0["table"] as String } + triggerReferences(of: table).map(\.parent)).subtracting([table])
         }
         var ordered: [String] = []
         var placed: Set<String> = []
@@ -315,62 +377,80 @@ public struct SchemaGenerator: Sendable {
 
     // MARK: Filling
 
-    /// Inserts rows numbered `rows` (keys continue from an existing table's last one).
+    /// Inserts rows numbered `rows` (keys continue from an existing table's last one); returns
+    /// how many went in (fewer when the table's unique combinations run out).
     func fill(_ table: String, rows numbers: ClosedRange<Int>, maker: ValueMaker, in db: Database) throws -> Int {
         let rows = numbers.upperBound
-        let plans = try columnPlans(table, in: db)
+        let plan = try tablePlan(table, in: db)
+        let plans = plan.columns
         guard !plans.isEmpty else { return 0 }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
-        let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
+        let sql = "INSERT INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
         let statement = try db.makeStatement(sql: sql)
         statement.setUncheckedArguments(StatementArguments())  // values are bound row by row, in insert
         var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
         let rtree = isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
+        let memory = RepairMemory()
+        var inserted = 0, failedInARow = 0
+        var failure: GeneratorError?
         for row in numbers {
+            if let capacity = plan.capacity, row - 1 >= capacity { break }
+            // A constraint no repair meets: 64 rows refused in a row end the table (fast, and named).
+            if failedInARow >= 64 { break }
             var values: [DatabaseValue] = []
             values.reserveCapacity(plans.count)
             if rtree {
                 values = rtreeRow(row, dimensions: (plans.count - 1) / 2, random: &random)
             } else {
-                for plan in plans { values.append(try maker.value(plan, row: row, rows: rows, random: &random)) }
+                values = try makeRow(plan, row: row, rows: rows, maker: maker, random: &random)
             }
-            try insert(statement, values, table: table, plans: plans, row: row, rows: rows, maker: maker, random: &random)
+            do {
+                try insert(statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, memory: memory, random: &random)
+                inserted += 1
+                failedInARow = 0
+                for reference in plan.references where reference.ownColumns != nil {
+                    let own = reference.ownColumns!.map { $0 >= 0 ? values[$0] : row.databaseValue }
+                    if !own.contains(where: \.isNull) { reference.tuples.append(own) }
+                }
+            } catch let error as GeneratorError {
+                // A row that cannot be made is left out; a table none of whose rows can be, fails.
+                failure = failure ?? error
+                failedInARow += 1
+            }
         }
-        return numbers.count
+        // (Rows a trigger made already may hold every key there is: `totals` of each athlete.)
+        if inserted == 0, let failure, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") == 0 { throw failure }
+        return inserted
     }
 
-    /// Inserts one row; a CHECK the drawn values broke is retried with new values, then with the
-    /// plainest ones (NULL where allowed, 0 elsewhere).
-    private func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plans: [ColumnPlan], row: Int, rows: Int,
-                        maker: ValueMaker, random: inout SeededRandom) throws {
-        var values = values
-        let attempts = 16
-        for attempt in 0..<attempts {
-            do {
-                // Bound in place: building a StatementArguments per row (a generic map through a key
-                // path, not specialised across modules) was a quarter of a captured schema's
-                // generation time (perf, Apple Photos' schema). The statement was marked bound
-                // (no arguments) once; execute() resets it and keeps these bindings.
-                sqlite3_reset(statement.sqliteStatement)  // bindings are refused after a step until then
-                for (index, value) in values.enumerated() {
-                    let code = value.bind(to: statement.sqliteStatement, at: CInt(index + 1))
-                    guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "binding column \(index + 1) of \(table)") }
-                }
-                try statement.execute()
-                return
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && attempt < attempts - 1 {
-                // New draws first; then the plainest values: NULL where allowed, else 0, then 1.
-                values = try plans.map { plan in
-                    if case .rowNumber = plan.role { return row.databaseValue }
-                    if attempt == attempts - 3 { return plan.notNull ? 0.databaseValue : .null }
-                    if attempt == attempts - 2 { return plan.notNull ? 1.databaseValue : .null }
-                    return try maker.value(plan, row: row, rows: rows, random: &random)
-                }
-            } catch let error as DatabaseError {
-                throw GeneratorError.constraint(table: table, message: error.message ?? "\(error)")
+    /// One row's values: drawn, then each foreign key given a real parent's key (or NULL where
+    /// allowed), and the enumerated parts their combination for this row.
+    private func makeRow(_ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
+        var values = try plan.columns.map { try maker.value($0, row: row, rows: rows, random: &random) }
+        let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
+        for reference in plan.references {
+            var tuple: [DatabaseValue]?
+            if let at = reference.enumerated {
+                tuple = reference.tuples.isEmpty ? nil : reference.tuples[choices[at] % reference.tuples.count]
+            } else if reference.nullable && random.unit() < reference.nullShare {
+                tuple = nil
+            } else if !reference.tuples.isEmpty {
+                tuple = reference.tuples[Int(random.next() % UInt64(reference.tuples.count))]
+            } else if let own = reference.ownColumns {
+                tuple = own.map { $0 >= 0 ? values[$0] : row.databaseValue }  // the first row of a self-reference: itself
+            }
+            for (position, index) in reference.indices.enumerated() where index >= 0 {
+                values[index] = tuple?[position] ?? (plan.columns[index].notNull ? values[index] : .null)
             }
         }
+        for (at, part) in plan.enumeration.enumerated() {
+            if case .column(let index) = part.part, let list = plan.columns[index].domain?.values, !list.isEmpty {
+                values[index] = list[choices[at] % list.count]
+            }
+        }
+        return values
     }
+
 
     private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {
         var values: [DatabaseValue] = [row.databaseValue]
@@ -383,55 +463,7 @@ public struct SchemaGenerator: Sendable {
 
     /// The plan of each column that takes a value (generated columns are left to SQLite).
     func columnPlans(_ table: String, in db: Database) throws -> [ColumnPlan] {
-        let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
-        let references = try Row.fetchAll(db, sql: "SELECT \"from\", \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
-        let unique = try uniqueColumns(table, in: db)
-        let keyCount = columns.filter { ($0["pk"] as Int) > 0 }.count
-        // In a composite key, the first column that is not a reference counts rows, so every key
-        // is distinct while the references point at parents (a join table of references only
-        // relies on the constraint retries).
-        let referencing = Set(references.map { $0["from"] as String })
-        let rowNumberKey = columns.filter { ($0["pk"] as Int) > 0 && !referencing.contains($0["name"] as String) }
-            .min { ($0["pk"] as Int) < ($1["pk"] as Int) }.map { $0["name"] as String }
-        let statistics = schema.tables[table]?.columns ?? []
-        let entities = schema.coreData?.entities.filter { $0.table == table }.map(\.id) ?? []
-        var plans: [ColumnPlan] = []
-        for column in columns where (column["hidden"] as Int) == 0 {
-            let name: String = column["name"], declared: String = column["type"] ?? ""
-            let stats = statistics.first { $0.name == name } ?? ColumnStatistics(name: name, declaredType: declared, nullFraction: 0.1)
-            let role: ColumnPlan.Role
-            let reference = references.first(where: { ($0["from"] as String) == name })
-            if (column["pk"] as Int) > 0 && (keyCount == 1 || name == rowNumberKey) && !(reference != nil && keyCount > 1) {
-                role = .rowNumber
-            } else if let reference {
-                let parent: String = reference["table"]
-                role = .reference(parentRows: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent.quotedDatabaseIdentifier)") ?? 0)
-            } else if name == "Z_ENT" && !entities.isEmpty {
-                role = .entity(entities)
-            } else if name == "Z_OPT" && schema.coreData != nil {
-                role = .version
-            } else {
-                role = .statistics(unique: unique.contains(name) || (column["pk"] as Int) > 0)
-            }
-            plans.append(ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || (column["pk"] as Int) > 0,
-                                    statistics: stats, affinity: ColumnPlan.affinity(of: declared)))
-        }
-        return plans
-    }
-
-    /// Columns that a one-column UNIQUE index or constraint covers.
-    private func uniqueColumns(_ table: String, in db: Database) throws -> Set<String> {
-        var result: Set<String> = []
-        for index in schema.objects where index.kind == .index && index.table == table && index.sql.uppercased().hasPrefix("CREATE UNIQUE") {
-            if let open = index.sql.lastIndex(of: "("), let close = index.sql.lastIndex(of: ")"), open < close {
-                let columns = index.sql[index.sql.index(after: open)..<close].split(separator: ",")
-                for column in columns { result.insert(column.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]")) } ?? "") }
-            }
-        }
-        for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table]) {
-            for column in try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?)", arguments: [index["name"] as String]) { result.insert(column) }
-        }
-        return result
+        try tablePlan(table, in: db).columns
     }
 
     // MARK: Core Data
@@ -445,7 +477,7 @@ public struct SchemaGenerator: Sendable {
             for entity in facts.entities {
                 var max = 0
                 if try db.tableExists(entity.table), try db.columns(in: entity.table).contains(where: { $0.name == "Z_PK" }) {
-                    max = try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedDatabaseIdentifier)") ?? 0
+                    max = try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedSQLIdentifier)") ?? 0
                 }
                 try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
                                arguments: [entity.id, entity.name, entity.superID, max])
@@ -471,13 +503,14 @@ public struct SchemaGenerator: Sendable {
 public enum GeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
     case exists(path: String)
     case schema(object: String, message: String)
-    case constraint(table: String, message: String)
+    case constraint(table: String, column: String, message: String)
 
     public var description: String {
         switch self {
         case .exists(let path): "\(path) already exists; the generator writes new stores only"
         case .schema(let object, let message): "cannot create \(object) of the captured schema: \(message)"
-        case .constraint(let table, let message): "no row satisfying the constraints of \(table) could be made: \(message)"
+        case .constraint(let table, let column, let message):
+            "no row of \(table) satisfying its constraint on \(column) could be made (\(message))"
         }
     }
 }

@@ -13,7 +13,7 @@ extension SchemaGenerator {
     /// Data registers become `coalesce` (the triggers still fire), constraint failures are skipped
     /// (`INSERT OR IGNORE`) rather than retried.
     public func shellScript(rows: [String: Int], externalDataFolder: String? = nil) throws -> String {
-        let functions = try stubFunctions().map(\.name)
+        let functions = try stubFunctions(callersOnly: true).map(\.name)
         let tables = Set(schema.tableNames.map { $0.lowercased() })
         // A name before a parenthesis that is a table (INSERT INTO t (a, b)) is no call.
         let calls = functions.filter { !tables.contains($0.lowercased()) }
@@ -48,7 +48,7 @@ extension SchemaGenerator {
                     let parent = references.first { ($0["from"] as String) == plan.name }.map { $0["table"] as String }
                     return shellValue(plan, parentRows: parent.map { rows[$0] ?? 0 }, externalDataFolder: externalDataFolder)
                 }
-                inserts += "INSERT OR IGNORE INTO \(table.quotedDatabaseIdentifier) (\(plans.map(\.name.quotedDatabaseIdentifier).joined(separator: ", "))) "
+                inserts += "INSERT OR IGNORE INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) "
                 inserts += "SELECT \(values.joined(separator: ", ")) FROM generate_series(1, \(count));\n"
             }
             return inserts

@@ -237,7 +237,8 @@ public struct Simulator: Sendable {
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
             try StoreInspector.withCopy(of: set) { db in
                 for table in store.tables {
-                    result[table] = try Row.fetchAll(db, sql: "PRAGMA table_info(\(table.quotedDatabaseIdentifier))").map { $0["name"] }
+                    // Generated columns too: `SELECT *` (the fixture's digest) has them.
+                    result[table] = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden != 1", arguments: [table])
                 }
             }
         }

@@ -38,15 +38,14 @@ struct MigrateRun {
         observer.phase(.journaled)
         var configuration = Configuration()
         configuration.busyMode = .timeout(context.busyTimeout)
-        configuration.foreignKeysEnabled = true
+        let checks = step.foreignKeyChecks ?? .deferred
+        configuration.foreignKeysEnabled = checks == .immediate
         // A migration that updates rows of a Core Data store fires its triggers, which call
-        // functions only Core Data registers.
-        configuration.prepareDatabase { db in
-            try MissingFunctions.register(in: db)
-            // Each migration's commit reaches the disk before the journal says `migrated`, whatever
-            // the SQLite build's default (some compile WAL connections to NORMAL).
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
+        // functions only Core Data registers (and collations only the app registers).
+        MissingFunctions.configureAsTheApp(&configuration)
+        // Each migration's commit reaches the disk before the journal says `migrated`, whatever
+        // the SQLite build's default (some compile WAL connections to NORMAL).
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
@@ -57,7 +56,12 @@ struct MigrateRun {
         var migrator = DatabaseMigrator()
         for migration in step.migrations {
             let sql = migration.sql
-            migrator.registerMigration(migration.id) { db in try MigrationSQL.execute(sql, in: db) }
+            // GRDB's own deferred check fails on any violation, old ones too, and quotes the row.
+            migrator.registerMigration(migration.id, foreignKeyChecks: .immediate) { db in
+                let before = checks == .deferred ? try ForeignKeyViolation.all(db) : []
+                try MigrationSQL.execute(sql, in: db)
+                if checks == .deferred, let added = try ForeignKeyViolation.all(db).subtracting(before).min() { throw added }
+            }
         }
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
@@ -74,6 +78,8 @@ struct MigrateRun {
             } catch let refusal as MigrationSQL.Refusal {
                 throw UpgradeError.migrationRefused(store: store.main.path, id: migration.id, statement: refusal.statement,
                                                     reason: refusal.reason + kept)
+            } catch let violation as ForeignKeyViolation {
+                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: violation.description + kept)
             }
             appliedNow.append(migration.id)
             observer.phase(.migrating)
@@ -129,5 +135,27 @@ struct MigrateRun {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
         return ContainerLocation(.applicationSupport, ".backstage/schema/" + String(hash, radix: 16)).filePath(in: container)
+    }
+}
+
+/// A row whose foreign key points at no row, named by its table and rowid (never its values:
+/// they are the user's).
+struct ForeignKeyViolation: Error, Hashable, Comparable, CustomStringConvertible {
+    var table: String
+    var rowid: Int64?
+    var parent: String
+    var key: Int
+
+    static func < (a: Self, b: Self) -> Bool { (a.table, a.rowid ?? -1, a.key) < (b.table, b.rowid ?? -1, b.key) }
+
+    /// Every violation in the database (`PRAGMA foreign_key_check`).
+    static func all(_ db: Database) throws -> Set<ForeignKeyViolation> {
+        Set(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row in
+            ForeignKeyViolation(table: row[0], rowid: row[1], parent: row[2], key: row[3])
+        })
+    }
+
+    var description: String {
+        "it leaves the row \(rowid.map { "with rowid \($0)" } ?? "(WITHOUT ROWID)") of table \(table) with a foreign key to \(parent) that matches no row"
     }
 }

@@ -85,7 +85,7 @@ package final class SplitCensus: @unchecked Sendable {
             (counts.rows[table], counts.references[table]) = try countAndReferences(db, table: table)
         }
         for shadow in shadows {
-            counts.rows[shadow] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedDatabaseIdentifier)") ?? 0
+            counts.rows[shadow] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedSQLIdentifier)") ?? 0
         }
         return counts
     }
@@ -95,10 +95,10 @@ package final class SplitCensus: @unchecked Sendable {
     /// marker); anything else in that shape is not a file name Core Data wrote and is ignored (a
     /// hostile store cannot name `../` through it).
     static func countAndReferences(_ db: Database, table: String) throws -> (rows: Int, references: Set<String>) {
-        let name = table.quotedDatabaseIdentifier
+        let name = table.quotedSQLIdentifier
         let lists = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
             .filter { ($0["type"] as String? ?? "").uppercased().contains("BLOB") }
-            .map { ($0["name"] as String).quotedDatabaseIdentifier }
+            .map { ($0["name"] as String).quotedSQLIdentifier }
             .map { "group_concat(CASE WHEN typeof(\($0)) = 'blob' AND length(\($0)) BETWEEN 37 AND 38 AND substr(\($0), 1, 1) = x'02' THEN CAST(substr(\($0), 2, 36) AS TEXT) END, ',')" }
         guard let row = try Row.fetchOne(db, sql: "SELECT \((["COUNT(*)"] + lists).joined(separator: ", ")) FROM main.\(name)") else { return (0, []) }
         var references: Set<String> = []

@@ -231,7 +231,7 @@ struct SplitRun {
                     // A virtual table: its index lives in its shadow tables, copied as they are
                     // (the module's own bookkeeping rows included), so it is the same index.
                     for shadow in shadows {
-                        let name = shadow.quotedDatabaseIdentifier
+                        let name = shadow.quotedSQLIdentifier
                         try db.execute(sql: "DELETE FROM backstage_target.\(name)")
                         try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
                         inserted(shadow)
@@ -239,7 +239,7 @@ struct SplitRun {
                     try progress(try written())
                     continue
                 }
-                let name = table.quotedDatabaseIdentifier
+                let name = table.quotedSQLIdentifier
                 let info = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
                 let keys = info.filter { ($0["pk"] as Int) > 0 }
                 let rowidIsKey = keys.count == 1 && (keys[0]["type"] as String).uppercased() == "INTEGER"
@@ -251,7 +251,7 @@ struct SplitRun {
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
                     inserted(table)
                 } else {
-                    let list = (["rowid"] + info.map { ($0["name"] as String).quotedDatabaseIdentifier }).joined(separator: ", ")
+                    let list = (["rowid"] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(separator: ", ")
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
                     inserted(table)
                     // Indexes built from the rows: 32 MiB for their sorts, the default page cache

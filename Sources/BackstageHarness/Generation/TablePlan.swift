@@ -1,0 +1,226 @@
+import BackstageFixtures
+import Foundation
+import GRDB
+
+/// A declared foreign key: its columns take, together, the key of a real parent row.
+final class ReferencePlan {
+    let parent: String
+    let columns: [String]
+    /// Rows' values of the referenced columns, one tuple per parent row.
+    var tuples: [[DatabaseValue]]
+    /// For a table that references itself: where in its own row the referenced values are.
+    let ownColumns: [Int]?
+    /// Any of its columns may be NULL (a NULL anywhere makes the key match nothing, legitimately).
+    let nullable: Bool
+    /// Where its columns are in the table's row (-1: not a column the generator writes).
+    var indices: [Int] = []
+    /// Its place among the table's enumerated parts, when it is one.
+    var enumerated: Int?
+    /// How often it is NULL (its first column's captured share).
+    var nullShare = 0.1
+
+    init(parent: String, columns: [String], tuples: [[DatabaseValue]], ownColumns: [Int]?, nullable: Bool) {
+        self.parent = parent
+        self.columns = columns
+        self.tuples = tuples
+        self.ownColumns = ownColumns
+        self.nullable = nullable
+    }
+}
+
+/// How one table's rows are made so that every constraint holds by construction: its columns'
+/// plans; its foreign keys filled as tuples from real parent rows; for each `UNIQUE` group
+/// (primary key, `UNIQUE` constraint, unique index, partial or not, created before or after the
+/// data) one column whose values differ row to row, or — when every column of the group is a
+/// reference or a list of allowed values — the group's combinations enumerated, which caps the
+/// table's rows at their number; and its `CHECK` constraints, for repairs and errors.
+struct TablePlan {
+    var columns: [ColumnPlan]
+    var references: [ReferencePlan]
+    /// Sizes of the enumerated parts: a reference (its index in `references`) or a column with a
+    /// list of values (its index in `columns`).
+    var enumeration: [(part: Part, size: Int)]
+    var checks: [CheckConstraint]
+
+    enum Part { case reference(Int), column(Int) }
+
+    /// How many distinct rows the enumeration allows (nil: no limit).
+    var capacity: Int? {
+        guard !enumeration.isEmpty else { return nil }
+        return enumeration.reduce(1) { total, part in total.multipliedReportingOverflow(by: max(part.size, 0)).overflow ? Int.max : total * part.size }
+    }
+
+    /// The index each enumerated part takes in row `index` (0-based): mixed radix, each digit
+    /// shifted by the ones before so that neighbouring rows differ in more than the last part.
+    func choices(for index: Int) -> [Int] {
+        var rest = index, shift = 0
+        return enumeration.map { part in
+            let size = max(part.size, 1)
+            let digit = rest % size
+            rest /= size
+            defer { shift += digit }
+            return (digit + shift) % size
+        }
+    }
+}
+
+extension SchemaGenerator {
+    /// The plan of `table` in the database being generated (its parents already filled).
+    func tablePlan(_ table: String, in db: Database) throws -> TablePlan {
+        let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
+        let object = schema.objects.first { $0.name == table }
+        let isTable = object?.kind == .table
+        let names = columns.filter { ($0["hidden"] as Int) == 0 }.map { $0["name"] as String }
+        let parsed = isTable ? CheckParser.parse(object?.sql ?? "", columns: names) : ([], [:])
+        let keys = columns.filter { ($0["pk"] as Int) > 0 }
+        let rowidAlias = keys.count == 1 && (keys[0]["type"] as String? ?? "").uppercased() == "INTEGER" && object?.withoutRowID != true && isTable
+        let references = isTable ? try referencePlans(table, names: names, columns: columns, in: db) : []
+        let referenced = Dictionary(references.enumerated().flatMap { group, reference in
+            reference.columns.enumerated().map { ($0.element.lowercased(), (group, $0.offset)) } }, uniquingKeysWith: { first, _ in first })
+        let statistics = schema.tables[table].flatMap { $0.rows > 0 ? $0.columns : nil } ?? []
+        let entities = schema.coreData?.entities.filter { $0.table == table }.map(\.id) ?? []
+        let strict = (object?.sql ?? "").uppercased().range(of: #"\)\s*(WITHOUT\s+ROWID\s*,\s*)?STRICT"#, options: .regularExpression) != nil
+        var plans: [ColumnPlan] = []
+        for column in columns where (column["hidden"] as Int) == 0 {
+            let name: String = column["name"], declared: String = column["type"] ?? ""
+            let affinity = strict ? ColumnPlan.strictAffinity(of: declared) : ColumnPlan.affinity(of: declared)
+            let stats = statistics.first { $0.name == name } ?? ColumnPlan.defaultStatistics(name: name, declared: declared, affinity: affinity)
+            let role: ColumnPlan.Role
+            let link = referenced[name.lowercased()]
+            if let link {
+                role = .reference(parentRows: references[link.0].tuples.count)
+            } else if rowidAlias && (column["pk"] as Int) > 0 {
+                role = .rowNumber
+            } else if name == "Z_ENT" && !entities.isEmpty {
+                role = .entity(entities)
+            } else if name == "Z_OPT" && schema.coreData != nil {
+                role = .version
+            } else {
+                role = .statistics(unique: false)
+            }
+            // A NULL rowid alias is given a new rowid by SQLite: no NULL for it, nor for a WITHOUT ROWID key.
+            let key = (column["pk"] as Int) > 0 && (rowidAlias || object?.withoutRowID == true)
+            var plan = ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || key,
+                                  statistics: stats, affinity: affinity)
+            plan.link = link
+            plan.domain = parsed.1[name.lowercased()]
+            if plan.domain?.notNull == true { plan.notNull = true }
+            plans.append(plan)
+        }
+        var tablePlan = TablePlan(columns: plans, references: references, enumeration: [], checks: parsed.0)
+        if isTable { try planUniqueness(&tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db) }
+        // Looked up once here, not for every row.
+        for (group, reference) in references.enumerated() {
+            reference.indices = reference.columns.map { column in plans.firstIndex { $0.name.lowercased() == column.lowercased() } ?? -1 }
+            reference.enumerated = tablePlan.enumeration.firstIndex { if case .reference(group) = $0.part { true } else { false } }
+            reference.nullShare = reference.indices.first.flatMap { $0 >= 0 ? plans[$0].statistics.nullFraction : nil } ?? 0.1
+        }
+        return tablePlan
+    }
+
+    /// Each declared foreign key with the tuples of its parent's rows.
+    private func referencePlans(_ table: String, names: [String], columns: [Row], in db: Database) throws -> [ReferencePlan] {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [table])
+        var grouped: [(parent: String, from: [String], to: [String?])] = []
+        var ids: [Int] = []
+        for row in rows {
+            let id: Int = row["id"]
+            if ids.last != id { ids.append(id); grouped.append((row["table"], [], [])) }
+            grouped[grouped.count - 1].from.append(row["from"])
+            grouped[grouped.count - 1].to.append(row["to"])
+        }
+        let declared = Set(grouped.flatMap(\.from).map { $0.lowercased() })
+        for implicit in triggerReferences(of: table) where !declared.contains(implicit.column.lowercased())
+            && names.contains(where: { $0.lowercased() == implicit.column.lowercased() }) && !grouped.contains(where: { $0.from == [implicit.column] }) {
+            grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn]))
+        }
+        var plans: [ReferencePlan] = []
+        for group in grouped {
+            guard let parent = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [group.parent]) else { continue }
+            var to = group.to.compactMap { $0 }
+            if to.count != group.from.count {
+                to = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent])
+                if to.isEmpty { to = ["rowid"] }
+            }
+            guard to.count == group.from.count else { continue }
+            let selfReference = parent.lowercased() == table.lowercased()
+            let tuples = try Row.fetchAll(db, sql: "SELECT \(to.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) WHERE \(to.map { "\($0.quotedSQLIdentifier) IS NOT NULL" }.joined(separator: " AND "))").map { Array($0.databaseValues) }
+            let own = selfReference ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
+            let nullable = group.from.contains { from in columns.first { ($0["name"] as String).lowercased() == from.lowercased() }.map { ($0["notnull"] as Int) == 0 } ?? true }
+            plans.append(ReferencePlan(parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable))
+        }
+        return plans
+    }
+
+    /// References a `RAISE` trigger enforces instead of a declared foreign key (`SELECT RAISE(ABORT,
+    /// …) WHERE (SELECT id FROM parent WHERE id = NEW.parentId) IS NULL`): column, parent, parent column.
+    func triggerReferences(of table: String) -> [(column: String, parent: String, parentColumn: String)] {
+        let tables = Dictionary(schema.tableNames.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        var found: [(String, String, String)] = []
+        for trigger in schema.objects where trigger.kind == .trigger && trigger.table.lowercased() == table.lowercased()
+            && trigger.sql.range(of: "RAISE", options: .caseInsensitive) != nil {
+            let tokens = SQLTokens.tokens(trigger.sql)
+            for index in tokens.indices where tokens[index] == .word("from") && index + 2 < tokens.count {
+                guard case .word(let parentName) = tokens[index + 1], let parent = tables[parentName] else { continue }
+                // The condition after WHERE, up to its end: `x = NEW.c` or `NEW.c = x`, x perhaps `parent.x`.
+                let rest = Array(tokens[(index + 2)...].prefix(12))
+                guard let at = rest.firstIndex(of: .word("where")) else { continue }
+                let condition = Array(rest[(at + 1)...])
+                func column(_ side: ArraySlice<SQLTokens.Token>) -> String? {
+                    let items = Array(side)
+                    if items.count == 1, case .word(let name) = items[0] { return name }
+                    if items.count == 3, items[1] == .symbol("."), case .word(let name) = items[2] { return items[0] == .word("new") ? "new." + name : name }
+                    return nil
+                }
+                guard let equals = condition.firstIndex(where: { $0 == .symbol("=") || $0 == .symbol("==") }) else { continue }
+                let left = condition[..<equals].suffix(3), right = condition[(equals + 1)...].prefix(3)
+                for (a, b) in [(left, right), (right, left)] {
+                    let lhs = column(a.count == 3 || a.count == 1 ? a : a.suffix(1)), rhs = column(b.count >= 3 ? b.prefix(3) : b.prefix(1))
+                    if let lhs, let rhs, rhs.hasPrefix("new."), !lhs.hasPrefix("new.") {
+                        found.append((String(rhs.dropFirst(4)), parent, lhs))
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    /// Makes every `UNIQUE` group of the table distinct row to row.
+    private func planUniqueness(_ plan: inout TablePlan, table: String, keyColumns: [String], rowidAlias: Bool, in db: Database) throws {
+        var groups: [[String]] = []
+        // A rowid alias counts rows by itself, unless it is a foreign key (`totals(athleteId
+        // INTEGER PRIMARY KEY REFERENCES athlete)`): then each parent at most once.
+        if !keyColumns.isEmpty && (!rowidAlias || plan.columns.contains { $0.link != nil && keyColumns.contains($0.name) }) {
+            groups.append(keyColumns)
+        }
+        for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table]) {
+            groups.append(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) WHERE name IS NOT NULL", arguments: [index["name"] as String]))
+        }
+        let names = plan.columns.map { $0.name.lowercased() }
+        // Unique indexes made after the rows go in: from their statements.
+        for index in schema.objects where index.kind == .index && index.table.lowercased() == table.lowercased()
+            && index.sql.range(of: #"^\s*CREATE\s+UNIQUE"#, options: [.regularExpression, .caseInsensitive]) != nil {
+            let words = SQLTokens.indexTerms(inCreateIndex: index.sql).flatMap { SQLTokens.tokens($0) }
+            groups.append(words.compactMap { if case .word(let w) = $0, names.contains(w) { w } else { nil } })
+        }
+        var enumerated: Set<String> = []
+        for group in groups.map({ Set($0.map { $0.lowercased() }) }) where !group.isEmpty {
+            let members = plan.columns.indices.filter { group.contains(names[$0]) }
+            if members.contains(where: { plan.columns[$0].distinct || plan.columns[$0].isRowNumber }) { continue }
+            if let free = members.first(where: { plan.columns[$0].link == nil && plan.columns[$0].domain?.isFinite != true && plan.columns[$0].isFree }) {
+                plan.columns[free].distinct = true
+                continue
+            }
+            for member in members {
+                if let link = plan.columns[member].link {
+                    guard !enumerated.contains("r\(link.0)") else { continue }
+                    enumerated.insert("r\(link.0)")
+                    plan.enumeration.append((.reference(link.0), plan.references[link.0].tuples.count))
+                } else if let values = plan.columns[member].domain?.values, !enumerated.contains("c\(member)") {
+                    enumerated.insert("c\(member)")
+                    plan.enumeration.append((.column(member), values.count))
+                }
+            }
+        }
+    }
+}
