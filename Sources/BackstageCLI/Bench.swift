@@ -67,6 +67,10 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure even a debug build (every figure then says \"debug\").")
     var allowDebug = false
 
+    @Option(help: ArgumentHelp("Measure nothing: print the tables of a report saved by --json, and write its --svg.",
+                               valueName: "json"))
+    var replot: String?
+
     @Option(name: .customLong("generate-catalog"), help: ArgumentHelp(
         "Also time fixture generation for this captured app against the sqlite3 shell (repeatable).",
         valueName: "dir"))
@@ -79,7 +83,7 @@ struct Bench: AsyncParsableCommand {
             throw ValidationError("--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
         }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
-        guard !BuildConfiguration.isDebug || allowDebug else {
+        guard !BuildConfiguration.isDebug || allowDebug || replot != nil else {
             throw ValidationError("""
                 this backstage is a debug build, whose times are several times a release build's: build it with \
                 `swift build -c release`, or pass --allow-debug to measure it anyway (every figure then says "debug").
@@ -91,6 +95,10 @@ struct Bench: AsyncParsableCommand {
         let own = workspace == nil
         let folder = URL(filePath: workspace ?? FileManager.default.temporaryDirectory.appending(path: "backstage-bench-\(UUID().uuidString.prefix(8))").path)
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
+        if let replot {
+            try redraw(URL(filePath: replot))
+            return
+        }
         if catalogOption.catalog != nil || from != nil || to != nil {
             try runChain(in: folder)
             return
@@ -109,6 +117,25 @@ struct Bench: AsyncParsableCommand {
             try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg))
         }
         Output.out(markdown ? report.markdown : report.table)
+    }
+
+    /// A saved report, drawn and printed again without measuring.
+    private func redraw(_ file: URL) throws {
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw CLIError(description: "\(file.path) cannot be read: \(error.localizedDescription)")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        if let report = try? decoder.decode(BenchReport.self, from: data) {
+            if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
+            Output.out(markdown ? report.markdown : report.table)
+        } else if let report = try? decoder.decode(ChainBenchReport.self, from: data) {
+            if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
+            Output.out(markdown ? report.markdown : report.table)
+        } else {
+            throw CLIError(description: "\(file.path) is not a report that backstage bench --json wrote")
+        }
     }
 
     /// The app's own chain, step by step.

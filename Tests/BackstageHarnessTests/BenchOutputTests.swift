@@ -81,6 +81,22 @@ private let mb: Int64 = 1_000_000
         #expect(split.contains(BenchChart.palette[0]) && split.contains(BenchChart.palette[1]) && split.contains("<circle") && split.contains("<rect"))
     }
 
+    /// A saved report is printed and drawn again without measuring (so a debug build may do it).
+    @Test func aSavedReportIsDrawnAgainWithoutMeasuring() throws {
+        let scratch = try TemporaryDirectory()
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        try encoder.encode(BenchTests.targetReport()).write(to: scratch.url.appending(path: "run.json"))
+        let svg = scratch.path + "/again.svg"
+        let result = try runProcess(backstageExecutable, ["bench", "--replot", scratch.path + "/run.json", "--svg", svg, "--markdown"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("| 600 MB | split | 1.60 s |") && !result.stdout.contains("debug"))
+        #expect(try String(contentsOfFile: svg, encoding: .utf8) == BenchChart.svg(BenchTests.targetReport()))
+        try Data("{}".utf8).write(to: scratch.url.appending(path: "other.json"))
+        let refused = try runProcess(backstageExecutable, ["bench", "--replot", scratch.path + "/other.json"])
+        #expect(refused.status == 3 && refused.stderr.contains("other.json is not a report that backstage bench --json wrote"))
+    }
+
     /// `bench --catalog` at tiny sizes, every output: the table, `--markdown`, `--json`, and `--svg`
     /// rendered to PNG with no overlapping label.
     @Test func benchOfACatalogWritesEveryFormat() throws {

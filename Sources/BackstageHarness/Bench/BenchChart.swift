@@ -72,7 +72,9 @@ public enum BenchChart {
             }
             return Panel(title: job.name, series: lines.filter { !$0.points.isEmpty })
         }
-        let runs = report.runsPerCase == 1 ? "one run per point" : "median of \(report.runsPerCase) runs, whiskers from the fastest to the slowest"
+        let spread = points.contains { ($0.runs.max() ?? 0) > ($0.runs.min() ?? 0) }
+        let runs = report.runsPerCase == 1 ? "one run per point"
+            : "median of \(report.runsPerCase) runs" + (spread ? ", whiskers from the fastest to the slowest" : "")
         let footer = [
             "ratio = Backstage's time ÷ the baseline's, at the largest size measured; solid: Backstage, dashed: its baselines",
             "\(report.machine), \(report.date.formatted(.iso8601.year().month().day())), \(runs)"
@@ -188,14 +190,17 @@ public enum BenchChart {
 
         var svg = "<g class=\"panel\" data-job=\"\(escape(panel.title))\">\n"
         svg += text(panel.title, x: plot.left, y: origin.y + 20, size: 14, extra: " font-weight=\"bold\"") + "\n"
-        // The sizes measured, each labelled where its label has room.
-        var lastRight = -Double.infinity
+        // The sizes measured, each labelled where its label has room: the largest and the smallest first.
+        var placed: [(left: Double, right: Double)] = []
         for bytes in sizes {
-            let px = x(bytes), label = BenchReport.size(bytes), half = textWidth(label, size: 12) / 2
+            let px = x(bytes)
             svg += "<line x1=\"\(f(px))\" y1=\"\(f(plot.top))\" x2=\"\(f(px))\" y2=\"\(f(plot.bottom))\" stroke=\"#e5e5e5\"/>\n"
-            guard px - half > lastRight + 6 else { continue }
+        }
+        for bytes in [sizes.last!, sizes.first!] + sizes.dropFirst().dropLast().reversed() {
+            let px = x(bytes), label = BenchReport.size(bytes), half = textWidth(label, size: 12) / 2
+            guard !placed.contains(where: { px - half < $0.right + 6 && $0.left - 6 < px + half }) else { continue }
             svg += text(label, x: px, y: plot.bottom + 16, size: 12, extra: " text-anchor=\"middle\"") + "\n"
-            lastRight = px + half
+            placed.append((px - half, px + half))
         }
         var lastTop = Double.infinity
         for tick in ticks(low: yLow, high: yHigh) {
@@ -215,7 +220,8 @@ public enum BenchChart {
 
         var legendY = plot.top + 6
         for (index, line) in panel.series.enumerated() {
-            let color = palette[index % palette.count], marker = markers[index % markers.count]
+            // Past seven series the colours come round again, each with another marker.
+            let color = palette[index % palette.count], marker = markers[(index + index / palette.count) % markers.count]
             let dash = line.dashed ? " stroke-dasharray=\"6 4\"" : ""
             if line.points.count > 1 {
                 let path = line.points.map { "\(f(x($0.bytes))),\(f(y($0.median)))" }.joined(separator: " ")
