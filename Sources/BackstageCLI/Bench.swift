@@ -67,24 +67,30 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Measure even a debug build (every figure then says \"debug\").")
     var allowDebug = false
 
-    @Option(help: ArgumentHelp("Measure nothing: print the tables of a report saved by --json, and write its --svg.",
-                               valueName: "json"))
+    @Option(
+        help: ArgumentHelp(
+            "Measure nothing: print the tables of a report saved by --json, and write its --svg.",
+            valueName: "json"))
     var replot: String?
 
-    @Option(name: .customLong("generate-catalog"), help: ArgumentHelp(
-        "Also time fixture generation for this captured app against the sqlite3 shell (repeatable).",
-        valueName: "dir"))
+    @Option(
+        name: .customLong("generate-catalog"),
+        help: ArgumentHelp(
+            "Also time fixture generation for this captured app against the sqlite3 shell (repeatable).",
+            valueName: "dir"))
     var generateCatalogs: [String] = []
 
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
 
     func validate() throws {
         guard !parsedSizes.isEmpty, parsedSizes.count == sizes.split(separator: ",").count else {
-            throw ValidationError("--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
+            throw ValidationError(
+                "--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
         }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
         guard !BuildConfiguration.isDebug || allowDebug || replot != nil else {
-            throw ValidationError("""
+            throw ValidationError(
+                """
                 this backstage is a debug build, whose times are several times a release build's: build it with \
                 `swift build -c release`, or pass --allow-debug to measure it anyway (every figure then says "debug").
                 """)
@@ -93,7 +99,11 @@ struct Bench: AsyncParsableCommand {
 
     func run() async throws {
         let own = workspace == nil
-        let folder = URL(filePath: workspace ?? FileManager.default.temporaryDirectory.appending(path: "backstage-bench-\(UUID().uuidString.prefix(8))").path)
+        let folder = URL(
+            filePath: workspace
+                ?? FileManager.default.temporaryDirectory.appending(
+                    path: "backstage-bench-\(UUID().uuidString.prefix(8))"
+                ).path)
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
         if let replot {
             try redraw(URL(filePath: replot))
@@ -142,8 +152,9 @@ struct Bench: AsyncParsableCommand {
     private func runChain(in folder: URL) throws {
         let catalog = try catalogOption.load()
         let names = catalog.manifest.versions.map(\.name)
-        var bench = ChainBench(executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
-                               sizes: parsedSizes, runs: runs, workspace: folder)
+        var bench = ChainBench(
+            executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
+            sizes: parsedSizes, runs: runs, workspace: folder)
         bench.budget = budget
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
@@ -161,9 +172,9 @@ struct Bench: AsyncParsableCommand {
 enum BuildConfiguration {
     static var isDebug: Bool {
         #if DEBUG
-        return true
+            return true
         #else
-        return false
+            return false
         #endif
     }
 }

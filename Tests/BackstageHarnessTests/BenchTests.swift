@@ -132,12 +132,15 @@ import Testing
     @Test func theChartRendersToPNG() throws {
         let scratch = try TemporaryDirectory()
         let svg = scratch.url.appending(path: "chart.svg"), png = scratch.url.appending(path: "chart.png")
-        try Data(BenchChart.svg(Self.report()).utf8).write(to: svg)
+        let drawn = BenchChart.svg(Self.report())
+        #expect(ChartText.overlaps(in: drawn).isEmpty, "no two labels overlap: \(ChartText.overlaps(in: drawn))")
+        try Data(drawn.utf8).write(to: svg)
         let rendered = try runProcess("/usr/bin/rsvg-convert", ["--format", "png", "--output", png.path, svg.path])
         #expect(rendered.status == 0, "\(rendered.stderr)")
         let bytes = try Data(contentsOf: png)
         #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "a PNG")
         let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        #expect(drawn.contains("width=\"\(width)\" height=\"\(height)\""), "drawn at the size the SVG declares")
         #expect(width > 1000 && width < 1600 && height > 300 && height < 500, "two panels side by side: \(width)×\(height)")
         #expect(bytes.count > 20_000, "lines, labels and legends drawn, not a blank page (\(bytes.count) bytes)")
     }

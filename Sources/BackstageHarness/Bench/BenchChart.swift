@@ -34,7 +34,9 @@ public enum BenchChart {
         String(name.split(whereSeparator: { $0 == " " || $0 == "·" }).first ?? Substring(name)).lowercased()
     }
 
-    public static func svg(_ report: BenchReport, title: String = "Backstage: time against data size, per job") -> String {
+    public static func svg(_ report: BenchReport, title: String = "Backstage: time against data size, per job")
+        -> String
+    {
         let points = report.results.filter { $0.seconds > 0 && $0.bytes > 0 }
         var jobs: [(name: String, cases: [String])] = []
         for result in report.results where result.kind == .backstage {
@@ -47,9 +49,14 @@ public enum BenchChart {
         }
         func series(_ name: String, dashed: Bool) -> Series {
             let mine = points.filter { $0.name == name }.sorted { $0.bytes < $1.bytes }
-            return Series(name: name, dashed: dashed, points: mine.map { result in
-                (result.bytes, result.seconds, result.runs.min() ?? result.seconds, result.runs.max() ?? result.seconds)
-            })
+            return Series(
+                name: name, dashed: dashed,
+                points: mine.map { result in
+                    (
+                        result.bytes, result.seconds, result.runs.min() ?? result.seconds,
+                        result.runs.max() ?? result.seconds
+                    )
+                })
         }
         let debug = report.debugBuild == true ? " (debug)" : ""
         let panels = jobs.map { job -> Panel in
@@ -57,7 +64,8 @@ public enum BenchChart {
             for name in job.cases {
                 var line = series(name, dashed: false)
                 if let last = line.points.last {
-                    line.notes = report.ratios.filter { $0.name == name && $0.bytes == last.bytes }.compactMap { ratio in
+                    line.notes = report.ratios.filter { $0.name == name && $0.bytes == last.bytes }.compactMap {
+                        ratio in
                         guard let text = BenchReport.ratioText(ratio.seconds, ratio.baselineSeconds) else { return nil }
                         return "\(text) \(ratio.baseline)\(debug)"
                     }
@@ -73,46 +81,62 @@ public enum BenchChart {
             return Panel(title: job.name, series: lines.filter { !$0.points.isEmpty })
         }
         let spread = points.contains { ($0.runs.max() ?? 0) > ($0.runs.min() ?? 0) }
-        let runs = report.runsPerCase == 1 ? "one run per point"
+        let runs =
+            report.runsPerCase == 1
+            ? "one run per point"
             : "median of \(report.runsPerCase) runs" + (spread ? ", whiskers from the fastest to the slowest" : "")
         let footer = [
             "ratio = Backstage's time ÷ the baseline's, at the largest size measured; solid: Backstage, dashed: its baselines",
             "\(report.machine), \(report.date.formatted(.iso8601.year().month().day())), \(runs)"
                 + (report.debugBuild == true ? "; a debug build: slower than a release build" : ""),
         ]
-        return render(panels.filter { !$0.series.isEmpty }, title: title + (report.debugBuild == true ? " (debug build)" : ""), footer: footer)
+        return render(
+            panels.filter { !$0.series.isEmpty }, title: title + (report.debugBuild == true ? " (debug build)" : ""),
+            footer: footer)
     }
 
     public static func svg(_ report: ChainBenchReport) -> String {
         let sizes = Set(report.steps.map(\.size)).sorted()
-        var lines = [Series(name: "whole chain", dashed: false, points: sizes.compactMap { size in
-            let total = report.total(at: size)
-            return total > 0 ? (size, total, total, total) : nil
-        })]
+        var lines = [
+            Series(
+                name: "whole chain", dashed: false,
+                points: sizes.compactMap { size in
+                    let total = report.total(at: size)
+                    return total > 0 ? (size, total, total, total) : nil
+                })
+        ]
         var names: [String] = []
         for step in report.steps where !names.contains(step.label) { names.append(step.label) }
         for name in names {
             let mine = report.steps.filter { $0.label == name && $0.seconds > 0 }.sorted { $0.size < $1.size }
-            var line = Series(name: name, dashed: false, points: mine.map { step in
-                (step.size, step.seconds, step.fastest ?? step.seconds, step.slowest ?? step.seconds)
-            })
+            var line = Series(
+                name: name, dashed: false,
+                points: mine.map { step in
+                    (step.size, step.seconds, step.fastest ?? step.seconds, step.slowest ?? step.seconds)
+                })
             if mine.isEmpty { line.notes = ["under 1 ms at every size"] }
             lines.append(line)
         }
-        let estimate = Series(name: "Upgrader's estimate of the chain", dashed: true, points: sizes.compactMap { size in
-            let total = report.steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
-            return total > 0 ? (size, total, total, total) : nil
-        })
+        let estimate = Series(
+            name: "Upgrader's estimate of the chain", dashed: true,
+            points: sizes.compactMap { size in
+                let total = report.steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
+                return total > 0 ? (size, total, total, total) : nil
+            })
         if !estimate.points.isEmpty { lines.append(estimate) }
-        let runs = (report.runs ?? 0) > 1 ? "median of \(report.runs ?? 0) runs, whiskers from the fastest to the slowest" : "one run per point"
+        let runs =
+            (report.runs ?? 0) > 1
+            ? "median of \(report.runs ?? 0) runs, whiskers from the fastest to the slowest" : "one run per point"
         let footer = [
             "each step's time leaves out the start of the backstage process that ran it; dashed: what Upgrader estimated",
             "\(report.machine), \(report.date.formatted(.iso8601.year().month().day())), \(runs)"
                 + (report.debugBuild == true ? "; a debug build: slower than a release build" : ""),
         ]
         let title = "\(report.app) \(report.from) → \(report.to): time of each step against data size"
-        return render([Panel(title: "upgrade chain", series: lines)], title: title + (report.debugBuild == true ? " (debug build)" : ""),
-                      footer: footer)
+        return render(
+            [Panel(title: "upgrade chain", series: lines)],
+            title: title + (report.debugBuild == true ? " (debug build)" : ""),
+            footer: footer)
     }
 
     // MARK: Layout
@@ -164,9 +188,14 @@ public enum BenchChart {
         return values
     }
 
-    private static func panelSVG(_ panel: Panel, origin: (x: Double, y: Double), size: (width: Double, height: Double),
-                                 plotWidth: Double) -> String {
-        let plot = (left: origin.x + 92, top: origin.y + 34, right: origin.x + 92 + plotWidth, bottom: origin.y + size.height - 60)
+    private static func panelSVG(
+        _ panel: Panel, origin: (x: Double, y: Double), size: (width: Double, height: Double),
+        plotWidth: Double
+    ) -> String {
+        let plot = (
+            left: origin.x + 92, top: origin.y + 34, right: origin.x + 92 + plotWidth,
+            bottom: origin.y + size.height - 60
+        )
         // A run too short to measure (under 1 ms) does not stretch the axis down to nothing.
         var panel = panel
         for index in panel.series.indices {
@@ -177,16 +206,31 @@ public enum BenchChart {
         let all = panel.series.flatMap(\.points)
         guard !all.isEmpty else { return "" }
         let sizes = Set(all.map(\.bytes)).sorted()
-        var xLow = log10(Double(sizes.first!)), xHigh = log10(Double(sizes.last!))
-        if xHigh - xLow < 0.1 { xLow -= 0.5; xHigh += 0.5 }
+        var xLow = log10(Double(sizes.first!))
+        var xHigh = log10(Double(sizes.last!))
+        if xHigh - xLow < 0.1 {
+            xLow -= 0.5
+            xHigh += 0.5
+        }
         let xPad = (xHigh - xLow) * 0.06
-        xLow -= xPad; xHigh += xPad
-        var yLow = log10(all.map { max($0.low, 1e-6) }.min()!), yHigh = log10(all.map { max($0.high, 1e-6) }.max()!)
-        if yHigh - yLow < 0.3 { let middle = (yLow + yHigh) / 2; yLow = middle - 0.15; yHigh = middle + 0.15 }
+        xLow -= xPad
+        xHigh += xPad
+        var yLow = log10(all.map { max($0.low, 1e-6) }.min()!)
+        var yHigh = log10(all.map { max($0.high, 1e-6) }.max()!)
+        if yHigh - yLow < 0.3 {
+            let middle = (yLow + yHigh) / 2
+            yLow = middle - 0.15
+            yHigh = middle + 0.15
+        }
         let yPad = (yHigh - yLow) * 0.08
-        yLow -= yPad; yHigh += yPad
-        func x(_ bytes: Int64) -> Double { plot.left + (log10(Double(bytes)) - xLow) / (xHigh - xLow) * (plot.right - plot.left) }
-        func y(_ seconds: Double) -> Double { plot.bottom - (log10(max(seconds, 1e-6)) - yLow) / (yHigh - yLow) * (plot.bottom - plot.top) }
+        yLow -= yPad
+        yHigh += yPad
+        func x(_ bytes: Int64) -> Double {
+            plot.left + (log10(Double(bytes)) - xLow) / (xHigh - xLow) * (plot.right - plot.left)
+        }
+        func y(_ seconds: Double) -> Double {
+            plot.bottom - (log10(max(seconds, 1e-6)) - yLow) / (yHigh - yLow) * (plot.bottom - plot.top)
+        }
 
         var svg = "<g class=\"panel\" data-job=\"\(escape(panel.title))\">\n"
         svg += text(panel.title, x: plot.left, y: origin.y + 20, size: 14, extra: " font-weight=\"bold\"") + "\n"
@@ -194,10 +238,13 @@ public enum BenchChart {
         var placed: [(left: Double, right: Double)] = []
         for bytes in sizes {
             let px = x(bytes)
-            svg += "<line x1=\"\(f(px))\" y1=\"\(f(plot.top))\" x2=\"\(f(px))\" y2=\"\(f(plot.bottom))\" stroke=\"#e5e5e5\"/>\n"
+            svg +=
+                "<line x1=\"\(f(px))\" y1=\"\(f(plot.top))\" x2=\"\(f(px))\" y2=\"\(f(plot.bottom))\" stroke=\"#e5e5e5\"/>\n"
         }
         for bytes in [sizes.last!, sizes.first!] + sizes.dropFirst().dropLast().reversed() {
-            let px = x(bytes), label = BenchReport.size(bytes), half = textWidth(label, size: 12) / 2
+            let px = x(bytes)
+            let label = BenchReport.size(bytes)
+            let half = textWidth(label, size: 12) / 2
             guard !placed.contains(where: { px - half < $0.right + 6 && $0.left - 6 < px + half }) else { continue }
             svg += text(label, x: px, y: plot.bottom + 16, size: 12, extra: " text-anchor=\"middle\"") + "\n"
             placed.append((px - half, px + half))
@@ -205,23 +252,31 @@ public enum BenchChart {
         var lastTop = Double.infinity
         for tick in ticks(low: yLow, high: yHigh) {
             let py = y(pow(10, tick))
-            svg += "<line x1=\"\(f(plot.left))\" y1=\"\(f(py))\" x2=\"\(f(plot.right))\" y2=\"\(f(py))\" stroke=\"#e5e5e5\"/>\n"
+            svg +=
+                "<line x1=\"\(f(plot.left))\" y1=\"\(f(py))\" x2=\"\(f(plot.right))\" y2=\"\(f(py))\" stroke=\"#e5e5e5\"/>\n"
             guard py + 4 < lastTop - 12 else { continue }
-            svg += text(tickTime(pow(10, tick)), x: plot.left - 6, y: py + 4, size: 12, extra: " text-anchor=\"end\"") + "\n"
+            svg +=
+                text(tickTime(pow(10, tick)), x: plot.left - 6, y: py + 4, size: 12, extra: " text-anchor=\"end\"")
+                + "\n"
             lastTop = py + 4
         }
-        svg += "<rect x=\"\(f(plot.left))\" y=\"\(f(plot.top))\" width=\"\(f(plot.right - plot.left))\" "
+        svg +=
+            "<rect x=\"\(f(plot.left))\" y=\"\(f(plot.top))\" width=\"\(f(plot.right - plot.left))\" "
             + "height=\"\(f(plot.bottom - plot.top))\" fill=\"none\" stroke=\"#333\"/>\n"
-        svg += text("data size (log scale)", x: (plot.left + plot.right) / 2, y: plot.bottom + 36, size: 12,
-                    extra: " text-anchor=\"middle\"") + "\n"
+        svg +=
+            text(
+                "data size (log scale)", x: (plot.left + plot.right) / 2, y: plot.bottom + 36, size: 12,
+                extra: " text-anchor=\"middle\"") + "\n"
         let middle = (plot.top + plot.bottom) / 2
-        svg += "<text transform=\"translate(\(f(origin.x + 16)) \(f(middle))) rotate(-90)\" font-size=\"12\" "
+        svg +=
+            "<text transform=\"translate(\(f(origin.x + 16)) \(f(middle))) rotate(-90)\" font-size=\"12\" "
             + "text-anchor=\"middle\">time (log scale)</text>\n"
 
         var legendY = plot.top + 6
         for (index, line) in panel.series.enumerated() {
             // Past seven series the colours come round again, each with another marker.
-            let color = palette[index % palette.count], marker = markers[(index + index / palette.count) % markers.count]
+            let color = palette[index % palette.count]
+            let marker = markers[(index + index / palette.count) % markers.count]
             let dash = line.dashed ? " stroke-dasharray=\"6 4\"" : ""
             if line.points.count > 1 {
                 let path = line.points.map { "\(f(x($0.bytes))),\(f(y($0.median)))" }.joined(separator: " ")
@@ -230,15 +285,20 @@ public enum BenchChart {
             for point in line.points {
                 let px = x(point.bytes)
                 if point.high > point.low {
-                    let top = y(point.high), bottom = y(point.low)
-                    svg += "<path d=\"M\(f(px - 4)) \(f(top))H\(f(px + 4))M\(f(px)) \(f(top))V\(f(bottom))M\(f(px - 4)) \(f(bottom))H\(f(px + 4))\" "
+                    let top = y(point.high)
+                    let bottom = y(point.low)
+                    svg +=
+                        "<path d=\"M\(f(px - 4)) \(f(top))H\(f(px + 4))M\(f(px)) \(f(top))V\(f(bottom))"
+                        + "M\(f(px - 4)) \(f(bottom))H\(f(px + 4))\" "
                         + "stroke=\"\(color)\" stroke-width=\"1.2\" fill=\"none\"/>\n"
                 }
-                svg += markerSVG(marker, x: px, y: y(point.median), color: color,
-                                 title: "\(line.name): \(BenchReport.time(point.median)) at \(BenchReport.size(point.bytes))")
+                svg += markerSVG(
+                    marker, x: px, y: y(point.median), color: color,
+                    title: "\(line.name): \(BenchReport.time(point.median)) at \(BenchReport.size(point.bytes))")
             }
             let legendX = plot.right + 14
-            svg += "<line x1=\"\(f(legendX))\" y1=\"\(f(legendY))\" x2=\"\(f(legendX + 30))\" y2=\"\(f(legendY))\" stroke=\"\(color)\" "
+            svg +=
+                "<line x1=\"\(f(legendX))\" y1=\"\(f(legendY))\" x2=\"\(f(legendX + 30))\" y2=\"\(f(legendY))\" stroke=\"\(color)\" "
                 + "stroke-width=\"2\"\(dash)/>\n"
             svg += markerSVG(marker, x: legendX + 15, y: legendY, color: color, title: nil)
             svg += text(line.name, x: legendX + 38, y: legendY + 4, size: 12) + "\n"
@@ -254,22 +314,37 @@ public enum BenchChart {
     private static func markerSVG(_ marker: String, x: Double, y: Double, color: String, title: String?) -> String {
         let shape: String
         switch marker {
-        case "square": shape = "<rect x=\"\(f(x - 3.5))\" y=\"\(f(y - 3.5))\" width=\"7\" height=\"7\" fill=\"\(color)\""
-        case "triangle": shape = "<path d=\"M\(f(x)) \(f(y - 4.5))L\(f(x + 4.5)) \(f(y + 3.5))L\(f(x - 4.5)) \(f(y + 3.5))Z\" fill=\"\(color)\""
-        case "triangle-down": shape = "<path d=\"M\(f(x)) \(f(y + 4.5))L\(f(x + 4.5)) \(f(y - 3.5))L\(f(x - 4.5)) \(f(y - 3.5))Z\" fill=\"\(color)\""
-        case "diamond": shape = "<path d=\"M\(f(x)) \(f(y - 5))L\(f(x + 5)) \(f(y))L\(f(x)) \(f(y + 5))L\(f(x - 5)) \(f(y))Z\" fill=\"\(color)\""
-        case "cross": shape = "<path d=\"M\(f(x - 4)) \(f(y - 4))L\(f(x + 4)) \(f(y + 4))M\(f(x - 4)) \(f(y + 4))L\(f(x + 4)) \(f(y - 4))\" "
-            + "stroke=\"\(color)\" stroke-width=\"2\" fill=\"none\""
-        case "plus": shape = "<path d=\"M\(f(x - 5)) \(f(y))H\(f(x + 5))M\(f(x)) \(f(y - 5))V\(f(y + 5))\" stroke=\"\(color)\" stroke-width=\"2\" fill=\"none\""
+        case "square":
+            shape = "<rect x=\"\(f(x - 3.5))\" y=\"\(f(y - 3.5))\" width=\"7\" height=\"7\" fill=\"\(color)\""
+        case "triangle":
+            shape =
+                "<path d=\"M\(f(x)) \(f(y - 4.5))L\(f(x + 4.5)) \(f(y + 3.5))L\(f(x - 4.5)) \(f(y + 3.5))Z\" fill=\"\(color)\""
+        case "triangle-down":
+            shape =
+                "<path d=\"M\(f(x)) \(f(y + 4.5))L\(f(x + 4.5)) \(f(y - 3.5))L\(f(x - 4.5)) \(f(y - 3.5))Z\" fill=\"\(color)\""
+        case "diamond":
+            shape =
+                "<path d=\"M\(f(x)) \(f(y - 5))L\(f(x + 5)) \(f(y))L\(f(x)) \(f(y + 5))L\(f(x - 5)) \(f(y))Z\" fill=\"\(color)\""
+        case "cross":
+            shape =
+                "<path d=\"M\(f(x - 4)) \(f(y - 4))L\(f(x + 4)) \(f(y + 4))M\(f(x - 4)) \(f(y + 4))L\(f(x + 4)) \(f(y - 4))\" "
+                + "stroke=\"\(color)\" stroke-width=\"2\" fill=\"none\""
+        case "plus":
+            shape =
+                "<path d=\"M\(f(x - 5)) \(f(y))H\(f(x + 5))M\(f(x)) \(f(y - 5))V\(f(y + 5))\" "
+                + "stroke=\"\(color)\" stroke-width=\"2\" fill=\"none\""
         default: shape = "<circle cx=\"\(f(x))\" cy=\"\(f(y))\" r=\"4\" fill=\"\(color)\""
         }
         guard let title else { return shape + "/>\n" }
-        return shape + "><title>\(escape(title))</title>" + (shape.hasPrefix("<circle") ? "</circle>" : shape.hasPrefix("<rect") ? "</rect>" : "</path>") + "\n"
+        return shape + "><title>\(escape(title))</title>"
+            + (shape.hasPrefix("<circle") ? "</circle>" : shape.hasPrefix("<rect") ? "</rect>" : "</path>") + "\n"
     }
 
     /// A tick's time: "50 ms", "2 s", "0.5 ms".
     static func tickTime(_ seconds: Double) -> String {
-        func trim(_ value: Double) -> String { String(format: value >= 10 ? "%.0f" : value >= 1 ? "%.3g" : "%.2g", value) }
+        func trim(_ value: Double) -> String {
+            String(format: value >= 10 ? "%.0f" : value >= 1 ? "%.3g" : "%.2g", value)
+        }
         return seconds >= 1 ? trim(seconds) + " s" : trim(seconds * 1000) + " ms"
     }
 
@@ -280,6 +355,7 @@ public enum BenchChart {
     private static func f(_ value: Double) -> String { String(format: "%.1f", value) }
 
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 }

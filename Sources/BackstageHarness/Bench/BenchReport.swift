@@ -50,8 +50,10 @@ public struct BenchReport: Sendable, Hashable, Codable {
     /// Whether the `backstage` that ran the cases was a debug build: every figure then says so.
     public var debugBuild: Bool?
 
-    public init(date: Date, machine: String, runsPerCase: Int, sizes: [Int64], results: [BenchResult],
-                needsUpgradeMicroseconds: Double, budget: Double, skipped: [String]) {
+    public init(
+        date: Date, machine: String, runsPerCase: Int, sizes: [Int64], results: [BenchResult],
+        needsUpgradeMicroseconds: Double, budget: Double, skipped: [String]
+    ) {
         self.date = date
         self.machine = machine
         self.runsPerCase = runsPerCase
@@ -75,7 +77,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
         try measured.encode(sizes, forKey: .sizes)
         try measured.encode(results, forKey: .results)
         try measured.encode(needsUpgradeMicroseconds, forKey: .needsUpgradeMicroseconds)
-        try measured.encodeIfPresent(needsUpgradeDocumentsChangedMicroseconds, forKey: .needsUpgradeDocumentsChangedMicroseconds)
+        try measured.encodeIfPresent(
+            needsUpgradeDocumentsChangedMicroseconds, forKey: .needsUpgradeDocumentsChangedMicroseconds)
         try measured.encode(budget, forKey: .budget)
         try measured.encode(skipped, forKey: .skipped)
         try measured.encodeIfPresent(debugBuild, forKey: .debugBuild)
@@ -107,9 +110,13 @@ public struct BenchReport: Sendable, Hashable, Codable {
     public var ratios: [Ratio] {
         results.filter { $0.kind == .backstage }.flatMap { result in
             result.baselines.compactMap { name -> Ratio? in
-                guard let baseline = results.first(where: { $0.name == name && $0.bytes == result.bytes }) else { return nil }
-                return Ratio(name: result.name, bytes: result.bytes, seconds: result.seconds, peakBytes: result.peakBytes,
-                             baseline: name, baselineSeconds: baseline.seconds, ratio: result.seconds / max(baseline.seconds, 1e-9))
+                guard let baseline = results.first(where: { $0.name == name && $0.bytes == result.bytes }) else {
+                    return nil
+                }
+                return Ratio(
+                    name: result.name, bytes: result.bytes, seconds: result.seconds, peakBytes: result.peakBytes,
+                    baseline: name, baselineSeconds: baseline.seconds,
+                    ratio: result.seconds / max(baseline.seconds, 1e-9))
             }
         }
     }
@@ -149,22 +156,26 @@ public struct BenchReport: Sendable, Hashable, Codable {
             let rates = results.filter { $0.name == result.name }.flatMap { measured in
                 measured.runs.map { constant ? $0 : $0 / Double(max(measured.bytes, 1)) * 1e9 }
             }
-            return Projection(name: result.name, secondsAt1GB: at1, secondsAt10GB: at10, fitsBudgetAt1GB: at1 <= budget,
-                              largestBytes: result.bytes, lowAt1GB: rates.min() ?? at1, highAt1GB: rates.max() ?? at1)
+            return Projection(
+                name: result.name, secondsAt1GB: at1, secondsAt10GB: at10, fitsBudgetAt1GB: at1 <= budget,
+                largestBytes: result.bytes, lowAt1GB: rates.min() ?? at1, highAt1GB: rates.max() ?? at1)
         }
     }
 
     /// "1 GB 10.00 s (8.00 s–12.00 s over the runs), 100× past the 10 MB measured: an extrapolation".
     func projectionText(_ projection: Projection, at bytes: Int64) -> String {
         let scale = Double(bytes) / 1e9
-        var text = "\(Self.size(bytes)) \(time(projection.secondsAt1GB * (projection.name.contains("rename") ? 1 : scale)))"
+        var text =
+            "\(Self.size(bytes)) \(time(projection.secondsAt1GB * (projection.name.contains("rename") ? 1 : scale)))"
         if projection.highAt1GB > projection.lowAt1GB {
             let factor = projection.name.contains("rename") ? 1 : scale
-            text += " (\(Self.time(projection.lowAt1GB * factor))–\(Self.time(projection.highAt1GB * factor)) over the runs)"
+            text +=
+                " (\(Self.time(projection.lowAt1GB * factor))–\(Self.time(projection.highAt1GB * factor)) over the runs)"
         }
         let reach = projection.reach(bytes)
         if reach > 10 && !projection.name.contains("rename") {
-            text += ", \(String(format: "%.0f", reach))× past the \(Self.size(projection.largestBytes)) measured: an extrapolation"
+            text +=
+                ", \(String(format: "%.0f", reach))× past the \(Self.size(projection.largestBytes)) measured: an extrapolation"
         }
         return text
     }
@@ -179,23 +190,32 @@ public struct BenchReport: Sendable, Hashable, Codable {
 
     /// The ratio table as Markdown.
     public var markdown: String {
-        var lines = ["| size | Backstage | time | peak RSS | baseline | time | ratio |", "|---|---|---|---|---|---|---|"]
+        var lines = [
+            "| size | Backstage | time | peak RSS | baseline | time | ratio |", "|---|---|---|---|---|---|---|",
+        ]
         for row in ratios {
-            lines.append("| \(Self.size(row.bytes)) | \(row.name) | \(time(row.seconds)) | \(row.peakBytes > 0 ? "\(row.peakBytes >> 20) MB" : "—") | \(row.baseline) | \(time(row.baselineSeconds)) | \(ratio(row.seconds, row.baselineSeconds)) |")
+            lines.append(
+                "| " + [Self.size(row.bytes), row.name, time(row.seconds), row.peakBytes > 0 ? "\(row.peakBytes >> 20) MB" : "—",
+                        row.baseline, time(row.baselineSeconds), ratio(row.seconds, row.baselineSeconds)].joined(separator: " | ") + " |"
+            )
         }
         lines.append("")
         lines.append("`needsUpgrade` with nothing pending, Notes v1→v4 chain: \(Self.launchCheck(self)) per call.")
         lines.append("")
-        lines.append("| projected | 1 GB | 10 GB | within the \(String(format: "%g", budget)) s launch budget at 1 GB |")
+        lines.append(
+            "| projected | 1 GB | 10 GB | within the \(String(format: "%g", budget)) s launch budget at 1 GB |")
         lines.append("|---|---|---|---|")
         for projection in projections {
-            lines.append("| \(projection.name) | \(projectionText(projection, at: 1_000_000_000)) | "
-                         + "\(projectionText(projection, at: 10_000_000_000)) | \(projection.fitsBudgetAt1GB ? "yes" : "no") |")
+            lines.append(
+                "| \(projection.name) | \(projectionText(projection, at: 1_000_000_000)) | "
+                    + "\(projectionText(projection, at: 10_000_000_000)) | \(projection.fitsBudgetAt1GB ? "yes" : "no") |"
+            )
         }
         lines.append("")
         lines += targetsMarkdown
         if debugBuild == true {
-            lines.insert("**A debug build**: every time below is slower than a release build's, and says \"debug\".", at: 0)
+            lines.insert(
+                "**A debug build**: every time below is slower than a release build's, and says \"debug\".", at: 0)
             lines.insert("", at: 1)
         }
         return lines.joined(separator: "\n")
@@ -204,7 +224,9 @@ public struct BenchReport: Sendable, Hashable, Codable {
     /// The ratio table for a terminal.
     public var table: String {
         func row(_ cells: [String]) -> String {
-            let widths = [9, 34, debugBuild == true ? 16 : 10, 7, 30, debugBuild == true ? 16 : 10, debugBuild == true ? 13 : 7]
+            let widths = [
+                9, 34, debugBuild == true ? 16 : 10, 7, 30, debugBuild == true ? 16 : 10, debugBuild == true ? 13 : 7,
+            ]
             return zip(cells, widths).enumerated().map { index, pair in
                 let (text, width) = pair
                 let padding = String(repeating: " ", count: max(0, width - text.count))
@@ -213,14 +235,20 @@ public struct BenchReport: Sendable, Hashable, Codable {
         }
         var lines = [row(["size", "Backstage", "time", "RSS", "baseline", "time", "ratio"])]
         for ratio in ratios {
-            lines.append(row([Self.size(ratio.bytes), ratio.name, time(ratio.seconds), ratio.peakBytes > 0 ? "\(ratio.peakBytes >> 20) MB" : "—",
-                              ratio.baseline, time(ratio.baselineSeconds), self.ratio(ratio.seconds, ratio.baselineSeconds)]))
+            lines.append(
+                row([
+                    Self.size(ratio.bytes), ratio.name, time(ratio.seconds),
+                    ratio.peakBytes > 0 ? "\(ratio.peakBytes >> 20) MB" : "—",
+                    ratio.baseline, time(ratio.baselineSeconds), self.ratio(ratio.seconds, ratio.baselineSeconds),
+                ]))
         }
         lines.append("needsUpgrade, nothing pending, Notes v1→v4 chain: \(Self.launchCheck(self)) per call")
         for projection in projections {
-            lines.append("projected \(projection.name): \(projectionText(projection, at: 1_000_000_000)); "
-                         + projectionText(projection, at: 10_000_000_000)
-                         + (projection.fitsBudgetAt1GB ? "" : " (over the \(String(format: "%g", budget)) s launch budget at 1 GB)"))
+            lines.append(
+                "projected \(projection.name): \(projectionText(projection, at: 1_000_000_000)); "
+                    + projectionText(projection, at: 10_000_000_000)
+                    + (projection.fitsBudgetAt1GB
+                        ? "" : " (over the \(String(format: "%g", budget)) s launch budget at 1 GB)"))
         }
         lines += targetsTable
         if debugBuild == true {
@@ -234,7 +262,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
 
     /// A time as printed: "under 1 ms" for one too short to measure, never "0.0 ms".
     static func time(_ seconds: Double) -> String {
-        seconds < 0.001 ? "under 1 ms" : seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
+        seconds < 0.001
+            ? "under 1 ms" : seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
     }
 
     /// "2.00×", "0.0031×"; nil when either time was under 1 ms (no ratio of times too short to measure).

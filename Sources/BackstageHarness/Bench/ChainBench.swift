@@ -21,7 +21,9 @@ public struct ChainBench {
     /// Called before each step with what it is, for progress.
     public var log: (String) -> Void = { _ in }
 
-    public init(executable: URL, catalog: CatalogFolder, from: String, to: String, sizes: [Int64], runs: Int = 3, workspace: URL) {
+    public init(
+        executable: URL, catalog: CatalogFolder, from: String, to: String, sizes: [Int64], runs: Int = 3, workspace: URL
+    ) {
         self.executable = executable
         self.catalog = catalog
         self.from = from
@@ -50,7 +52,8 @@ public struct ChainBench {
         for size in sizes {
             let pristine = workspace.appending(path: "fixture-\(size)")
             log("generating \(formatBytes(size)) of \(catalog.manifest.app) \(from)")
-            try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: from, size: size, state: .clean, seed: 1), at: pristine)
+            try FixtureGenerator(executable: executable, catalog: catalog).generate(
+                FixtureSpec(layout: from, size: size, state: .clean, seed: 1), at: pristine)
             var samples = Array(repeating: [Double](), count: steps.count)
             var estimates = Array(repeating: [Double](), count: steps.count)
             var bytes = Array(repeating: Int64(0), count: steps.count)
@@ -59,13 +62,18 @@ public struct ChainBench {
                 let root = workspace.appending(path: "run")
                 try? FileManager.default.removeItem(at: root)
                 let copied = try ChildProcess.run(URL(filePath: "/bin/cp"), ["-a", pristine.path, root.path])
-                guard copied.status == 0 else { throw BenchError(message: "copying the fixture failed: \(copied.stderr)") }
+                guard copied.status == 0 else {
+                    throw BenchError(message: "copying the fixture failed: \(copied.stderr)")
+                }
                 let upgrader = Upgrader(container: catalog.container(at: root))
                 for (index, step) in steps.enumerated() {
                     log("run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
                     let estimate = upgrader.estimate(step.single, budget: budget)
-                    let measured = try ChildProcess.measure(executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
-                    guard measured.status == 0 else { throw BenchError(message: "\(step.single.name) failed: \(measured.stderr)") }
+                    let measured = try ChildProcess.measure(
+                        executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
+                    guard measured.status == 0 else {
+                        throw BenchError(message: "\(step.single.name) failed: \(measured.stderr)")
+                    }
                     // What the app waits: the step, not the start of the process that ran it.
                     samples[index].append(max(0, measured.seconds - start))
                     estimates[index].append(estimate.seconds)
@@ -74,15 +82,18 @@ public struct ChainBench {
                 }
             }
             for (index, step) in steps.enumerated() {
-                var result = ChainBenchReport.Step(size: size, plan: step.plan, index: step.index + 1, step: step.single.steps[0].description,
-                                                   bytes: bytes[index], seconds: samples[index].median, estimate: estimates[index].median,
-                                                   peakBytes: peaks[index])
+                var result = ChainBenchReport.Step(
+                    size: size, plan: step.plan, index: step.index + 1, step: step.single.steps[0].description,
+                    bytes: bytes[index], seconds: samples[index].median, estimate: estimates[index].median,
+                    peakBytes: peaks[index])
                 result.fastest = samples[index].min()
                 result.slowest = samples[index].max()
                 results.append(result)
             }
         }
-        var report = ChainBenchReport(app: catalog.manifest.app, from: from, to: to, machine: BenchRunner.machine(), date: Date(), budget: budget, steps: results)
+        var report = ChainBenchReport(
+            app: catalog.manifest.app, from: from, to: to, machine: BenchRunner.machine(), date: Date(), budget: budget,
+            steps: results)
         report.processStart = start
         report.runs = runs
         return report
@@ -99,7 +110,8 @@ public struct ChainBench {
         try JSONEncoder().encode(UpgradePlan(name: "empty", steps: [])).write(to: plan)
         var samples: [Double] = []
         for _ in 0..<5 {
-            let measured = try ChildProcess.measure(executable, ["upgrade", root.path, "--plan", plan.path], environment: nil)
+            let measured = try ChildProcess.measure(
+                executable, ["upgrade", root.path, "--plan", plan.path], environment: nil)
             guard measured.status == 0 else { throw BenchError(message: "an empty upgrade failed: \(measured.stderr)") }
             samples.append(measured.seconds)
         }
@@ -126,8 +138,10 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         public var fastest: Double?
         public var slowest: Double?
 
-        public init(size: Int64, plan: String, index: Int, step: String, bytes: Int64, seconds: Double, estimate: Double,
-                    peakBytes: Int64) {
+        public init(
+            size: Int64, plan: String, index: Int, step: String, bytes: Int64, seconds: Double, estimate: Double,
+            peakBytes: Int64
+        ) {
             self.size = size
             self.plan = plan
             self.index = index
@@ -177,7 +191,8 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         guard sizes.count >= 2 else {
             guard let size = sizes.first, size > 0 else { return (fit, fit) }
             let mine = steps.filter { $0.size == size }
-            let fastest = mine.reduce(0) { $0 + ($1.fastest ?? $1.seconds) }, slowest = mine.reduce(0) { $0 + ($1.slowest ?? $1.seconds) }
+            let fastest = mine.reduce(0) { $0 + ($1.fastest ?? $1.seconds) }
+            let slowest = mine.reduce(0) { $0 + ($1.slowest ?? $1.seconds) }
             return (fastest / Double(size) * Double(bytes), slowest / Double(size) * Double(bytes))
         }
         let fixed = max(0, fit - slope * Double(bytes))
@@ -207,17 +222,24 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     /// "1 GB: 1.62 s (1.40 s–1.90 s between the sizes measured), 100× past the 10 MB measured: an
     /// extrapolation — within the 20 s launch budget".
     func projectionLine(at target: Int64) -> String {
-        let seconds = projected(to: target), spread = projectionSpread(to: target)
+        let seconds = projected(to: target)
+        let spread = projectionSpread(to: target)
         var text = "\(formatBytes(target)): \(time(seconds))"
-        if spread.high > spread.low * 1.0001 { text += " (\(time(spread.low))–\(time(spread.high)) between the sizes measured)" }
+        if spread.high > spread.low * 1.0001 {
+            text += " (\(time(spread.low))–\(time(spread.high)) between the sizes measured)"
+        }
         if Set(steps.map(\.size)).count >= 2, !growsWithSize {
             text += ", the times measured do not grow with the size: measure larger sizes"
         }
         let reach = Double(target) / Double(max(largestSize, 1))
-        if reach > 10 { text += ", \(String(format: "%.0f", reach))× past the \(formatBytes(largestSize)) measured: an extrapolation" }
-        return text + " — " + (seconds <= budget
-            ? "within the \(String(format: "%g", budget)) s launch budget"
-            : "over the \(String(format: "%g", budget)) s launch budget: run the upgrade behind a progress screen, off the launch path")
+        if reach > 10 {
+            text +=
+                ", \(String(format: "%.0f", reach))× past the \(formatBytes(largestSize)) measured: an extrapolation"
+        }
+        return text + " — "
+            + (seconds <= budget
+                ? "within the \(String(format: "%g", budget)) s launch budget"
+                : "over the \(String(format: "%g", budget)) s launch budget: run the upgrade behind a progress screen, off the launch path")
     }
 
     /// A time as printed, with "debug" after it when the build was a debug build.
@@ -232,11 +254,14 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     public func projected(to bytes: Int64) -> Double {
         let points = Set(steps.map(\.size)).sorted().map { (Double($0), total(at: $0)) }
         guard let last = points.last, last.0 > 0 else { return 0 }
-        var perByte = last.1 / last.0, fixed = 0.0
+        var perByte = last.1 / last.0
+        var fixed = 0.0
         if points.count >= 2 {
             let n = Double(points.count)
-            let mx = points.reduce(0) { $0 + $1.0 } / n, my = points.reduce(0) { $0 + $1.1 } / n
-            let sxx = points.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }, sxy = points.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
+            let mx = points.reduce(0) { $0 + $1.0 } / n
+            let my = points.reduce(0) { $0 + $1.1 } / n
+            let sxx = points.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
+            let sxy = points.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
             if sxx > 0, sxy > 0 {
                 perByte = sxy / sxx
                 fixed = max(0, my - perByte * mx)
@@ -248,25 +273,41 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     /// The table printed on a terminal: step names whole, the column as wide as the longest.
     public var table: String {
         var lines = ["\(app) \(from) → \(to), per step (median of runs), on \(machine)"]
-        if debugBuild == true { lines.append("  a debug build: every time below is slower than a release build's, and says \"debug\"") }
+        if debugBuild == true {
+            lines.append("  a debug build: every time below is slower than a release build's, and says \"debug\"")
+        }
         let width = max(4, steps.map { $0.label.count }.max() ?? 0)
         let timeWidth = debugBuild == true ? 16 : 10
-        func pad(_ text: String, _ count: Int) -> String { text.padding(toLength: max(count, text.count), withPad: " ", startingAt: 0) }
-        lines.append("  " + [pad("size", 8), pad("step", width), pad("time", timeWidth), pad("estimate", timeWidth), pad("est/actual", 10), "peak RSS"]
-            .joined(separator: "  "))
+        func pad(_ text: String, _ count: Int) -> String {
+            text.padding(toLength: max(count, text.count), withPad: " ", startingAt: 0)
+        }
+        lines.append(
+            "  "
+                + [
+                    pad("size", 8), pad("step", width), pad("time", timeWidth), pad("estimate", timeWidth),
+                    pad("est/actual", 10), "peak RSS",
+                ]
+                .joined(separator: "  "))
         for step in steps {
-            lines.append("  " + [pad(formatBytes(step.size), 8), pad(step.label, width), pad(time(step.seconds), timeWidth),
-                                 pad(time(step.estimate), timeWidth), pad(accuracy(estimate: step.estimate, actual: step.seconds), 10),
-                                 formatBytes(step.peakBytes)].joined(separator: "  "))
+            lines.append(
+                "  "
+                    + [
+                        pad(formatBytes(step.size), 8), pad(step.label, width), pad(time(step.seconds), timeWidth),
+                        pad(time(step.estimate), timeWidth),
+                        pad(accuracy(estimate: step.estimate, actual: step.seconds), 10),
+                        formatBytes(step.peakBytes),
+                    ].joined(separator: "  "))
         }
         for size in Set(steps.map(\.size)).sorted() {
             let actual = total(at: size)
             let estimate = steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
-            lines.append("  chain at \(formatBytes(size)): \(time(actual)), estimated \(time(estimate))"
-                + (actual >= 0.001 ? " (\(accuracy(estimate: estimate, actual: actual)))" : ""))
+            lines.append(
+                "  chain at \(formatBytes(size)): \(time(actual)), estimated \(time(estimate))"
+                    + (actual >= 0.001 ? " (\(accuracy(estimate: estimate, actual: actual)))" : ""))
         }
         if let processStart {
-            lines.append("  times leave out the start of the backstage process that ran each step (\(time(processStart)))")
+            lines.append(
+                "  times leave out the start of the backstage process that ran each step (\(time(processStart)))")
         }
         for target in [Int64(1_000_000_000), 10_000_000_000] {
             lines.append("  projected at " + projectionLine(at: target))
@@ -277,13 +318,18 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     /// The same as Markdown: a table of the steps, the chain's totals and its projections.
     public var markdown: String {
         var lines: [String] = []
-        if debugBuild == true { lines += ["**A debug build**: every time below is slower than a release build's, and says \"debug\".", ""] }
-        lines += ["\(app) \(from) → \(to), per step (median of runs), on \(machine)", "",
-                  "| size | step | time | estimate | est/actual | peak RSS |", "|---|---|---|---|---|---|"]
+        if debugBuild == true {
+            lines += ["**A debug build**: every time below is slower than a release build's, and says \"debug\".", ""]
+        }
+        lines += [
+            "\(app) \(from) → \(to), per step (median of runs), on \(machine)", "",
+            "| size | step | time | estimate | est/actual | peak RSS |", "|---|---|---|---|---|---|",
+        ]
         for step in steps {
             let name = step.label.replacingOccurrences(of: "|", with: "\\|")
-            lines.append("| \(formatBytes(step.size)) | \(name) | \(time(step.seconds)) | \(time(step.estimate)) | "
-                         + "\(accuracy(estimate: step.estimate, actual: step.seconds)) | \(formatBytes(step.peakBytes)) |")
+            lines.append(
+                "| \(formatBytes(step.size)) | \(name) | \(time(step.seconds)) | \(time(step.estimate)) | "
+                    + "\(accuracy(estimate: step.estimate, actual: step.seconds)) | \(formatBytes(step.peakBytes)) |")
         }
         lines.append("")
         for size in Set(steps.map(\.size)).sorted() {
