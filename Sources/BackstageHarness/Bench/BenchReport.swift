@@ -162,15 +162,16 @@ public struct BenchReport: Sendable, Hashable, Codable {
         }
     }
 
-    /// "1 GB 10.00 s (8.00 s–12.00 s over the runs), 100× past the 10 MB measured: an extrapolation".
+    /// "1 GB 10.00 s (8.00 s–12.00 s over the runs and sizes measured), 100× past the 10 MB measured:
+    /// an extrapolation".
     func projectionText(_ projection: Projection, at bytes: Int64) -> String {
         let scale = Double(bytes) / 1e9
         var text =
             "\(Self.size(bytes)) \(time(projection.secondsAt1GB * (projection.name.contains("rename") ? 1 : scale)))"
         if projection.highAt1GB > projection.lowAt1GB {
             let factor = projection.name.contains("rename") ? 1 : scale
-            text +=
-                " (\(Self.time(projection.lowAt1GB * factor))–\(Self.time(projection.highAt1GB * factor)) over the runs)"
+            let low = Self.time(projection.lowAt1GB * factor), high = Self.time(projection.highAt1GB * factor)
+            text += " (\(low)–\(high) over the runs and sizes measured)"
         }
         let reach = projection.reach(bytes)
         if reach > 10 && !projection.name.contains("rename") {
