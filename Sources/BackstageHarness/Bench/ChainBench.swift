@@ -246,7 +246,10 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     func time(_ seconds: Double) -> String { BenchReport.time(seconds) + (debugBuild == true ? " debug" : "") }
 
     /// Estimate over actual, or "—" when either is under 1 ms.
-    func accuracy(estimate: Double, actual: Double) -> String { BenchReport.ratioText(estimate, actual) ?? "—" }
+    func accuracy(estimate: Double, actual: Double) -> String {
+        guard let ratio = BenchReport.ratioText(estimate, actual) else { return "—" }
+        return ratio + (debugBuild == true ? " debug" : "")
+    }
 
     /// The chain's time projected to `bytes`: a straight line `fixed + perByte × size` fitted to the
     /// sizes measured (least squares; through the origin when only one size was measured), so a
@@ -285,7 +288,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
             "  "
                 + [
                     pad("size", 8), pad("step", width), pad("time", timeWidth), pad("estimate", timeWidth),
-                    pad("est/actual", 10), "peak RSS",
+                    pad("est/actual", debugBuild == true ? 16 : 10), "peak RSS",
                 ]
                 .joined(separator: "  "))
         for step in steps {
@@ -294,7 +297,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
                     + [
                         pad(formatBytes(step.size), 8), pad(step.label, width), pad(time(step.seconds), timeWidth),
                         pad(time(step.estimate), timeWidth),
-                        pad(accuracy(estimate: step.estimate, actual: step.seconds), 10),
+                        pad(accuracy(estimate: step.estimate, actual: step.seconds), debugBuild == true ? 16 : 10),
                         formatBytes(step.peakBytes),
                     ].joined(separator: "  "))
         }
