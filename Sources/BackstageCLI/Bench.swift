@@ -25,6 +25,10 @@ struct Bench: AsyncParsableCommand {
             Upgrader estimated before each step, the chain projected to 1 GB and 10 GB, and the verdict \
             against the launch budget.
 
+            A projection more than 10× past the largest size measured says so on its line, with its spread. \
+            A debug build's times are several times a release build's: bench refuses one unless --allow-debug, \
+            and then every figure says "debug". --svg, --markdown and --json work in both modes.
+
             Example:
               backstage bench --sizes 10MB,600MB --svg perf.svg --markdown
               backstage bench --catalog Cookbook --from v1 --to v2 --sizes 10MB,100MB
@@ -60,24 +64,51 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Print the ratio table as Markdown.")
     var markdown = false
 
-    @Option(name: .customLong("generate-catalog"), help: ArgumentHelp(
-        "Also time fixture generation for this captured app against the sqlite3 shell (repeatable).",
-        valueName: "dir"))
+    @Flag(help: "Measure even a debug build (every figure then says \"debug\").")
+    var allowDebug = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Measure nothing: print the tables of a report saved by --json, and write its --svg.",
+            valueName: "json"))
+    var replot: String?
+
+    @Option(
+        name: .customLong("generate-catalog"),
+        help: ArgumentHelp(
+            "Also time fixture generation for this captured app against the sqlite3 shell (repeatable).",
+            valueName: "dir"))
     var generateCatalogs: [String] = []
 
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
 
     func validate() throws {
         guard !parsedSizes.isEmpty, parsedSizes.count == sizes.split(separator: ",").count else {
-            throw ValidationError("--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
+            throw ValidationError(
+                "--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
         }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
+        guard !BuildConfiguration.isDebug || allowDebug || replot != nil else {
+            throw ValidationError(
+                """
+                this backstage is a debug build, whose times are several times a release build's: build it with \
+                `swift build -c release`, or pass --allow-debug to measure it anyway (every figure then says "debug").
+                """)
+        }
     }
 
     func run() async throws {
         let own = workspace == nil
-        let folder = URL(filePath: workspace ?? FileManager.default.temporaryDirectory.appending(path: "backstage-bench-\(UUID().uuidString.prefix(8))").path)
+        let folder = URL(
+            filePath: workspace
+                ?? FileManager.default.temporaryDirectory.appending(
+                    path: "backstage-bench-\(UUID().uuidString.prefix(8))"
+                ).path)
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
+        if let replot {
+            try redraw(URL(filePath: replot))
+            return
+        }
         if catalogOption.catalog != nil || from != nil || to != nil {
             try runChain(in: folder)
             return
@@ -86,8 +117,9 @@ struct Bench: AsyncParsableCommand {
         runner.generationCatalogs = try generateCatalogs.map { try CatalogFolder(at: URL(filePath: $0)) }
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
-        let report = try runner.run()
+        var report = try runner.run()
         progress.finish()
+        if BuildConfiguration.isDebug { report.debugBuild = true }
         if let json {
             try Output.jsonData(report).write(to: URL(filePath: json))
         }
@@ -97,18 +129,52 @@ struct Bench: AsyncParsableCommand {
         Output.out(markdown ? report.markdown : report.table)
     }
 
+    /// A saved report, drawn and printed again without measuring.
+    private func redraw(_ file: URL) throws {
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch {
+            throw CLIError(description: "\(file.path) cannot be read: \(error.localizedDescription)")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        if let report = try? decoder.decode(BenchReport.self, from: data) {
+            if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
+            Output.out(markdown ? report.markdown : report.table)
+        } else if let report = try? decoder.decode(ChainBenchReport.self, from: data) {
+            if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
+            Output.out(markdown ? report.markdown : report.table)
+        } else {
+            throw CLIError(description: "\(file.path) is not a report that backstage bench --json wrote")
+        }
+    }
+
     /// The app's own chain, step by step.
     private func runChain(in folder: URL) throws {
         let catalog = try catalogOption.load()
         let names = catalog.manifest.versions.map(\.name)
-        var bench = ChainBench(executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
-                               sizes: parsedSizes, runs: runs, workspace: folder)
+        var bench = ChainBench(
+            executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
+            sizes: parsedSizes, runs: runs, workspace: folder)
         bench.budget = budget
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
-        let report = try bench.run()
+        var report = try bench.run()
         progress.finish()
+        if BuildConfiguration.isDebug { report.debugBuild = true }
         if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
-        Output.out(report.table)
+        if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
+        Output.out(markdown ? report.markdown : report.table)
+    }
+}
+
+/// How this `backstage` was compiled: a debug build (`-Onone`, as `swift build` makes by default)
+/// times several times slower than a release build, so `bench` says so or refuses.
+enum BuildConfiguration {
+    static var isDebug: Bool {
+        #if DEBUG
+            return true
+        #else
+            return false
+        #endif
     }
 }

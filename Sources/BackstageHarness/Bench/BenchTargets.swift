@@ -164,10 +164,13 @@ extension BenchReport {
         }
     }
 
+    /// " debug" after a figure measured on a debug build.
+    private var debugMark: String { debugBuild == true ? " debug" : "" }
+
     /// The targets as Markdown: one row per target and size.
     var targetsMarkdown: [String] {
         ["| target | at | measured | limit | met |", "|---|---|---|---|---|"] + targets.map { check in
-            "| \(check.target.title) | \(check.bytes.map(Self.size) ?? "—") | \(check.measured) | \(check.limit) | \(check.mark) |"
+            "| \(check.target.title) | \(check.bytes.map(Self.size) ?? "—") | \(check.measured)\(check.met == nil ? "" : debugMark) | \(check.limit) | \(check.mark) |"
         }
     }
 
@@ -179,7 +182,7 @@ extension BenchReport {
                      + (measured.count < checks.count ? " (\(checks.count - measured.count) not measured)" : "")]
         for check in checks {
             let at = check.bytes.map { " at " + Self.size($0) } ?? ""
-            lines.append("  \(check.mark) \(check.target.title): \(check.measured)\(at) (\(check.limit))")
+            lines.append("  \(check.mark) \(check.target.title): \(check.measured)\(check.met == nil ? "" : debugMark)\(at) (\(check.limit))")
         }
         return lines
     }

@@ -21,7 +21,9 @@ public struct ChainBench {
     /// Called before each step with what it is, for progress.
     public var log: (String) -> Void = { _ in }
 
-    public init(executable: URL, catalog: CatalogFolder, from: String, to: String, sizes: [Int64], runs: Int = 3, workspace: URL) {
+    public init(
+        executable: URL, catalog: CatalogFolder, from: String, to: String, sizes: [Int64], runs: Int = 3, workspace: URL
+    ) {
         self.executable = executable
         self.catalog = catalog
         self.from = from
@@ -50,7 +52,8 @@ public struct ChainBench {
         for size in sizes {
             let pristine = workspace.appending(path: "fixture-\(size)")
             log("generating \(formatBytes(size)) of \(catalog.manifest.app) \(from)")
-            try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: from, size: size, state: .clean, seed: 1), at: pristine)
+            try FixtureGenerator(executable: executable, catalog: catalog).generate(
+                FixtureSpec(layout: from, size: size, state: .clean, seed: 1), at: pristine)
             var samples = Array(repeating: [Double](), count: steps.count)
             var estimates = Array(repeating: [Double](), count: steps.count)
             var bytes = Array(repeating: Int64(0), count: steps.count)
@@ -59,13 +62,18 @@ public struct ChainBench {
                 let root = workspace.appending(path: "run")
                 try? FileManager.default.removeItem(at: root)
                 let copied = try ChildProcess.run(URL(filePath: "/bin/cp"), ["-a", pristine.path, root.path])
-                guard copied.status == 0 else { throw BenchError(message: "copying the fixture failed: \(copied.stderr)") }
+                guard copied.status == 0 else {
+                    throw BenchError(message: "copying the fixture failed: \(copied.stderr)")
+                }
                 let upgrader = Upgrader(container: catalog.container(at: root))
                 for (index, step) in steps.enumerated() {
                     log("run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
                     let estimate = upgrader.estimate(step.single, budget: budget)
-                    let measured = try ChildProcess.measure(executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
-                    guard measured.status == 0 else { throw BenchError(message: "\(step.single.name) failed: \(measured.stderr)") }
+                    let measured = try ChildProcess.measure(
+                        executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
+                    guard measured.status == 0 else {
+                        throw BenchError(message: "\(step.single.name) failed: \(measured.stderr)")
+                    }
                     // What the app waits: the step, not the start of the process that ran it.
                     samples[index].append(max(0, measured.seconds - start))
                     estimates[index].append(estimate.seconds)
@@ -74,12 +82,20 @@ public struct ChainBench {
                 }
             }
             for (index, step) in steps.enumerated() {
-                results.append(.init(size: size, plan: step.plan, index: step.index + 1, step: step.single.steps[0].description, bytes: bytes[index],
-                                     seconds: samples[index].median, estimate: estimates[index].median, peakBytes: peaks[index]))
+                var result = ChainBenchReport.Step(
+                    size: size, plan: step.plan, index: step.index + 1, step: step.single.steps[0].description,
+                    bytes: bytes[index], seconds: samples[index].median, estimate: estimates[index].median,
+                    peakBytes: peaks[index])
+                result.fastest = samples[index].min()
+                result.slowest = samples[index].max()
+                results.append(result)
             }
         }
-        var report = ChainBenchReport(app: catalog.manifest.app, from: from, to: to, machine: BenchRunner.machine(), date: Date(), budget: budget, steps: results)
+        var report = ChainBenchReport(
+            app: catalog.manifest.app, from: from, to: to, machine: BenchRunner.machine(), date: Date(), budget: budget,
+            steps: results)
         report.processStart = start
+        report.runs = runs
         return report
     }
 
@@ -94,7 +110,8 @@ public struct ChainBench {
         try JSONEncoder().encode(UpgradePlan(name: "empty", steps: [])).write(to: plan)
         var samples: [Double] = []
         for _ in 0..<5 {
-            let measured = try ChildProcess.measure(executable, ["upgrade", root.path, "--plan", plan.path], environment: nil)
+            let measured = try ChildProcess.measure(
+                executable, ["upgrade", root.path, "--plan", plan.path], environment: nil)
             guard measured.status == 0 else { throw BenchError(message: "an empty upgrade failed: \(measured.stderr)") }
             samples.append(measured.seconds)
         }
@@ -117,6 +134,23 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         public var seconds: Double
         /// What `Upgrader/estimate(_:budget:)` said before it ran.
         public var estimate: Double
+        /// The fastest and the slowest run of the step, the start of the process taken off.
+        public var fastest: Double?
+        public var slowest: Double?
+
+        public init(
+            size: Int64, plan: String, index: Int, step: String, bytes: Int64, seconds: Double, estimate: Double,
+            peakBytes: Int64
+        ) {
+            self.size = size
+            self.plan = plan
+            self.index = index
+            self.step = step
+            self.bytes = bytes
+            self.seconds = seconds
+            self.estimate = estimate
+            self.peakBytes = peakBytes
+        }
         /// Peak resident memory of the `backstage upgrade` that ran it.
         public var peakBytes: Int64
     }
@@ -130,9 +164,92 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     public var steps: [Step]
     /// The start of a `backstage upgrade` process, taken off every step's time (seconds).
     public var processStart: Double?
+    /// Runs per step and size; each time is their median.
+    public var runs: Int?
+    /// Whether the `backstage` that ran the steps was a debug build: every figure then says so.
+    public var debugBuild: Bool?
+
+    public init(app: String, from: String, to: String, machine: String, date: Date, budget: Double, steps: [Step]) {
+        self.app = app
+        self.from = from
+        self.to = to
+        self.machine = machine
+        self.date = date
+        self.budget = budget
+        self.steps = steps
+    }
 
     /// The whole chain's median time at `size`.
     public func total(at size: Int64) -> Double { steps.filter { $0.size == size }.reduce(0) { $0 + $1.seconds } }
+
+    /// The chain's time projected to `bytes` (see ``projected(to:)``) with its spread: the lowest and
+    /// the highest projection from the slope between any two sizes measured, with the fit's fixed
+    /// cost (from one size: the fastest and slowest run's throughput instead).
+    public func projectionSpread(to bytes: Int64) -> (low: Double, high: Double) {
+        let sizes = Set(steps.map(\.size)).sorted()
+        let fit = projected(to: bytes)
+        guard sizes.count >= 2 else {
+            guard let size = sizes.first, size > 0 else { return (fit, fit) }
+            let mine = steps.filter { $0.size == size }
+            let fastest = mine.reduce(0) { $0 + ($1.fastest ?? $1.seconds) }
+            let slowest = mine.reduce(0) { $0 + ($1.slowest ?? $1.seconds) }
+            return (fastest / Double(size) * Double(bytes), slowest / Double(size) * Double(bytes))
+        }
+        let fixed = max(0, fit - slope * Double(bytes))
+        var projections: [Double] = []
+        for (index, first) in sizes.enumerated() {
+            for second in sizes[(index + 1)...] {
+                let pairSlope = (total(at: second) - total(at: first)) / Double(second - first)
+                if pairSlope > 0 { projections.append(fixed + pairSlope * Double(bytes)) }
+            }
+        }
+        return (min(projections.min() ?? fit, fit), max(projections.max() ?? fit, fit))
+    }
+
+    /// The slope of the fit, in seconds per byte.
+    var slope: Double { max(0, projected(to: 2_000_000_000) - projected(to: 1_000_000_000)) / 1e9 }
+
+    /// Whether the chain took longer at the largest size than at the smallest.
+    var growsWithSize: Bool {
+        let sizes = Set(steps.map(\.size)).sorted()
+        guard let first = sizes.first, let last = sizes.last else { return false }
+        return total(at: last) > total(at: first)
+    }
+
+    /// The largest size measured.
+    public var largestSize: Int64 { steps.map(\.size).max() ?? 0 }
+
+    /// "1 GB: 1.62 s (1.40 s–1.90 s between the sizes measured), 100× past the 10 MB measured: an
+    /// extrapolation — within the 20 s launch budget".
+    func projectionLine(at target: Int64) -> String {
+        let seconds = projected(to: target)
+        let spread = projectionSpread(to: target)
+        var text = "\(formatBytes(target)): \(time(seconds))"
+        if spread.high > spread.low * 1.0001 {
+            text += " (\(time(spread.low))–\(time(spread.high)) between the sizes measured)"
+        }
+        if Set(steps.map(\.size)).count >= 2, !growsWithSize {
+            text += ", the times measured do not grow with the size: measure larger sizes"
+        }
+        let reach = Double(target) / Double(max(largestSize, 1))
+        if reach > 10 {
+            text +=
+                ", \(String(format: "%.0f", reach))× past the \(formatBytes(largestSize)) measured: an extrapolation"
+        }
+        return text + " — "
+            + (seconds <= budget
+                ? "within the \(String(format: "%g", budget)) s launch budget"
+                : "over the \(String(format: "%g", budget)) s launch budget: run the upgrade behind a progress screen, off the launch path")
+    }
+
+    /// A time as printed, with "debug" after it when the build was a debug build.
+    func time(_ seconds: Double) -> String { BenchReport.time(seconds) + (debugBuild == true ? " debug" : "") }
+
+    /// Estimate over actual, or "—" when either is under 1 ms.
+    func accuracy(estimate: Double, actual: Double) -> String {
+        guard let ratio = BenchReport.ratioText(estimate, actual) else { return "—" }
+        return ratio + (debugBuild == true ? " debug" : "")
+    }
 
     /// The chain's time projected to `bytes`: a straight line `fixed + perByte × size` fitted to the
     /// sizes measured (least squares; through the origin when only one size was measured), so a
@@ -140,11 +257,14 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     public func projected(to bytes: Int64) -> Double {
         let points = Set(steps.map(\.size)).sorted().map { (Double($0), total(at: $0)) }
         guard let last = points.last, last.0 > 0 else { return 0 }
-        var perByte = last.1 / last.0, fixed = 0.0
+        var perByte = last.1 / last.0
+        var fixed = 0.0
         if points.count >= 2 {
             let n = Double(points.count)
-            let mx = points.reduce(0) { $0 + $1.0 } / n, my = points.reduce(0) { $0 + $1.1 } / n
-            let sxx = points.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }, sxy = points.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
+            let mx = points.reduce(0) { $0 + $1.0 } / n
+            let my = points.reduce(0) { $0 + $1.1 } / n
+            let sxx = points.reduce(0) { $0 + ($1.0 - mx) * ($1.0 - mx) }
+            let sxy = points.reduce(0) { $0 + ($1.0 - mx) * ($1.1 - my) }
             if sxx > 0, sxy > 0 {
                 perByte = sxy / sxx
                 fixed = max(0, my - perByte * mx)
@@ -153,33 +273,79 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         return fixed + perByte * Double(bytes)
     }
 
-    /// The table printed on a terminal.
+    /// The table printed on a terminal: step names whole, the column as wide as the longest.
     public var table: String {
         var lines = ["\(app) \(from) → \(to), per step (median of runs), on \(machine)"]
-        lines.append("  size      step                                                          time       estimate   est/actual  peak RSS")
+        if debugBuild == true {
+            lines.append("  a debug build: every time below is slower than a release build's, and says \"debug\"")
+        }
+        let width = max(4, steps.map { $0.label.count }.max() ?? 0)
+        let timeWidth = debugBuild == true ? 16 : 10
+        func pad(_ text: String, _ count: Int) -> String {
+            text.padding(toLength: max(count, text.count), withPad: " ", startingAt: 0)
+        }
+        lines.append(
+            "  "
+                + [
+                    pad("size", 8), pad("step", width), pad("time", timeWidth), pad("estimate", timeWidth),
+                    pad("est/actual", debugBuild == true ? 16 : 10), "peak RSS",
+                ]
+                .joined(separator: "  "))
         for step in steps {
-            let name = "\(step.plan) #\(step.index): \(step.step)"
-            let clipped = name.count > 60 ? String(name.prefix(59)) + "…" : name
-            lines.append("  " + [formatBytes(step.size).padding(toLength: 8, withPad: " ", startingAt: 0), clipped.padding(toLength: 60, withPad: " ", startingAt: 0),
-                                 BenchReport.time(step.seconds).padding(toLength: 9, withPad: " ", startingAt: 0),
-                                 BenchReport.time(step.estimate).padding(toLength: 9, withPad: " ", startingAt: 0),
-                                 String(format: "%9.2f×", step.seconds > 0 ? step.estimate / step.seconds : 0), formatBytes(step.peakBytes)].joined(separator: "  "))
+            lines.append(
+                "  "
+                    + [
+                        pad(formatBytes(step.size), 8), pad(step.label, width), pad(time(step.seconds), timeWidth),
+                        pad(time(step.estimate), timeWidth),
+                        pad(accuracy(estimate: step.estimate, actual: step.seconds), debugBuild == true ? 16 : 10),
+                        formatBytes(step.peakBytes),
+                    ].joined(separator: "  "))
         }
         for size in Set(steps.map(\.size)).sorted() {
             let actual = total(at: size)
             let estimate = steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
-            lines.append("  chain at \(formatBytes(size)): \(BenchReport.time(actual)), estimated \(BenchReport.time(estimate))"
-                + String(format: " (%.2f×)", actual > 0 ? estimate / actual : 0))
+            lines.append(
+                "  chain at \(formatBytes(size)): \(time(actual)), estimated \(time(estimate))"
+                    + (actual >= 0.001 ? " (\(accuracy(estimate: estimate, actual: actual)))" : ""))
         }
         if let processStart {
-            lines.append("  times leave out the start of the backstage process that ran each step (\(BenchReport.time(processStart)))")
+            lines.append(
+                "  times leave out the start of the backstage process that ran each step (\(time(processStart)))")
         }
         for target in [Int64(1_000_000_000), 10_000_000_000] {
-            let seconds = projected(to: target)
-            lines.append("  projected at \(formatBytes(target)): \(BenchReport.time(seconds)) — " + (seconds <= budget
-                ? "within the \(String(format: "%g", budget)) s launch budget"
-                : "over the \(String(format: "%g", budget)) s launch budget: run the upgrade behind a progress screen, off the launch path"))
+            lines.append("  projected at " + projectionLine(at: target))
         }
         return lines.joined(separator: "\n")
     }
+
+    /// The same as Markdown: a table of the steps, the chain's totals and its projections.
+    public var markdown: String {
+        var lines: [String] = []
+        if debugBuild == true {
+            lines += ["**A debug build**: every time below is slower than a release build's, and says \"debug\".", ""]
+        }
+        lines += [
+            "\(app) \(from) → \(to), per step (median of runs), on \(machine)", "",
+            "| size | step | time | estimate | est/actual | peak RSS |", "|---|---|---|---|---|---|",
+        ]
+        for step in steps {
+            let name = step.label.replacingOccurrences(of: "|", with: "\\|")
+            lines.append(
+                "| \(formatBytes(step.size)) | \(name) | \(time(step.seconds)) | \(time(step.estimate)) | "
+                    + "\(accuracy(estimate: step.estimate, actual: step.seconds)) | \(formatBytes(step.peakBytes)) |")
+        }
+        lines.append("")
+        for size in Set(steps.map(\.size)).sorted() {
+            lines.append("- chain at \(formatBytes(size)): \(time(total(at: size)))")
+        }
+        for target in [Int64(1_000_000_000), 10_000_000_000] {
+            lines.append("- projected at " + projectionLine(at: target))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension ChainBenchReport.Step {
+    /// "v2-to-v3 #1: migrate (…)", whole.
+    public var label: String { "\(plan) #\(index): \(step)" }
 }
