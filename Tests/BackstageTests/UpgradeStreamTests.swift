@@ -45,6 +45,51 @@ import Testing
         #expect(kinds == ["relocate", "split", "migrate", "quarantine"], "every step kind reports: \(kinds)")
     }
 
+    /// A migration statement that runs for a while: the bar keeps moving (an event at least
+    /// every 100 ms or so), and a Cancel interrupts the statement, whose transaction is rolled back.
+    static func slowMigration() -> UpgradePlan {
+        UpgradePlan(name: "slow") {
+            UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
+                .init(id: "v2-numbers", sql: """
+                    CREATE TABLE numbers AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000)
+                    SELECT x FROM c;
+                    """),
+            ])
+        }
+    }
+
+    @Test func aLongMigrationStatementReportsProgressAndCanBeCancelled() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.supportStore().main, rows: 50, journalMode: "wal")
+        var beats: [Double] = []
+        for try await event in Upgrader(container: app.container).run(Self.slowMigration()) {
+            if case .progress(let progress) = event, progress.phase == .locked { beats.append(progress.fractionDone) }
+        }
+        #expect(beats.count >= 4, "heartbeats while the statement ran: \(beats.count)")
+        #expect(Set(beats).count >= 3 && zip(beats, beats.dropFirst()).allSatisfy { $0 <= $1 }, "\(beats)")
+
+        let other = try TestContainer()
+        try PythonSQLite.createStore(other.supportStore().main, rows: 50, journalMode: "wal")
+        let consumer = Task {
+            var locked = 0
+            for try await event in Upgrader(container: other.container).run(Self.slowMigration()) {
+                // The second event at `locked` is a heartbeat: the statement is running.
+                if case .progress(let progress) = event, progress.phase == .locked {
+                    locked += 1
+                    if locked == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            }
+        }
+        let result = await consumer.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        let tables = try PythonSQLite.run("""
+            import sqlite3, sys
+            print(sorted(r[0] for r in sqlite3.connect(sys.argv[1]).execute("select name from sqlite_master where type = 'table'")))
+            """, [other.supportStore().main.path])
+        #expect(!tables.stdout.contains("numbers"), "the interrupted migration left nothing: \(tables.stdout)")
+        try await Upgrader(container: other.container).upgrade(Self.slowMigration())
+    }
+
     /// The consumer's task is cancelled at each boundary of each step (the step held there until
     /// the cancellation has landed): the loop throws `CancellationError` (never just ends), and the
     /// next run completes with every note.

@@ -36,6 +36,7 @@ package struct StepContext {
             hook?(subject, phase)
         }
         observer.progress = { done, total in onProgress(RelocationProgress(store: subject, phase: .copying, bytesDone: done, bytesTotal: total)) }
+        observer.heartbeat = { phase in onProgress(RelocationProgress(store: subject, phase: phase, bytesDone: 0, bytesTotal: 0)) }
         observer.isCancelled = isCancelled
         return observer
     }

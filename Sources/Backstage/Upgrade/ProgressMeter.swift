@@ -7,6 +7,10 @@ final class ProgressMeter {
     /// Where each pending step starts and how much of the plan it weighs, by step index.
     private var spans: [Int: (start: Double, width: Double)] = [:]
     private(set) var fraction = 0.0
+    /// The last step and phase reported, and how many events in a row repeated it without bytes:
+    /// work that counts none (a long migration statement) creeps toward the next boundary.
+    private var last: (step: Int, phase: StepPhase)?
+    private var repeats = 0
 
     init(_ estimate: UpgradeEstimate) {
         // A step estimated at nothing still moves the bar a little.
@@ -28,7 +32,11 @@ final class ProgressMeter {
         if bytesTotal > 0 {
             // Bytes move the bar between the boundary reached and the next one.
             within += Double(min(bytesDone, bytesTotal)) / Double(bytesTotal) / Double(max(phases.count, 1))
+        } else {
+            repeats = last.map { $0.step == index && $0.phase == phase } == true ? repeats + 1 : 0
+            within += (1 - pow(0.9, Double(repeats))) / Double(max(phases.count, 1))
         }
+        last = (index, phase)
         // 1.0 belongs to the end of the run (``finish()``), after the launch record.
         fraction = max(fraction, min(span.start + span.width * min(within, 1), 0.999))
         return fraction

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Applies SQL migrations by identifier with GRDB's `DatabaseMigrator`: each migration runs in its
 /// own transaction and is recorded in `grdb_migrations`, so a crash rolls back the one in progress
@@ -65,6 +66,15 @@ struct MigrateRun {
         }
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
+        let heartbeat = MigrationHeartbeat(observer: observer, phase: .locked)
+        try queue.inDatabase { db in heartbeat.install(on: db) }
+        defer {
+            // Off before the heartbeat goes (a closed queue has no connection left to call it).
+            try? queue.inDatabase { db in
+                if let connection = db.sqliteConnection { sqlite3_progress_handler(connection, 0, nil, nil) }
+            }
+            withExtendedLifetime(heartbeat) {}
+        }
         // Each migration commits on its own: one that fails after others leaves them applied, and says so.
         var appliedNow: [String] = []
         for migration in step.migrations where !applied.contains(migration.id) {
@@ -72,6 +82,8 @@ struct MigrateRun {
             let kept = appliedNow.isEmpty ? "" : " (\(appliedNow.joined(separator: ", ")), applied before it in this step, stay applied)"
             do {
                 try migrator.migrate(queue, upTo: migration.id)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && context.isCancelled() {
+                throw UpgradeError.cancelled(step: "migrate \(step.store)")
             } catch let error as DatabaseError {
                 throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id,
                                                    message: (error.message ?? "\(error.resultCode)") + kept)
@@ -83,6 +95,7 @@ struct MigrateRun {
             }
             appliedNow.append(migration.id)
             observer.phase(.migrating)
+            heartbeat.phase = .migrating
         }
         let ran = !appliedNow.isEmpty
         observer.phase(.migrated)
@@ -157,5 +170,40 @@ struct ForeignKeyViolation: Error, Hashable, Comparable, CustomStringConvertible
 
     var description: String {
         "it leaves the row \(rowid.map { "with rowid \($0)" } ?? "(WITHOUT ROWID)") of table \(table) with a foreign key to \(parent) that matches no row"
+    }
+}
+
+/// Reports a migration's work every 100 ms while SQLite runs it (a statement that rebuilds a large
+/// table can take seconds), and interrupts it when the upgrade is cancelled: the migration's
+/// transaction is then rolled back, nothing of it stays.
+final class MigrationHeartbeat {
+    private let observer: MoveObserver
+    var phase: StepPhase
+    private var last = ContinuousClock.now
+
+    init(observer: MoveObserver, phase: StepPhase) {
+        self.observer = observer
+        self.phase = phase
+    }
+
+    /// Installs SQLite's progress handler on `db` (every 10,000 virtual machine instructions); the
+    /// handler lives as long as this object, which outlives the connection's migrations.
+    func install(on db: Database) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite3_progress_handler(db.sqliteConnection, 10_000, { context in
+            guard let context else { return 0 }
+            return Unmanaged<MigrationHeartbeat>.fromOpaque(context).takeUnretainedValue().tick()
+        }, context)
+    }
+
+    /// Nonzero interrupts the statement.
+    private func tick() -> Int32 {
+        if observer.isCancelled() { return 1 }
+        let now = ContinuousClock.now
+        if now - last >= .milliseconds(100) {
+            last = now
+            observer.heartbeat(phase)
+        }
+        return 0
     }
 }
