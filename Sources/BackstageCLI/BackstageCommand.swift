@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// The `backstage` command: configuration only; one file per subcommand.
+/// The `backstage` command: configuration and `--version` only; one file per subcommand.
 struct BackstageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backstage",
@@ -12,9 +12,19 @@ struct BackstageCommand: AsyncParsableCommand {
 
             Exit status: 0 success, 1 a check found a problem, 2 usage error, 3 operational failure.
             """,
-        version: "0.1.0",
-        subcommands: [Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self, Inspect.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self]
+        subcommands: [Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
+                      Inspect.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self]
     )
+
+    // The version flag of the root only: argument-parser's (`configuration.version`) is listed in
+    // every subcommand's help, where `catalog init --version NAME` is another option.
+    @Flag(help: "Show the version.")
+    var version = false
+
+    func run() async throws {
+        guard version else { throw CleanExit.helpRequest(self) }
+        Output.out("0.1.0")
+    }
 }
 
 @main

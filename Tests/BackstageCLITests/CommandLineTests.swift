@@ -103,10 +103,23 @@ import Testing
               --json                  Print one JSON object:
                                       {"findings":[{"path","kind","visible","bytes"}]}, the
                                       user's databases in "userDatabases".
-              --version               Show the version.
               -h, --help              Show help information.
 
             """)
+    }
+
+    @Test func onlyTheRootListsVersionSoCatalogInitShowsOneVersionOption() throws {
+        let root = try runProcess(backstageExecutable, ["--help"])
+        #expect(root.stdout.contains("  --version               Show the version.\n"))
+        #expect(try runProcess(backstageExecutable, ["--version"]).stdout == "0.1.0\n")
+        let bare = try runProcess(backstageExecutable, [])
+        #expect(bare.status == 0)
+        #expect(bare.stdout.hasPrefix("OVERVIEW: Keep an app's internal databases"))
+
+        let initHelp = try runProcess(backstageExecutable, ["catalog", "init", "--help"])
+        #expect(initHelp.status == 0)
+        #expect(initHelp.stdout.contains("  --version <version>     The name of the captured version. (default: v1)\n"))
+        #expect(!initHelp.stdout.contains("Show the version."))
     }
 
     @Test func everyCommandHasAnAbstractAndAnExample() throws {
