@@ -164,6 +164,28 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
     }
 }
 
+/// The export screen's Cancel: the consumer's loop throws once the export has stopped and
+/// removed its partial archive, never just ends as if the archive were written.
+@Suite struct ExportStreamTests {
+    @Test func cancellingTheTaskThatIteratesAnExportThrowsOnceTheArchiveIsGone() async throws {
+        let (app, _, _) = try documentsFixture()
+        for index in 0..<40 {
+            try app.writeDocument("Big/\(index).bin", Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }))
+        }
+        let archive = app.root.appending(path: "cancelled.zip")
+        let consumer = Task {
+            for try await event in Exporter(container: app.container).events(to: archive, options: ExportOptions(format: .zip)) {
+                if case .progress = event { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+        }
+        let result = await consumer.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        // No waiting: the loop threw only after the work had stopped and cleaned up.
+        #expect(!FileManager.default.fileExists(atPath: archive.path))
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+}
+
 @Suite struct ExportFailureTests {
     @Test(.enabled(if: runningAsRoot, "a read-only mount needs root"))
     func aStoreOnAReadOnlyDiskIsNamedWithTheCauseNotACode() async throws {
