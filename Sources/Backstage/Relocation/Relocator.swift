@@ -120,7 +120,9 @@ public struct Relocator: Sendable {
             try context.quarantine.removeTemporaries()
             let sourceFolder = container[options.source]
             // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
-            let declarations = options.source == .documents ? container.declaredStores : .everyDatabase
+            // Naming a store declares it, as `--store` does: an encrypted one has no header to go by.
+            let declarations = options.source == .documents
+                ? container.declaredStores.adding(StoreDeclarations(options.stores)) : .everyDatabase
             let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
                 .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
@@ -166,7 +168,10 @@ public struct Relocator: Sendable {
                     throw .notADatabase(path: url.path)
                 }
                 let candidates = [name, name + ".sqlite"].map { destination.appending(path: $0).path }
-                if candidates.contains(where: { SQLiteHeader.hasMagic((try? fileSystem.readPrefix($0, count: 16)) ?? []) }) { continue }
+                // Named, so declared: whatever its header (an encrypted store has none).
+                if candidates.contains(where: { (try? fileSystem.status($0)).flatMap { $0 }.map { $0.kind == .regular && $0.size > 0 } == true }) {
+                    continue
+                }
                 throw .storeNotFound(name: folder.appending(path: name).path)
             }
             selected += matches.filter { !selected.contains($0) }
