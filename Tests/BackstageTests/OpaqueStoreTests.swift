@@ -56,13 +56,17 @@ import Testing
         #expect(paths(under: shm.url, containing: ".backstage-tmp").isEmpty)
     }
 
-    @Test func anEncryptedStoreNamedOnlyByTheOptionsMoves() async throws {
+    /// Naming a file to move selects it; only a declaration (plan, catalog, descriptions) makes
+    /// a file without a header the app's.
+    @Test func anUndeclaredFileWithoutAHeaderNamedToMoveIsRefusedAndStays() async throws {
         let app = try TestContainer(declaring: [])
-        let files = try Self.writeEncryptedStore(app)
+        _ = try Self.writeEncryptedStore(app)
+        let before = snapshot(app.documents)
 
-        try await Relocator(container: app.container).relocate(RelocationOptions(stores: ["Notes.sqlite"]))
-
-        Self.expectMovedWhole(app, files)
+        await #expect(throws: RelocationError.notADatabase(path: app.documentsStore().main.path)) {
+            try await Relocator(container: app.container).relocate(RelocationOptions(stores: ["Notes.sqlite"]))
+        }
+        #expect(snapshot(app.documents) == before)
     }
 
     @Test func anUndeclaredFileWithoutAHeaderIsTheUsersAndStays() async throws {

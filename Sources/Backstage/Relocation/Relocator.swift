@@ -6,9 +6,11 @@ public struct RelocationOptions: Sendable, Hashable {
     /// How the stores move; ``RelocationStrategy/auto`` renames on one file system and copies across.
     public var strategy: RelocationStrategy
     /// The stores to move, by file name (`Notes.sqlite`), base name (`Notes`), path relative to
-    /// Documents or pattern (`Accounts/*/UserData.sqlite`); naming a database declares it. Empty: every store the container declares
-    /// (``AppContainer/declaredStores``) found in Documents, and orphan files are quarantined. A
-    /// database neither declared nor named is the user's and never moves.
+    /// Documents or pattern (`Accounts/*/UserData.sqlite`); naming a database declares it (a file
+    /// without a SQLite header, such as an encrypted store, is moved only when the container
+    /// declares it). Empty: every store the container declares (``AppContainer/declaredStores``)
+    /// found in Documents, and orphan files are quarantined. A database neither declared nor named
+    /// is the user's and never moves.
     public var stores: [String]
     /// How long to wait for another process to release a store, in seconds.
     public var busyTimeout: Double
@@ -120,9 +122,7 @@ public struct Relocator: Sendable {
             try context.quarantine.removeTemporaries()
             let sourceFolder = container[options.source]
             // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
-            // Naming a store declares it, as `--store` does: an encrypted one has no header to go by.
-            let declarations = options.source == .documents
-                ? container.declaredStores.adding(StoreDeclarations(options.stores)) : .everyDatabase
+            let declarations = options.source == .documents ? container.declaredStores : .everyDatabase
             let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
                 .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
@@ -169,7 +169,11 @@ public struct Relocator: Sendable {
                 }
                 let candidates = [name, name + ".sqlite"].map { destination.appending(path: $0).path }
                 // Named, so declared: whatever its header (an encrypted store has none).
-                if candidates.contains(where: { (try? fileSystem.status($0)).flatMap { $0 }.map { $0.kind == .regular && $0.size > 0 } == true }) {
+                let moved = candidates.contains { candidate in
+                    guard let status = try? fileSystem.status(candidate) else { return false }
+                    return status.kind == .regular && status.size > 0
+                }
+                if moved {
                     continue
                 }
                 throw .storeNotFound(name: folder.appending(path: name).path)

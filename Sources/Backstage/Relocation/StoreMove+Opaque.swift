@@ -100,7 +100,8 @@ extension StoreMove {
         }
         var same = try fileSystem.contentsEqual(src.main.path, dst.main.path)
         for sidecar in Sidecar.allCases where same {
-            let from = try fileSystem.status(src.sidecar(sidecar).path), to = try fileSystem.status(dst.sidecar(sidecar).path)
+            let from = try fileSystem.status(src.sidecar(sidecar).path)
+            let to = try fileSystem.status(dst.sidecar(sidecar).path)
             if from == nil && to == nil { continue }
             guard from != nil, to != nil else { same = false; continue }
             same = try fileSystem.contentsEqual(src.sidecar(sidecar).path, dst.sidecar(sidecar).path)

@@ -51,7 +51,9 @@ struct StoreMove {
             if try fs.space(at: src.directory.path).readOnly { throw RelocationError.readOnlySource(path: src.directory.path) }
             if main.size > 0 && !opaque {
                 let prefix = try fs.readPrefix(src.main.path, count: 100)
-                guard SQLiteHeader.hasMagic(prefix) || Self.isPartOfMagic(prefix) else { throw RelocationError.notADatabase(path: src.main.path) }
+                guard SQLiteHeader.hasMagic(prefix) || Self.isPartOfMagic(prefix) else {
+                    throw RelocationError.notADatabase(path: src.main.path)
+                }
                 guard let header = SQLiteHeader(prefix) else {
                     throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
                 }
@@ -124,7 +126,8 @@ struct StoreMove {
             // SQLite would turn it into a database. It moves as the bytes it is, and so does a store
             // without a SQLite header (encrypted), with its sidecars: SQLite cannot open it.
             let opaque = try isOpaque(src.main.path)
-            let lock = try opaque || isEmptyWithoutSidecars(src) ? nil : StoreLock(path: src.main.path, timeout: busyTimeout)
+            let unlockable = try opaque || isEmptyWithoutSidecars(src)
+            let lock = unlockable ? nil : try StoreLock(path: src.main.path, timeout: busyTimeout)
             defer { lock?.close() }
             logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock?.isWAL ?? false)"])
             // SQLite's lock cannot see an idle rollback-journal connection (nor anyone using an opaque
@@ -165,7 +168,8 @@ struct StoreMove {
                 }
                 try fileSystem.syncDirectory(dst.directory.path)
                 observer.phase(.copied)
-                guard treeIdentical, try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
+                guard treeIdentical,
+                      try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
                 else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
                 observer.progress(total, total)
                 observer.phase(.verified)
@@ -184,7 +188,9 @@ struct StoreMove {
                 observer.phase(.supportMoved)
                 // Still under the lock: nobody can write to the source between commit and removal.
                 try fileSystem.removeFile(src.main.path)
-                if opaque { for sidecar in try presentSidecars(of: src) { try fileSystem.removeFile(src.sidecar(sidecar).path) } }
+                for sidecar in try opaque ? presentSidecars(of: src) : [] {
+                    try fileSystem.removeFile(src.sidecar(sidecar).path)
+                }
                 try fileSystem.removeTree(src.supportFolder.path)
             } else {
                 try fileSystem.rename(src.main.path, to: dst.main.path)
