@@ -93,6 +93,19 @@ import Testing
         #expect(FileManager.default.contents(atPath: notes.path) == Data("the user's".utf8))
     }
 
+    @Test func anEmptyDeclaredStoreMovesAsItIs() throws {
+        let app = try TestContainer()
+        let store = try app.writeDocument("Fresh.sqlite", Data())
+
+        let run = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Fresh.sqlite"])
+
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.contents(atPath: app.applicationSupport.appending(path: "Fresh.sqlite").path) == Data())
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        let again = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Fresh.sqlite"])
+        #expect(again.status == 0, "a second run has nothing to do: \(again.stderr)")
+    }
+
     /// A power cut after each disk operation of the move (unsynced writes kept or lost, unsynced
     /// renames undone), then the next run: one complete byte-identical store.
     @Test(arguments: [RelocationStrategy.rename, .copy])

@@ -126,7 +126,8 @@ public struct Relocator: Sendable {
             let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
                 .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
-            let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination])
+            let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination],
+                                          declaredBy: declarations)
             report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
@@ -149,7 +150,8 @@ public struct Relocator: Sendable {
     /// The databases to move, as paths relative to the source folder: the declared ones, or the
     /// named ones (a user's database too: naming it declares it). A store named but already at the
     /// destination (an earlier run moved it) is nothing to do, not an error.
-    private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL) throws(RelocationError) -> [String] {
+    private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL,
+                              declaredBy declarations: StoreDeclarations) throws(RelocationError) -> [String] {
         guard !names.isEmpty else { return entries.filter { $0.kind == .database }.map(\.path) }
         let databases = entries.filter { $0.kind == .database || $0.kind == .userDatabase }.map(\.path)
         var selected: [String] = []
@@ -165,13 +167,18 @@ public struct Relocator: Sendable {
                 let url = folder.appending(path: name)
                 if let status = try? fileSystem.status(url.path) {
                     if status.kind == .symlink { throw .symlinkedStore(path: url.path) }
+                    // A declared store SQLite has created and not yet written: the app's, moved as it is.
+                    if status.kind == .regular && status.size == 0 && declarations.declares(name) {
+                        if !selected.contains(name) { selected.append(name) }
+                        continue
+                    }
                     throw .notADatabase(path: url.path)
                 }
                 let candidates = [name, name + ".sqlite"].map { destination.appending(path: $0).path }
-                // Named, so declared: whatever its header (an encrypted store has none).
+                // Moved by an earlier run: whatever its header (a declared encrypted store has none).
                 let moved = candidates.contains { candidate in
                     guard let status = try? fileSystem.status(candidate) else { return false }
-                    return status.kind == .regular && status.size > 0
+                    return status.kind == .regular
                 }
                 if moved {
                     continue
