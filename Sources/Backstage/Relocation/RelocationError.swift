@@ -12,7 +12,8 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The store's folder cannot be written to: the source could not be removed after the move,
     /// nor a hot journal rolled back. Nothing was changed.
     case readOnlySource(path: String)
-    /// The file does not start with SQLite's header.
+    /// The file does not start with SQLite's header and the app did not declare it as a store (a declared
+    /// store without the header, such as an encrypted one, is moved whole instead).
     case notADatabase(path: String)
     /// The database is damaged or truncated.
     case corruptStore(path: String, reason: String)

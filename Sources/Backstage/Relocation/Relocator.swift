@@ -6,9 +6,11 @@ public struct RelocationOptions: Sendable, Hashable {
     /// How the stores move; ``RelocationStrategy/auto`` renames on one file system and copies across.
     public var strategy: RelocationStrategy
     /// The stores to move, by file name (`Notes.sqlite`), base name (`Notes`), path relative to
-    /// Documents or pattern (`Accounts/*/UserData.sqlite`); naming a database declares it. Empty: every store the container declares
-    /// (``AppContainer/declaredStores``) found in Documents, and orphan files are quarantined. A
-    /// database neither declared nor named is the user's and never moves.
+    /// Documents or pattern (`Accounts/*/UserData.sqlite`); naming a database declares it (a file
+    /// without a SQLite header, such as an encrypted store, is moved only when the container
+    /// declares it). Empty: every store the container declares (``AppContainer/declaredStores``)
+    /// found in Documents, and orphan files are quarantined. A database neither declared nor named
+    /// is the user's and never moves.
     public var stores: [String]
     /// How long to wait for another process to release a store, in seconds.
     public var busyTimeout: Double
@@ -124,7 +126,8 @@ public struct Relocator: Sendable {
             let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
                 .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
-            let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination])
+            let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination],
+                                          declaredBy: declarations)
             report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
@@ -147,7 +150,8 @@ public struct Relocator: Sendable {
     /// The databases to move, as paths relative to the source folder: the declared ones, or the
     /// named ones (a user's database too: naming it declares it). A store named but already at the
     /// destination (an earlier run moved it) is nothing to do, not an error.
-    private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL) throws(RelocationError) -> [String] {
+    private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL,
+                              declaredBy declarations: StoreDeclarations) throws(RelocationError) -> [String] {
         guard !names.isEmpty else { return entries.filter { $0.kind == .database }.map(\.path) }
         let databases = entries.filter { $0.kind == .database || $0.kind == .userDatabase }.map(\.path)
         var selected: [String] = []
@@ -163,10 +167,22 @@ public struct Relocator: Sendable {
                 let url = folder.appending(path: name)
                 if let status = try? fileSystem.status(url.path) {
                     if status.kind == .symlink { throw .symlinkedStore(path: url.path) }
+                    // A declared store SQLite has created and not yet written: the app's, moved as it is.
+                    if status.kind == .regular && status.size == 0 && declarations.declares(name) {
+                        if !selected.contains(name) { selected.append(name) }
+                        continue
+                    }
                     throw .notADatabase(path: url.path)
                 }
                 let candidates = [name, name + ".sqlite"].map { destination.appending(path: $0).path }
-                if candidates.contains(where: { SQLiteHeader.hasMagic((try? fileSystem.readPrefix($0, count: 16)) ?? []) }) { continue }
+                // Moved by an earlier run: whatever its header (a declared encrypted store has none).
+                let moved = candidates.contains { candidate in
+                    guard let status = try? fileSystem.status(candidate) else { return false }
+                    return status.kind == .regular
+                }
+                if moved {
+                    continue
+                }
                 throw .storeNotFound(name: folder.appending(path: name).path)
             }
             selected += matches.filter { !selected.contains($0) }

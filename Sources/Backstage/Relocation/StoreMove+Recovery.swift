@@ -32,7 +32,10 @@ extension StoreMove {
             }
         }
         try fs.syncDirectory(dst.directory.path)
-        if try fs.status(src.main.path) != nil {
+        if try isOpaque(dst.main.path) {
+            // A store without a SQLite header: its sidecars hold its data and go where it went.
+            try recoverOpaque(src, dst)
+        } else if try fs.status(src.main.path) != nil {
             // A copy move stopped before removing its source. Remove it only if nothing wrote to it since.
             let walEmpty = (try fs.status(src.sidecar(.wal).path)?.size ?? 0) == 0
             if walEmpty, try fs.contentsEqual(src.main.path, dst.main.path) {

@@ -38,10 +38,12 @@ struct StoreMove {
             if main.kind == .symlink { throw RelocationError.symlinkedStore(path: src.main.path) }
             guard main.kind == .regular else { throw RelocationError.notADatabase(path: src.main.path) }
             var bytes = main.size
+            // A store without a SQLite header is copied whole, every sidecar with it.
+            let opaque = try isOpaque(src.main.path)
             for sidecar in Sidecar.allCases {
                 if let st = try fs.status(src.sidecar(sidecar).path) {
                     if st.kind == .symlink { throw RelocationError.symlinkedStore(path: src.sidecar(sidecar).path) }
-                    if sidecar == .wal { bytes += st.size }
+                    if sidecar == .wal || opaque { bytes += st.size }
                 }
             }
             let support = try fs.status(src.supportFolder.path)
@@ -49,9 +51,11 @@ struct StoreMove {
             // The source is removed after the move (and a hot journal rolled back first): a read-only
             // folder fails here, before anything is touched, not halfway with the store in both places.
             if try fs.space(at: src.directory.path).readOnly { throw RelocationError.readOnlySource(path: src.directory.path) }
-            if main.size > 0 {
+            if main.size > 0 && !opaque {
                 let prefix = try fs.readPrefix(src.main.path, count: 100)
-                guard SQLiteHeader.hasMagic(prefix) else { throw RelocationError.notADatabase(path: src.main.path) }
+                guard SQLiteHeader.hasMagic(prefix) || Self.isPartOfMagic(prefix) else {
+                    throw RelocationError.notADatabase(path: src.main.path)
+                }
                 guard let header = SQLiteHeader(prefix) else {
                     throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
                 }
@@ -121,12 +125,16 @@ struct StoreMove {
         do {
             try checkCancelled()
             // An empty file with no sidecar holds nothing to check point or roll back; opening it with
-            // SQLite would turn it into a database. It moves as the bytes it is.
-            let lock = try isEmptyWithoutSidecars(src) ? nil : StoreLock(path: src.main.path, timeout: busyTimeout)
+            // SQLite would turn it into a database. It moves as the bytes it is, and so does a store
+            // without a SQLite header (encrypted), with its sidecars: SQLite cannot open it.
+            let opaque = try isOpaque(src.main.path)
+            let unlockable = try opaque || isEmptyWithoutSidecars(src)
+            let lock = unlockable ? nil : try StoreLock(path: src.main.path, timeout: busyTimeout)
             defer { lock?.close() }
             logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock?.isWAL ?? false)"])
-            // SQLite's lock cannot see an idle rollback-journal connection: look for other holders.
-            let holders = try fileSystem.otherProcessesHolding(src.main.path)
+            // SQLite's lock cannot see an idle rollback-journal connection (nor anyone using an opaque
+            // store): look for other holders.
+            let holders = try opaque ? otherHolders(of: src) : fileSystem.otherProcessesHolding(src.main.path)
             if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
             let links = try fileSystem.status(src.main.path)?.linkCount ?? 1
             observer.phase(.locked)
@@ -145,17 +153,25 @@ struct StoreMove {
                 }
                 try removeTemporaries(dst)
                 let main = try fileSystem.copyVerified(src.main.path, to: dst.temporaryMain.path, progress: report)
-                var treeIdentical = true
+                var copied = main.bytes, treeIdentical = main.identical
+                if opaque {
+                    let sidecars = try copySidecars(src, to: dst, after: copied, progress: report)
+                    copied += sidecars.bytes
+                    files += sidecars.files
+                    treeIdentical = treeIdentical && sidecars.identical
+                }
                 if try fileSystem.status(src.supportFolder.path) != nil {
                     // Each file compared with its source as soon as it is written.
+                    let offset = copied
                     let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, verify: true,
-                                                       progress: { try report(main.bytes + $0) })
+                                                       progress: { try report(offset + $0) })
                     files += tree.files
-                    treeIdentical = tree.identical
+                    treeIdentical = treeIdentical && tree.identical
                 }
                 try fileSystem.syncDirectory(dst.directory.path)
                 observer.phase(.copied)
-                guard main.identical, treeIdentical, try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
+                guard treeIdentical,
+                      try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
                 else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
                 observer.progress(total, total)
                 observer.phase(.verified)
@@ -166,6 +182,7 @@ struct StoreMove {
                 committed = true
                 try journal.write(record.with(phase: .committed))
                 observer.phase(.committed)
+                if opaque { try promoteTemporarySidecars(of: dst) }
                 if try fileSystem.status(dst.temporarySupportFolder.path) != nil {
                     try fileSystem.rename(dst.temporarySupportFolder.path, to: dst.supportFolder.path)
                     try fileSystem.syncDirectory(dst.directory.path)
@@ -173,6 +190,9 @@ struct StoreMove {
                 observer.phase(.supportMoved)
                 // Still under the lock: nobody can write to the source between commit and removal.
                 try fileSystem.removeFile(src.main.path)
+                for sidecar in try opaque ? presentSidecars(of: src) : [] {
+                    try fileSystem.removeFile(src.sidecar(sidecar).path)
+                }
                 try fileSystem.removeTree(src.supportFolder.path)
             } else {
                 try fileSystem.rename(src.main.path, to: dst.main.path)
@@ -181,6 +201,7 @@ struct StoreMove {
                 committed = true
                 try journal.write(record.with(phase: .committed))
                 observer.phase(.committed)
+                if opaque { files += try renameSidecars(src, to: dst) }
                 if try fileSystem.status(src.supportFolder.path) != nil {
                     files += 1
                     try fileSystem.rename(src.supportFolder.path, to: dst.supportFolder.path)
@@ -230,6 +251,7 @@ struct StoreMove {
 
     func removeTemporaries(_ dst: StoreFileSet) throws(FileSystemError) {
         try fileSystem.removeTree(dst.temporaryMain.path)
+        for sidecar in Sidecar.allCases { try fileSystem.removeTree(dst.temporarySidecar(sidecar).path) }
         try fileSystem.removeTree(dst.temporarySupportFolder.path)
     }
 }
