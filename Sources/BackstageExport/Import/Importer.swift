@@ -18,7 +18,7 @@ import Logging
 /// - a path given twice, or two paths equal under case folding or Unicode normalization
 ///   (also against what Documents already holds);
 /// - anything the `FileClassifier` calls internal: a store the app declares
-///   (``Backstage/AppContainer/declaredStores``) whatever its header, its sidecars, orphan sidecars,
+///   (`AppContainer.declaredStores`) whatever its header, its sidecars, orphan sidecars,
 ///   Core Data support folders. A database the app did not declare is the user's and is restored;
 /// - bombs: more than ``ImportLimits/maxEntries`` entries, more than ``ImportLimits/maxTotalBytes``
 ///   bytes, or an entry expanding more than ``ImportLimits/maxCompressionRatio`` times, checked as the

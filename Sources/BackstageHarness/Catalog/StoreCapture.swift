@@ -19,6 +19,7 @@ public enum StoreCapture {
     /// - throws: `FileSystemError` when a file cannot be copied, `CatalogError` when it is not a
     ///   SQLite database, a GRDB `DatabaseError` when SQLite cannot read the copy.
     ///
+    /// - parameter store: The store's file set; a private copy of it is read, never the original.
     /// - parameter appRows: Tables whose rows ship with the app (lookup tables): their rows are
     ///   kept verbatim, as `INSERT` statements, and reproduced in fixtures. No other row is kept.
     public static func capture(_ store: StoreFileSet, appRows: [String] = []) throws -> StoreSchema {

@@ -30,7 +30,7 @@ public struct SimulationRun: Sendable, Hashable, Codable {
     public var to: String
     public var size: Int64
     public var state: FixtureState
-    /// The ``Backstage/CrashPoint`` killed at (`kind:phase@N`), `random:Nms` for a kill at a
+    /// The `CrashPoint` killed at (`kind:phase@N`), `random:Nms` for a kill at a
     /// random instant, or nil for an uninterrupted run.
     public var crashPoint: String?
     /// False when the crash point was never reached (the step had nothing to do in this state).
@@ -88,7 +88,7 @@ public struct Simulator: Sendable {
     }
 
     /// The boundaries the plans this simulator runs from `from` to `to` pass, in order, numbered
-    /// by occurrence (``Backstage/CrashPoint/boundaries(of:)`` of their chain).
+    /// by occurrence (`CrashPoint.boundaries(of:)` of their chain).
     public func crashPoints(from: String, to: String) throws -> [CrashPoint] {
         CrashPoint.boundaries(of: UpgradePlan(chain: try chain(from: from, to: to).map(\.plan)))
     }
