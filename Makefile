@@ -47,7 +47,7 @@ bench-check: deps
 bench-thresholds: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update
 
-# The ratio table and chart of README "Performance": Backstage against its baselines, release build.
+# The ratio table and chart of docs/performance.md: Backstage against its baselines, release build.
 perf: deps
 	$(SWIFT) build -c release --product backstage
 	$$($(SWIFT) build -c release --show-bin-path)/backstage bench --sizes 10MB,200MB,600MB,1GB --svg perf.svg --json perf.json --markdown

@@ -2,7 +2,7 @@ import Foundation
 
 /// How fast each kind of work goes, to turn bytes into seconds for an estimate.
 ///
-/// The defaults were measured on a 2-core Linux machine (see the README's Performance section);
+/// The defaults were measured on a 2-core Linux machine (see docs/performance.md);
 /// set your own from a benchmark on your devices.
 ///
 /// The defaults were measured with `backstage bench --from v1 --to v4 --sizes 10MB,...,1GB`
