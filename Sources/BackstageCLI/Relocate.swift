@@ -71,7 +71,7 @@ struct Relocate: AsyncParsableCommand {
         for root in [from, to] where !container.defines(root) {
             throw CLIError(description: "\(root) has no folder: add --app-group \(root)=FOLDER")
         }
-        var relocator = Relocator(container: container, logger: Logging.makeLogger(verbose: verbose))
+        var relocator = Relocator(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
         if let crashAt {
             relocator.phaseHook = { _, phase in
                 if phase == crashAt { kill(getpid(), SIGKILL) }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Backstage
-import BackstageHarness
 import Foundation
 
 struct Upgrade: AsyncParsableCommand {
@@ -74,7 +73,7 @@ struct Upgrade: AsyncParsableCommand {
     func run() async throws {
         let container = try groups.adding(to: try options.resolve(), layout: options.layout)
         let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
-        var upgrader = Upgrader(container: container, logger: Logging.makeLogger(verbose: verbose))
+        var upgrader = Upgrader(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout
         if let crashAt {
             upgrader.boundaryHook = { point in
@@ -150,7 +149,7 @@ struct Upgrade: AsyncParsableCommand {
             let elapsed = clock.now - start
             samples.append(elapsed.seconds * 1e6)
         }
-        return samples.median
+        return samples.sorted()[samples.count / 2]
     }
 
     static func render(_ dry: DryRun) -> String {

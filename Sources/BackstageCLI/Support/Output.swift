@@ -126,17 +126,3 @@ final class ProgressLine: @unchecked Sendable {
 extension Double {
     fileprivate var clamped: Double { Swift.min(1, Swift.max(0, self)) }
 }
-
-import Logging
-
-/// The CLI is the only place logging is bootstrapped: warnings on stderr, debug with `--verbose`.
-enum Logging {
-    static func makeLogger(verbose: Bool) -> Logger {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .debug : .warning
-            return handler
-        }
-        return Logger(label: "backstage")
-    }
-}
