@@ -41,6 +41,7 @@ public enum StoreCapture {
             let facts = try Self.coreDataFacts(db)
             var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
             try Self.captureHeader(into: &schema, db)
+            schema.foreignKeyViolations = Self.foreignKeyViolations(db)
             for table in appRows {
                 guard let name = objects.first(where: { $0.kind == .table && $0.name.lowercased() == table.lowercased() })?.name else {
                     throw CatalogError.unreadable(path: store.main.path, reason: "it has no table \(table) whose rows ship with the app")
@@ -122,6 +123,28 @@ public enum StoreCapture {
         schema.applicationID = id == 0 ? nil : id
         schema.textEncoding = encoding == "UTF-8" ? nil : encoding
         schema.autoVacuum = vacuum == 0 ? nil : vacuum
+    }
+
+    /// How many rows break each foreign key (`PRAGMA foreign_key_check`): counts per table and
+    /// foreign key, never a row's content. Nil when there are none, or when SQLite cannot check
+    /// (a foreign key into columns that are not a key: "foreign key mismatch").
+    static func foreignKeyViolations(_ db: Database) -> [StoreSchema.ForeignKeyViolations]? {
+        guard let rows = try? Row.fetchAll(db, sql: "PRAGMA foreign_key_check"), !rows.isEmpty else { return nil }
+        var counts: [String: [Int: Int]] = [:]
+        for row in rows {
+            let table: String = row[0], id: Int = row[3]
+            counts[table, default: [:]][id, default: 0] += 1
+        }
+        var found: [StoreSchema.ForeignKeyViolations] = []
+        for (table, keys) in counts.sorted(by: { $0.key < $1.key }) {
+            for (id, count) in keys.sorted(by: { $0.key < $1.key }) {
+                let key = (try? Row.fetchAll(db, sql: "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq",
+                                             arguments: [table, id])) ?? []
+                guard let parent: String = key.first?["table"] else { continue }
+                found.append(.init(table: table, parent: parent, columns: key.map { $0["from"] as String }, rows: count))
+            }
+        }
+        return found.isEmpty ? nil : found
     }
 
     /// Bytes of each table's pages, from `dbstat` (0 when SQLite was built without it).
