@@ -47,7 +47,7 @@ import Testing
               "int64max": 2**63 - 1 in ints, "int64min": -2**63 in ints,
               "edgeFloat": any((r == 0 and math.copysign(1, r) < 0) or (r != 0 and abs(r) < 2.2250738585072014e-308)
                                or abs(r) == 1.7976931348623157e308 for r in reals),
-              "emptyBlob": b"" in blobs, "largeBlob": any(len(b) >= 32768 for b in blobs),
+              "emptyBlob": b"" in blobs, "largeBlob": any(len(b) >= 8192 for b in blobs),
               "duplicate": len(col("select n from item where n is not null group by n having count(*) > 1")) > 0,
               "broken": c.execute("select (select count(*) from item where length(code) > 12 or tag is null or length(tag) < 1 "
                                   "or pos is null or pos not between 1 and 100) + (select count(*) - count(distinct guid) "
@@ -74,6 +74,13 @@ import Testing
             files.append(try Data(contentsOf: store.main))
         }
         #expect(files[0] == files[1])
+    }
+
+    @Test func aStoreHoldingTheSmallestIntegerIsCaptured() throws {
+        let scratch = try TemporaryDirectory()
+        let schema = try ConstraintGenerationTests.captured("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER);",
+                                                            rows: "INSERT INTO t VALUES (1, -9223372036854775808), (2, 5);", in: scratch)
+        #expect((schema.tables["t"]?.columns.first { $0.name == "n" }?.integerBits ?? 0) >= 63, "measured, not refused")
     }
 
     static let family = """

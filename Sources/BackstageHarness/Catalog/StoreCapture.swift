@@ -169,7 +169,8 @@ public enum StoreCapture {
                 "AVG(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "MAX(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "COUNT(DISTINCT \(c))",
-                "MAX(CASE WHEN typeof(\(c)) = 'integer' THEN abs(\(c)) END)",
+                // abs() of the smallest integer overflows: a store holding it is measured as one holding the largest.
+                "MAX(CASE WHEN typeof(\(c)) = 'integer' THEN abs(max(\(c), -9223372036854775807)) END)",
                 // Core Data's reference to an external file: 0x02, a UUID's 36 characters, a NUL
                 // (a blob that merely starts with 0x02 is not one).
                 "SUM(typeof(\(c)) = 'blob' AND length(\(c)) = 38 AND substr(\(c), 1, 1) = x'02' AND substr(\(c), 38, 1) = x'00')",

@@ -12,20 +12,21 @@ import GRDBSQLite
 enum EdgeValues {
     /// One row in this many (after the first ones) carries edge values.
     static let period = 29
-    /// The first rows, which carry them all (a column has at most 9 edge values).
+    /// The first rows carry them all, each once (a column has at most 9 edge values).
     static let first = 10
-    /// Bytes of the large blob.
-    static let largeBlob = 32_768
-    /// Characters of the longest text where no `length()` CHECK bounds it.
-    static let longText = 4_096
+    /// Bytes of the large blob: two pages of 4 KiB, so that it spills into overflow pages.
+    static let largeBlob = 8_192
+    /// Characters of the longest text where no `length()` CHECK bounds it: the longest the
+    /// captured store held (at least 64), up to 4 KiB.
+    static func longText(_ plan: ColumnPlan) -> Int { min(max(plan.statistics.maxBytes, 64), 4_096) }
 
     /// The edge value of `plan`'s column in row `row`, or nil when the row is ordinary there or no
-    /// edge value fits the column. Within the first rows each admissible value comes at least once
-    /// (the duplicate twice), starting at a place of the column's own, so the values of a row vary.
+    /// edge value fits the column. Within the first rows each admissible value comes once (the
+    /// duplicate twice), starting at a place of the column's own, so the values of a row vary.
     static func value(_ plan: ColumnPlan, row: Int) -> DatabaseValue? {
         guard row <= first || row % period == 0 else { return nil }
         let candidates = admissible(plan)
-        guard !candidates.isEmpty else { return nil }
+        guard !candidates.isEmpty, row <= candidates.count || row % period == 0 else { return nil }
         let start = Int(stableHash(plan.name) % UInt64(candidates.count))
         return candidates[(row - 1 + start) % candidates.count]
     }
@@ -49,7 +50,7 @@ enum EdgeValues {
                        Double.greatestFiniteMagnitude.databaseValue, (-Double.greatestFiniteMagnitude).databaseValue]
         case .text:
             duplicate = "duplicate".databaseValue
-            let limit = plan.domain?.maxLength ?? longText
+            let limit = plan.domain?.maxLength ?? longText(plan)
             let texts = ["", String(repeating: "m", count: max(limit, 0)), "naïve café 北京 Ελληνικά", "👩‍👩‍👧‍👦 🎉",
                          "שלום עולם مرحبا", "a\u{0}b"]
             // Too long for a length() CHECK: cut (by code points, as SQLite counts).
