@@ -123,6 +123,27 @@ import Testing
         #expect(try SchemaGeneratorTests.verdict(store)["foreignKeys"] == "0")
     }
 
+    @Test func violationsAndEmptyTablesAreRecordedInTheCatalogAsItsJSONSchemaSays() throws {
+        let scratch = try TemporaryDirectory()
+        let store = scratch.url.appending(path: "Family.sqlite")
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = false  // as the app had them: off
+        let queue = try DatabaseQueue(path: store.path, configuration: configuration)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: Self.family + "CREATE TABLE log (id INTEGER PRIMARY KEY, line TEXT);" + Self.familyRows(dangling: 3))
+        }
+        try queue.close()
+        let folder = scratch.url.appending(path: "catalog")
+        let made = try runProcess(backstageExecutable, ["catalog", "init", folder.path, "--from", store.path, "--at", "documents/Family.sqlite",
+                                                        "--empty", "log"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try CatalogFormatTests.validate(folder) == "valid\n")
+        let catalog = try CatalogFolder(at: folder)
+        let schema = try catalog.schema(of: try #require(catalog.manifest.versions.first?.stores.first))
+        #expect(schema.foreignKeyViolations == [.init(table: "child", parent: "parent", columns: ["parentId"], rows: 3)])
+        #expect(schema.emptyTables == ["log"])
+    }
+
     @Test func aTableTheCatalogMarksEmptyStaysEmptyAndTheOthersGetRows() throws {
         let scratch = try TemporaryDirectory()
         var schema = try ConstraintGenerationTests.captured("""
