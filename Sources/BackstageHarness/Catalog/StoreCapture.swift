@@ -138,10 +138,11 @@ public enum StoreCapture {
         var found: [StoreSchema.ForeignKeyViolations] = []
         for (table, keys) in counts.sorted(by: { $0.key < $1.key }) {
             for (id, count) in keys.sorted(by: { $0.key < $1.key }) {
-                let key = (try? Row.fetchAll(db, sql: "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq",
-                                             arguments: [table, id])) ?? []
+                let sql = "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq"
+                let key = (try? Row.fetchAll(db, sql: sql, arguments: [table, id])) ?? []
                 guard let parent: String = key.first?["table"] else { continue }
-                found.append(.init(table: table, parent: parent, columns: key.map { $0["from"] as String }, rows: count))
+                let columns = key.map { $0["from"] as String }
+                found.append(.init(table: table, parent: parent, columns: columns, rows: count))
             }
         }
         return found.isEmpty ? nil : found

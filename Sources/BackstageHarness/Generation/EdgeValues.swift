@@ -46,13 +46,14 @@ enum EdgeValues {
             values += [Int64.max.databaseValue, Int64.min.databaseValue, 0.databaseValue, (-1).databaseValue]
         case .real:
             duplicate = 0.5.databaseValue
-            values += [(-0.0).databaseValue, Double.leastNonzeroMagnitude.databaseValue, Double.leastNormalMagnitude.databaseValue,
-                       Double.greatestFiniteMagnitude.databaseValue, (-Double.greatestFiniteMagnitude).databaseValue]
+            values += [(-0.0).databaseValue, Double.leastNonzeroMagnitude.databaseValue,
+                       Double.leastNormalMagnitude.databaseValue, Double.greatestFiniteMagnitude.databaseValue,
+                       (-Double.greatestFiniteMagnitude).databaseValue]
         case .text:
             duplicate = "duplicate".databaseValue
             let limit = plan.domain?.maxLength ?? longText(plan)
-            let texts = ["", String(repeating: "m", count: max(limit, 0)), "naïve café 北京 Ελληνικά", "👩‍👩‍👧‍👦 🎉",
-                         "שלום עולם مرحبا", "a\u{0}b"]
+            let texts = ["", String(repeating: "m", count: max(limit, 0)), "naïve café 北京 Ελληνικά",
+                         "👩‍👩‍👧‍👦 🎉", "שלום עולם مرحبا", "a\u{0}b"]
             // Too long for a length() CHECK: cut (by code points, as SQLite counts).
             values += texts.map { text in
                 String(String.UnicodeScalarView(text.unicodeScalars.prefix(max(limit, 0)))).databaseValue
@@ -102,11 +103,15 @@ enum EdgeValues {
 
     /// Binds `value` at `index`; text holding NUL with its length (GRDB's binding ends it there).
     static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt) -> CInt {
-        guard case .string(let text) = value.storage, text.utf8.contains(0) else { return value.bind(to: statement, at: index) }
+        guard case .string(let text) = value.storage, text.utf8.contains(0) else {
+            return value.bind(to: statement, at: index)
+        }
         let bytes = Array(text.utf8)
         let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
         return bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, CInt($0.count), transient) }
+            buffer.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(statement, index, $0.baseAddress, CInt($0.count), transient)
+            }
         }
     }
 }

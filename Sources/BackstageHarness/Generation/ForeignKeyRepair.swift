@@ -77,15 +77,16 @@ extension SchemaGenerator {
                 let values = parentKeys.map { base in
                     base.map { ($0 &+ 1_000_000 &+ Int64(left)).databaseValue } ?? "missing \(left + 1)".databaseValue
                 }
-                if (try? db.execute(sql: sql, arguments: StatementArguments(values + [rowid.databaseValue]))) != nil { left += 1 }
+                let arguments = StatementArguments(values + [rowid.databaseValue])
+                if (try? db.execute(sql: sql, arguments: arguments)) != nil { left += 1 }
             }
         }
     }
 
     /// Per column of the foreign key: the parent's largest integer key (nil: its keys are text).
     private func danglingBase(_ violation: StoreSchema.ForeignKeyViolations, in db: Database) throws -> [Int64?] {
-        let rows = try Row.fetchAll(db, sql: "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
-                                    arguments: [violation.table])
+        let keys = "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq"
+        let rows = try Row.fetchAll(db, sql: keys, arguments: [violation.table])
         return try violation.columns.map { column in
             let key = rows.first { ($0["from"] as String).lowercased() == column.lowercased()
                 && ($0["table"] as String).lowercased() == violation.parent.lowercased() }
@@ -95,9 +96,11 @@ extension SchemaGenerator {
                                          arguments: [violation.parent]) ?? "rowid"
             }
             guard let to, try db.tableExists(violation.parent) else { return 0 }
-            let sql = "SELECT MAX(\(to.quotedSQLIdentifier)) FROM \(violation.parent.quotedSQLIdentifier) WHERE typeof(\(to.quotedSQLIdentifier)) = 'integer'"
-            let texts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(violation.parent.quotedSQLIdentifier) WHERE typeof(\(to.quotedSQLIdentifier)) = 'text'") ?? 0
-            return texts > 0 ? nil : (try Int64.fetchOne(db, sql: sql) ?? 0)
+            let (column, parent) = (to.quotedSQLIdentifier, violation.parent.quotedSQLIdentifier)
+            let texts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent) WHERE typeof(\(column)) = 'text'")
+                ?? 0
+            let largest = "SELECT MAX(\(column)) FROM \(parent) WHERE typeof(\(column)) = 'integer'"
+            return texts > 0 ? nil : (try Int64.fetchOne(db, sql: largest) ?? 0)
         }
     }
 }
