@@ -268,6 +268,28 @@ public struct StoreSchema: Sendable, Hashable, Codable {
     /// capture: per table, `INSERT` statements kept verbatim and put in every fixture instead of
     /// generated rows. They are the app's, never the user's: no other table's rows are kept.
     public var appRows: [String: [String]]?
+    /// Rows of the captured store that broke a foreign key (SQLite enforces none unless asked, so
+    /// real stores carry them), per table and foreign key: counts only, never a row's content.
+    /// Fixtures then carry about the same share of dangling references; nil or empty: none.
+    public var foreignKeyViolations: [ForeignKeyViolations]?
+    /// Tables the catalog declares deliberately empty: fixtures leave them without rows (every
+    /// other table gets rows, even one empty in the captured store).
+    public var emptyTables: [String]?
+
+    /// How many rows of `table` point, through the foreign key on `columns`, at no row of `parent`.
+    public struct ForeignKeyViolations: Sendable, Hashable, Codable {
+        public var table: String
+        public var parent: String
+        public var columns: [String]
+        public var rows: Int
+
+        public init(table: String, parent: String, columns: [String], rows: Int) {
+            self.table = table
+            self.parent = parent
+            self.columns = columns
+            self.rows = rows
+        }
+    }
 
     public init(journalMode: String, pageSize: Int, objects: [Object], tables: [String: TableStatistics], coreData: CoreDataFacts? = nil) {
         self.journalMode = journalMode

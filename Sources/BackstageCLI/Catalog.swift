@@ -61,6 +61,12 @@ struct CatalogInit: AsyncParsableCommand {
         valueName: "table"))
     var appRows: [String] = []
 
+    @Option(name: .customLong("empty"), help: ArgumentHelp(
+        "A table the app keeps empty on purpose: fixtures leave it without rows; every other table gets rows "
+            + "(repeatable).",
+        valueName: "table"))
+    var emptyTables: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
@@ -86,13 +92,22 @@ struct CatalogInit: AsyncParsableCommand {
             let set = StoreFileSet(main: url)
             // The tables named are looked for in each store; a store without them keeps none.
             let tables = try appRows.isEmpty ? [] : StoreCapture.capture(set).tableNames.filter { name in appRows.contains { $0.lowercased() == name.lowercased() } }
-            let schema = try StoreCapture.capture(set, appRows: tables)
+            var schema = try StoreCapture.capture(set, appRows: tables)
+            let empty = schema.tableNames.filter { name in
+                emptyTables.contains { $0.lowercased() == name.lowercased() }
+            }
+            schema.emptyTables = empty.isEmpty ? nil : empty
             let file = "stores/\(version)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
             schemas.append((file, schema))
             captured.append(CatalogStore(location: location, tables: schema.tableNames, writable: index == 0 ? true : nil, schema: file))
         }
         for table in appRows where !schemas.contains(where: { $0.1.appRows?.keys.contains { $0.lowercased() == table.lowercased() } == true }) {
             throw ValidationError("--app-rows \(table): no store given with --from has a table of that name.")
+        }
+        for table in emptyTables where !schemas.contains(where: { _, schema in
+            schema.emptyTables?.contains { $0.lowercased() == table.lowercased() } == true
+        }) {
+            throw ValidationError("--empty \(table): no store given with --from has a table of that name.")
         }
         let name = app ?? URL(filePath: stores[0]).deletingPathExtension().lastPathComponent
         let catalog = CatalogFolder(creating: folder, manifest: CatalogManifest(app: name, versions: [CatalogVersion(name: version, summary: "captured from real stores", stores: captured)]))

@@ -76,6 +76,35 @@ import Testing
         #expect(missing.status != 0 && missing.stderr.contains("statuses"), "\(missing.stderr)")
     }
 
+    @Test func aTableDeclaredEmptyAtCaptureStaysEmptyInFixtures() throws {
+        let scratch = try TemporaryDirectory()
+        let store = scratch.url.appending(path: "Tasks.sqlite")
+        let made = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.executescript('''CREATE TABLE task (id INTEGER PRIMARY KEY, title TEXT); CREATE TABLE log (id INTEGER PRIMARY KEY, line TEXT);
+                CREATE TABLE tag (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO task (title) VALUES ('a'), ('b'); INSERT INTO log VALUES (1, 'x');''')
+            c.commit()
+            """, [store.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let catalog = scratch.url.appending(path: "Tasks")
+        let captured = try runProcess(backstageExecutable, ["catalog", "init", catalog.path, "--from", store.path, "--at", "documents/Tasks.sqlite",
+                                                            "--empty", "LOG"])
+        #expect(captured.status == 0, "\(captured.stderr)")
+        let out = scratch.url.appending(path: "fx")
+        let fixture = try runProcess(backstageExecutable, ["fixture", out.path, "--catalog", catalog.path, "--size", "100KB"])
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        let read = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print([c.execute("select count(*) > 0 from " + t).fetchone()[0] for t in ("task", "log", "tag")])
+            """, [out.appending(path: "Documents/Tasks.sqlite").path])
+        #expect(read.stdout == "[1, 0, 1]\n", "log left empty, tag (empty at capture) given rows: \(read.stdout)\(read.stderr)")
+        let missing = try runProcess(backstageExecutable, ["catalog", "init", scratch.url.appending(path: "Other").path, "--from", store.path,
+                                                           "--at", "documents/Tasks.sqlite", "--empty", "logs"])
+        #expect(missing.status != 0 && missing.stderr.contains("logs"), "\(missing.stderr)")
+    }
+
     @Test func aFailedFixtureLeavesNothingBehind() throws {
         let scratch = try TemporaryDirectory()
         let catalog = try Self.catalog("CREATE TABLE impossible (id INTEGER PRIMARY KEY, x INTEGER NOT NULL CHECK (x > 5 AND x < 3));", rows: "", in: scratch)

@@ -94,9 +94,9 @@ public enum PythonSQLite {
         let script = """
             import sqlite3, sys, json
             c = sqlite3.connect(sys.argv[1])
-            rows = c.execute("select " + sys.argv[3] + " from " + sys.argv[2]).fetchall()
+            rows = c.execute("select " + sys.argv[3] + " from " + sys.argv[2]).fetchall()  # fixtures hold NULL titles too
             integrity = c.execute("pragma integrity_check").fetchone()[0]
-            print(json.dumps({"rows": len(rows), "titles": sorted(set(r[0] for r in rows)), "integrity": integrity}))
+            print(json.dumps({"rows": len(rows), "titles": sorted(set(r[0] for r in rows if r[0] is not None)), "integrity": integrity}))
             """
         let result = try run(script, [scratch.url.appending(path: store.fileName).path, table, titleColumn])
         guard result.status == 0, let data = result.stdout.data(using: .utf8),

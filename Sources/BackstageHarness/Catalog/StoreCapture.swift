@@ -42,6 +42,7 @@ public enum StoreCapture {
             let facts = try Self.coreDataFacts(db)
             var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
             try Self.captureHeader(into: &schema, db)
+            schema.foreignKeyViolations = Self.foreignKeyViolations(db)
             for table in appRows {
                 guard let name = objects.first(where: { $0.kind == .table && $0.name.lowercased() == table.lowercased() })?.name else {
                     throw CatalogError.unreadable(path: store.main.path, reason: "it has no table \(table) whose rows ship with the app")
@@ -125,6 +126,29 @@ public enum StoreCapture {
         schema.autoVacuum = vacuum == 0 ? nil : vacuum
     }
 
+    /// How many rows break each foreign key (`PRAGMA foreign_key_check`): counts per table and
+    /// foreign key, never a row's content. Nil when there are none, or when SQLite cannot check
+    /// (a foreign key into columns that are not a key: "foreign key mismatch").
+    static func foreignKeyViolations(_ db: Database) -> [StoreSchema.ForeignKeyViolations]? {
+        guard let rows = try? Row.fetchAll(db, sql: "PRAGMA foreign_key_check"), !rows.isEmpty else { return nil }
+        var counts: [String: [Int: Int]] = [:]
+        for row in rows {
+            let table: String = row[0], id: Int = row[3]
+            counts[table, default: [:]][id, default: 0] += 1
+        }
+        var found: [StoreSchema.ForeignKeyViolations] = []
+        for (table, keys) in counts.sorted(by: { $0.key < $1.key }) {
+            for (id, count) in keys.sorted(by: { $0.key < $1.key }) {
+                let sql = "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq"
+                let key = (try? Row.fetchAll(db, sql: sql, arguments: [table, id])) ?? []
+                guard let parent: String = key.first?["table"] else { continue }
+                let columns = key.map { $0["from"] as String }
+                found.append(.init(table: table, parent: parent, columns: columns, rows: count))
+            }
+        }
+        return found.isEmpty ? nil : found
+    }
+
     /// Bytes of each table's pages, from `dbstat` (0 when SQLite was built without it).
     static func pageBytes(_ db: Database) throws -> [String: Int64] {
         guard (try? db.execute(sql: "SELECT 1 FROM dbstat LIMIT 1")) != nil else { return [:] }
@@ -147,7 +171,8 @@ public enum StoreCapture {
                 "AVG(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "MAX(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "COUNT(DISTINCT \(c))",
-                "MAX(CASE WHEN typeof(\(c)) = 'integer' THEN abs(\(c)) END)",
+                // abs() of the smallest integer overflows: a store holding it is measured as one holding the largest.
+                "MAX(CASE WHEN typeof(\(c)) = 'integer' THEN abs(max(\(c), -9223372036854775807)) END)",
                 // Core Data's reference to an external file: 0x02, a UUID's 36 characters, a NUL
                 // (a blob that merely starts with 0x02 is not one).
                 "SUM(typeof(\(c)) = 'blob' AND length(\(c)) = 38 AND substr(\(c), 1, 1) = x'02' AND substr(\(c), 38, 1) = x'00')",

@@ -96,6 +96,8 @@ struct ValueMaker {
 
     /// Writes Core Data external data files for the store being generated, when asked to.
     var external: ExternalDataWriter?
+    /// Edge values (``EdgeValues``) in the rows that carry them; off for the repair of a row.
+    var edges = true
 
     func value(_ plan: ColumnPlan, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
         switch plan.role {
@@ -109,6 +111,7 @@ struct ValueMaker {
         case .version:
             return Int(1 + random.next() % 3).databaseValue
         case .statistics(let unique):
+            if edges && !unique && !plan.distinct, let edge = EdgeValues.value(plan, row: row) { return edge }
             let value = try statistical(plan, unique: unique || plan.distinct, row: row, rows: rows, random: &random)
             guard let domain = plan.domain else { return value }
             return domain.fit(value, distinct: plan.distinct ? row : nil, affinity: plan.affinity, random: &random)

@@ -1,4 +1,5 @@
 import Backstage
+import BackstageFixtures
 import Foundation
 import GRDB
 
@@ -47,5 +48,59 @@ extension SchemaGenerator {
         let columns = to.map(\.quotedSQLIdentifier).joined(separator: ", ")
         let tuples = try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(parent.quotedSQLIdentifier) LIMIT 10000").map { Array($0.databaseValues) }
         return (from, tuples.filter { !$0.contains(where: \.isNull) })
+    }
+}
+
+extension SchemaGenerator {
+    /// Leaves dangling references like those the captured store carried (``StoreSchema/foreignKeyViolations``):
+    /// for each recorded foreign key, about the captured share of the table's generated rows point
+    /// at no parent row (keys past the parent's largest, or text no key holds). None where the
+    /// capture recorded none; a row whose own constraints refuse such a key keeps its real one.
+    func leaveDanglingReferences(_ db: Database, rows: [String: Int]) throws {
+        for (number, violation) in (schema.foreignKeyViolations ?? []).enumerated() {
+            guard let table = schema.tableNames.first(where: { $0.lowercased() == violation.table.lowercased() }),
+                  let generated = rows[table], generated > 0, !violation.columns.isEmpty,
+                  schema.objects.first(where: { $0.name == table })?.withoutRowID != true else { continue }
+            let captured = max(schema.tables[table]?.rows ?? 0, violation.rows)
+            let share = Double(violation.rows) / Double(max(captured, 1))
+            let wanted = min(generated, max(1, Int((share * Double(generated)).rounded())))
+            var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(number + 1) &* 0x9E37_79B9)
+            var rowids = try Int64.fetchAll(db, sql: "SELECT rowid FROM \(table.quotedSQLIdentifier) ORDER BY rowid")
+            for index in rowids.indices.reversed() where index > 0 {
+                rowids.swapAt(index, Int(random.next() % UInt64(index + 1)))
+            }
+            let assignments = violation.columns.map { "\($0.quotedSQLIdentifier) = ?" }.joined(separator: ", ")
+            let sql = "UPDATE \(table.quotedSQLIdentifier) SET \(assignments) WHERE rowid = ?"
+            let parentKeys = try danglingBase(violation, in: db)
+            var left = 0
+            for rowid in rowids where left < wanted {
+                let values = parentKeys.map { base in
+                    base.map { ($0 &+ 1_000_000 &+ Int64(left)).databaseValue } ?? "missing \(left + 1)".databaseValue
+                }
+                let arguments = StatementArguments(values + [rowid.databaseValue])
+                if (try? db.execute(sql: sql, arguments: arguments)) != nil { left += 1 }
+            }
+        }
+    }
+
+    /// Per column of the foreign key: the parent's largest integer key (nil: its keys are text).
+    private func danglingBase(_ violation: StoreSchema.ForeignKeyViolations, in db: Database) throws -> [Int64?] {
+        let keys = "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq"
+        let rows = try Row.fetchAll(db, sql: keys, arguments: [violation.table])
+        return try violation.columns.map { column in
+            let key = rows.first { ($0["from"] as String).lowercased() == column.lowercased()
+                && ($0["table"] as String).lowercased() == violation.parent.lowercased() }
+            var to: String? = key?["to"]
+            if to == nil {
+                to = try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
+                                         arguments: [violation.parent]) ?? "rowid"
+            }
+            guard let to, try db.tableExists(violation.parent) else { return 0 }
+            let (column, parent) = (to.quotedSQLIdentifier, violation.parent.quotedSQLIdentifier)
+            let texts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent) WHERE typeof(\(column)) = 'text'")
+                ?? 0
+            let largest = "SELECT MAX(\(column)) FROM \(parent) WHERE typeof(\(column)) = 'integer'"
+            return texts > 0 ? nil : (try Int64.fetchOne(db, sql: largest) ?? 0)
+        }
     }
 }

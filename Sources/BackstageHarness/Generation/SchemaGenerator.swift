@@ -124,6 +124,7 @@ public struct SchemaGenerator: Sendable {
             try rebuildExternalContent(db)
             for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) { try create(object, in: db) }
             try repairForeignKeys(db)
+            try leaveDanglingReferences(db, rows: rows)
             if schema.coreData != nil { try finishCoreData(db) }
             try writeHeader(db)
             return .commit
@@ -294,7 +295,9 @@ public struct SchemaGenerator: Sendable {
             counts[table] = max(1, Int((Double(statistics.rows == 0 ? emptyTableRows : statistics.rows) * scale).rounded()))
         }
         for table in schema.tableNames where counts[table] == nil { counts[table] = max(1, Int((Double(emptyTableRows) * scale).rounded())) }
-        for table in schema.tableNames where externalContent(of: table) != nil || schema.appRows?[table] != nil { counts[table] = 0 }
+        let empty = Set((schema.emptyTables ?? []).map { $0.lowercased() })
+        for table in schema.tableNames where externalContent(of: table) != nil || schema.appRows?[table] != nil
+            || empty.contains(table.lowercased()) { counts[table] = 0 }
         return counts
     }
 
