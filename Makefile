@@ -18,6 +18,11 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# The house format (.swift-format: 4 spaces, 120 columns), checked on the library and CLI sources;
+# `swift format format -i -r Sources Package.swift` applies it.
+lint:
+	$(SWIFT) format lint --strict -r Sources Package.swift
+
 # The DocC catalogs of the three libraries, built by swift-docc-plugin with the toolchain's docc;
 # any warning (a broken symbol link, an unknown article) fails. Output: .build/docs/<Target>.
 DOC_TARGETS = Backstage BackstageExport BackstageHarness

@@ -21,7 +21,10 @@ struct Audit: AsyncParsableCommand {
     @OptionGroup var options: ContainerOptions
     @OptionGroup var declared: DeclarationOptions
 
-    @Flag(help: "Print one JSON object: {\"findings\":[{\"path\",\"kind\",\"visible\",\"bytes\"}]}, the user's databases in \"userDatabases\".")
+    @Flag(
+        help:
+            "Print one JSON object: {\"findings\":[{\"path\",\"kind\",\"visible\",\"bytes\"}]}, the user's databases in \"userDatabases\"."
+    )
     var json = false
 
     func run() async throws {
@@ -46,17 +49,22 @@ struct Audit: AsyncParsableCommand {
         if report.isClean {
             lines.append("Documents is clean: no internal file in \(documents.path)")
         } else {
-            lines.append("\(report.findings.count) internal file\(report.findings.count == 1 ? "" : "s") in \(documents.path):")
+            lines.append(
+                "\(report.findings.count) internal file\(report.findings.count == 1 ? "" : "s") in \(documents.path):")
             lines += report.findings.map { row($0, $0.kind.rawValue) }
             lines.append("Run `backstage relocate` on the container to move them out of Documents.")
         }
         if !report.userDatabases.isEmpty {
             let count = report.userDatabases.count
-            lines.append("\(count) database\(count == 1 ? "" : "s") not declared by the app, kept as the user's document\(count == 1 ? "" : "s"):")
+            lines.append(
+                "\(count) database\(count == 1 ? "" : "s") not declared by the app, kept as the user's document\(count == 1 ? "" : "s"):"
+            )
             lines += report.userDatabases.map { row($0, "user database") }
         }
         if report.noStoreDeclared {
-            lines.append("No store declared (--plan, --catalog or --store): every database in Documents is taken for the user's.")
+            lines.append(
+                "No store declared (--plan, --catalog or --store): every database in Documents is taken for the user's."
+            )
         }
         return lines.joined(separator: "\n")
     }

@@ -12,8 +12,10 @@ struct BackstageCommand: AsyncParsableCommand {
 
             Exit status: 0 success, 1 a check found a problem, 2 usage error, 3 operational failure.
             """,
-        subcommands: [Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
-                      Inspect.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self]
+        subcommands: [
+            Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
+            Inspect.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self,
+        ]
     )
 
     // The version flag of the root only: argument-parser's (`configuration.version`) is listed in

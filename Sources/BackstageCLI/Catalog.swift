@@ -19,8 +19,10 @@ struct Catalog: AsyncParsableCommand {
             Example:
               backstage catalog init Cookbook --from ~/Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
             """,
-        subcommands: [CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self,
-                      CatalogLintCommand.self]
+        subcommands: [
+            CatalogInit.self, CatalogAddVersion.self, CatalogAddCheck.self, CatalogShow.self, CatalogCheckCommand.self,
+            CatalogLintCommand.self,
+        ]
     )
 }
 
@@ -44,10 +46,16 @@ struct CatalogInit: AsyncParsableCommand {
     @Argument(help: "The catalog folder to create.", completion: .directory)
     var directory: String
 
-    @Option(name: .customLong("from"), help: ArgumentHelp("A store file to capture (repeat with --at for several).", valueName: "store"))
+    @Option(
+        name: .customLong("from"),
+        help: ArgumentHelp("A store file to capture (repeat with --at for several).", valueName: "store"))
     var stores: [String] = []
 
-    @Option(name: .customLong("at"), help: ArgumentHelp("Where that store lives in the app's container: documents/Name.sqlite, applicationSupport/..., caches/...", valueName: "location"))
+    @Option(
+        name: .customLong("at"),
+        help: ArgumentHelp(
+            "Where that store lives in the app's container: documents/Name.sqlite, applicationSupport/..., caches/...",
+            valueName: "location"))
     var locations: [ContainerLocation] = []
 
     @Option(help: "The name of the captured version.")
@@ -56,15 +64,19 @@ struct CatalogInit: AsyncParsableCommand {
     @Option(help: "The app's name (default: the first store's name).")
     var app: String?
 
-    @Option(name: .customLong("app-rows"), help: ArgumentHelp(
-        "A table whose rows ship with the app (a lookup table, rows its triggers rely on): kept verbatim and put in every fixture (repeatable).",
-        valueName: "table"))
+    @Option(
+        name: .customLong("app-rows"),
+        help: ArgumentHelp(
+            "A table whose rows ship with the app (a lookup table, rows its triggers rely on): kept verbatim and put in every fixture (repeatable).",
+            valueName: "table"))
     var appRows: [String] = []
 
-    @Option(name: .customLong("empty"), help: ArgumentHelp(
-        "A table the app keeps empty on purpose: fixtures leave it without rows; every other table gets rows "
-            + "(repeatable).",
-        valueName: "table"))
+    @Option(
+        name: .customLong("empty"),
+        help: ArgumentHelp(
+            "A table the app keeps empty on purpose: fixtures leave it without rows; every other table gets rows "
+                + "(repeatable).",
+            valueName: "table"))
     var emptyTables: [String] = []
 
     @Flag(help: "Print the new catalog as JSON.")
@@ -72,45 +84,75 @@ struct CatalogInit: AsyncParsableCommand {
 
     func validate() throws {
         guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
-        guard stores.count == locations.count else { throw ValidationError("Give one --at LOCATION for each --from STORE (\(stores.count) --from, \(locations.count) --at).") }
-        guard Set(locations).count == locations.count else { throw ValidationError("Two stores cannot live at the same --at location.") }
-        if let reason = CatalogVersion.problem(withName: version) { throw ValidationError("--version \(version) \(reason).") }
+        guard stores.count == locations.count else {
+            throw ValidationError(
+                "Give one --at LOCATION for each --from STORE (\(stores.count) --from, \(locations.count) --at).")
+        }
+        guard Set(locations).count == locations.count else {
+            throw ValidationError("Two stores cannot live at the same --at location.")
+        }
+        if let reason = CatalogVersion.problem(withName: version) {
+            throw ValidationError("--version \(version) \(reason).")
+        }
         for location in locations where location.path.isEmpty || location.path.hasSuffix("/") {
-            throw ValidationError("--at \(location) does not name a store: write <root>/<path of the store>, such as documents/Notes.sqlite.")
+            throw ValidationError(
+                "--at \(location) does not name a store: write <root>/<path of the store>, such as documents/Notes.sqlite."
+            )
         }
     }
 
     func run() async throws {
-        let folder = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let folder = URL(
+            filePath: directory,
+            relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        ).standardizedFileURL
         if FileManager.default.fileExists(atPath: folder.appending(path: CatalogFolder.manifestName).path) {
             throw CatalogError.exists(path: folder.path)
         }
         var captured: [CatalogStore] = []
         var schemas: [(String, StoreSchema)] = []
         for (index, (store, location)) in zip(stores, locations).enumerated() {
-            let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+            let url = URL(
+                filePath: store,
+                relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+            ).standardizedFileURL
             let set = StoreFileSet(main: url)
             // The tables named are looked for in each store; a store without them keeps none.
-            let tables = try appRows.isEmpty ? [] : StoreCapture.capture(set).tableNames.filter { name in appRows.contains { $0.lowercased() == name.lowercased() } }
+            let tables =
+                try appRows.isEmpty
+                ? []
+                : StoreCapture.capture(set).tableNames.filter { name in
+                    appRows.contains { $0.lowercased() == name.lowercased() }
+                }
             var schema = try StoreCapture.capture(set, appRows: tables)
             let empty = schema.tableNames.filter { name in
                 emptyTables.contains { $0.lowercased() == name.lowercased() }
             }
             schema.emptyTables = empty.isEmpty ? nil : empty
-            let file = "stores/\(version)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
+            let file =
+                "stores/\(version)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
             schemas.append((file, schema))
-            captured.append(CatalogStore(location: location, tables: schema.tableNames, writable: index == 0 ? true : nil, schema: file))
+            captured.append(
+                CatalogStore(
+                    location: location, tables: schema.tableNames, writable: index == 0 ? true : nil, schema: file))
         }
-        for table in appRows where !schemas.contains(where: { $0.1.appRows?.keys.contains { $0.lowercased() == table.lowercased() } == true }) {
+        for table in appRows
+        where !schemas.contains(where: { $0.1.appRows?.keys.contains { $0.lowercased() == table.lowercased() } == true }
+        ) {
             throw ValidationError("--app-rows \(table): no store given with --from has a table of that name.")
         }
-        for table in emptyTables where !schemas.contains(where: { _, schema in
+        for table in emptyTables
+        where !schemas.contains(where: { _, schema in
             schema.emptyTables?.contains { $0.lowercased() == table.lowercased() } == true
         }) {
             throw ValidationError("--empty \(table): no store given with --from has a table of that name.")
         }
         let name = app ?? URL(filePath: stores[0]).deletingPathExtension().lastPathComponent
-        let catalog = CatalogFolder(creating: folder, manifest: CatalogManifest(app: name, versions: [CatalogVersion(name: version, summary: "captured from real stores", stores: captured)]))
+        let catalog = CatalogFolder(
+            creating: folder,
+            manifest: CatalogManifest(
+                app: name,
+                versions: [CatalogVersion(name: version, summary: "captured from real stores", stores: captured)]))
         for (file, schema) in schemas { try catalog.write(schema, at: file) }
         try catalog.writeManifest()
         if json {
@@ -146,7 +188,9 @@ struct CatalogShow: AsyncParsableCommand {
         let catalog = try CatalogFolder(at: URL(filePath: directory))
         if json {
             var schemas: [String: StoreSchema] = [:]
-            for store in catalog.manifest.versions.flatMap(\.stores) { schemas[store.schema] = try catalog.schema(of: store) }
+            for store in catalog.manifest.versions.flatMap(\.stores) {
+                schemas[store.schema] = try catalog.schema(of: store)
+            }
             try Output.json(Full(manifest: catalog.manifest, schemas: schemas))
         } else {
             Output.out(try Self.render(catalog))
@@ -156,29 +200,36 @@ struct CatalogShow: AsyncParsableCommand {
     static func render(_ catalog: CatalogFolder) throws -> String {
         var lines = ["\(catalog.manifest.app): \(catalog.manifest.versions.count) version(s) in \(catalog.url.path)"]
         for version in catalog.manifest.versions {
-            lines.append("  \(version.name)" + (version.plan.map { "  (reached by \($0))" } ?? "") + (version.summary.map { ": \($0)" } ?? ""))
+            lines.append(
+                "  \(version.name)" + (version.plan.map { "  (reached by \($0))" } ?? "")
+                    + (version.summary.map { ": \($0)" } ?? ""))
             for store in version.stores {
                 let schema = try catalog.schema(of: store)
                 let rows = schema.tables.values.reduce(0) { $0 + $1.rows }
                 let bytes = schema.tables.values.reduce(Int64(0)) { $0 + $1.bytes }
                 let counts = Dictionary(grouping: schema.objects, by: \.kind).mapValues(\.count)
-                var line = "    \(store.location)\(store.writable == true ? " (written by the app)" : ""): \(store.tables.count) tables, "
-                line += "\(counts[.index] ?? 0) indexes, \(counts[.trigger] ?? 0) triggers, \(counts[.view] ?? 0) views, \(counts[.virtualTable] ?? 0) virtual tables; "
+                var line =
+                    "    \(store.location)\(store.writable == true ? " (written by the app)" : ""): \(store.tables.count) tables, "
+                line +=
+                    "\(counts[.index] ?? 0) indexes, \(counts[.trigger] ?? 0) triggers, \(counts[.view] ?? 0) views, \(counts[.virtualTable] ?? 0) virtual tables; "
                 // A captured version's counts are the real store's; a later one's, those of the
                 // fixture add-version upgraded to record it (generated rows, not the user's).
-                let source = version.plan == nil ? "rows in the captured store" : "rows in the fixture add-version upgraded"
+                let source =
+                    version.plan == nil ? "rows in the captured store" : "rows in the fixture add-version upgraded"
                 line += "\(rows) \(source), \(formatBytes(bytes)), \(schema.journalMode) journal"
                 if let coreData = schema.coreData {
-                    line += "; Core Data: \(coreData.entities.count) entities, \(coreData.externalFiles) external files (\(formatBytes(coreData.externalBytes)))"
+                    line +=
+                        "; Core Data: \(coreData.entities.count) entities, \(coreData.externalFiles) external files (\(formatBytes(coreData.externalBytes)))"
                 }
                 if let fresh = store.freshInstall { line += "; fresh install: \(fresh)" }
                 lines.append(line)
             }
             for check in version.checks ?? [] {
-                let expectation = switch check.expect {
-                case .unchanged: "unchanged by the upgrade"
-                case .equals(let value): "= \(value)"
-                }
+                let expectation =
+                    switch check.expect {
+                    case .unchanged: "unchanged by the upgrade"
+                    case .equals(let value): "= \(value)"
+                    }
                 lines.append("    check \"\(check.name)\" on \(check.store): \(check.sql) \(expectation)")
             }
         }
@@ -276,13 +327,18 @@ struct CatalogAddVersion: AsyncParsableCommand {
     @Option(help: "The plan that reaches it from the newest version.", completion: .file(extensions: ["json"]))
     var plan: String
 
-    @Option(help: "The store the new version's app writes to (default: the one that received the previous app's main table).")
+    @Option(
+        help:
+            "The store the new version's app writes to (default: the one that received the previous app's main table).")
     var writable: ContainerLocation?
 
     @Option(help: "What changed in this version, for people.")
     var summary: String?
 
-    @Option(help: ArgumentHelp("The store (or .sql script) a fresh install of this version creates at LOCATION (repeatable).", valueName: "location=file"))
+    @Option(
+        help: ArgumentHelp(
+            "The store (or .sql script) a fresh install of this version creates at LOCATION (repeatable).",
+            valueName: "location=file"))
     var expect: [String] = []
 
     @Flag(help: "Replace the newest version of this name, which has not shipped yet (no version follows it).")
@@ -291,24 +347,34 @@ struct CatalogAddVersion: AsyncParsableCommand {
     func parsedExpectations() throws -> [ContainerLocation: URL] {
         var result: [ContainerLocation: URL] = [:]
         for item in expect {
-            guard let equals = item.firstIndex(of: "="), let location = ContainerLocation(String(item[..<equals])), item.index(after: equals) < item.endIndex else {
-                throw ValidationError("--expect \(item): write LOCATION=FILE, such as applicationSupport/Cookbook.sqlite=fresh.sqlite.")
+            guard let equals = item.firstIndex(of: "="), let location = ContainerLocation(String(item[..<equals])),
+                item.index(after: equals) < item.endIndex
+            else {
+                throw ValidationError(
+                    "--expect \(item): write LOCATION=FILE, such as applicationSupport/Cookbook.sqlite=fresh.sqlite.")
             }
             guard result[location] == nil else { throw ValidationError("--expect names \(location) twice.") }
-            result[location] = URL(filePath: String(item[item.index(after: equals)...]), relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+            result[location] =
+                URL(
+                    filePath: String(item[item.index(after: equals)...]),
+                    relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+                ).standardizedFileURL
         }
         return result
     }
 
     func validate() throws {
-        if let reason = CatalogVersion.problem(withName: name) { throw ValidationError("The version name \(name) \(reason).") }
+        if let reason = CatalogVersion.problem(withName: name) {
+            throw ValidationError("The version name \(name) \(reason).")
+        }
         _ = try parsedExpectations()
     }
 
     func run() async throws {
         var catalog = try CatalogFolder(at: URL(filePath: directory))
-        let outcome = try CatalogBuilder.addVersion(name, plan: URL(filePath: plan), summary: summary, writable: writable, expect: try parsedExpectations(),
-                                                    replace: replace, to: &catalog, executable: Executable.url)
+        let outcome = try CatalogBuilder.addVersion(
+            name, plan: URL(filePath: plan), summary: summary, writable: writable, expect: try parsedExpectations(),
+            replace: replace, to: &catalog, executable: Executable.url)
         guard outcome.problems.isEmpty else {
             for problem in outcome.problems { Output.out(problem.description) }
             throw ExitCode(ExitStatus.checkFailed)
@@ -368,7 +434,9 @@ struct CatalogAddCheck: AsyncParsableCommand {
     var replace = false
 
     func validate() throws {
-        guard (equals != nil) != unchanged else { throw ValidationError("Give exactly one of --equals VALUE and --unchanged.") }
+        guard (equals != nil) != unchanged else {
+            throw ValidationError("Give exactly one of --equals VALUE and --unchanged.")
+        }
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw ValidationError("Give the check a name, for reports.")
         }
@@ -384,15 +452,23 @@ struct CatalogAddCheck: AsyncParsableCommand {
         }
         let existing = catalog.manifest.versions[index].checks?.first { $0.name == name }
         if let existing, !replace {
-            Output.out("\(version): it already has a check \"\(name)\" (\(Self.describe(existing))): "
-                       + "give another name, or --replace to replace it")
+            Output.out(
+                "\(version): it already has a check \"\(name)\" (\(Self.describe(existing))): "
+                    + "give another name, or --replace to replace it")
             throw ExitCode(ExitStatus.checkFailed)
         }
-        let check = DataCheck(name: name, store: store, sql: sql, expect: equals.map { .equals(CheckValue(parsing: $0)) } ?? .unchanged)
+        let check = DataCheck(
+            name: name, store: store, sql: sql, expect: equals.map { .equals(CheckValue(parsing: $0)) } ?? .unchanged)
         var updated = catalog
-        updated.manifest.versions[index].checks = (catalog.manifest.versions[index].checks ?? []).map { $0.name == name ? check : $0 }
-        if existing == nil { updated.manifest.versions[index].checks = (updated.manifest.versions[index].checks ?? []) + [check] }
-        let problems = CatalogCheck.problems(in: updated).filter { $0.version == version && $0.message.hasPrefix("check \"\(name)\"") }
+        updated.manifest.versions[index].checks = (catalog.manifest.versions[index].checks ?? []).map {
+            $0.name == name ? check : $0
+        }
+        if existing == nil {
+            updated.manifest.versions[index].checks = (updated.manifest.versions[index].checks ?? []) + [check]
+        }
+        let problems = CatalogCheck.problems(in: updated).filter {
+            $0.version == version && $0.message.hasPrefix("check \"\(name)\"")
+        }
         guard problems.isEmpty else {
             for problem in problems { Output.out(problem.description) }
             throw ExitCode(ExitStatus.checkFailed)
@@ -408,10 +484,11 @@ struct CatalogAddCheck: AsyncParsableCommand {
     }
 
     static func describe(_ check: DataCheck) -> String {
-        let expectation = switch check.expect {
-        case .unchanged: "unchanged by the upgrade"
-        case .equals(let value): "= \(value)"
-        }
+        let expectation =
+            switch check.expect {
+            case .unchanged: "unchanged by the upgrade"
+            case .equals(let value): "= \(value)"
+            }
         return "\(check.sql) on \(check.store), \(expectation)"
     }
 }

@@ -48,7 +48,9 @@ struct Demo: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard FixtureSpec.parseSize(size) != nil else { throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.") }
+        guard FixtureSpec.parseSize(size) != nil else {
+            throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.")
+        }
     }
 
     func run() async throws {
@@ -63,19 +65,29 @@ struct Demo: AsyncParsableCommand {
         let say: (String) -> Void = { if !json { Output.out($0) } }
         let indent: (String) -> String = { $0.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n") }
 
-        let root = URL(filePath: directory ?? FileManager.default.temporaryDirectory.appending(path: "backstage-demo-\(UUID().uuidString.prefix(8))").path)
-        guard !FileManager.default.fileExists(atPath: root.path) else { throw CLIError(description: "\(root.path) already exists; give a new folder") }
+        let root = URL(
+            filePath: directory
+                ?? FileManager.default.temporaryDirectory.appending(
+                    path: "backstage-demo-\(UUID().uuidString.prefix(8))"
+                ).path)
+        guard !FileManager.default.fileExists(atPath: root.path) else {
+            throw CLIError(description: "\(root.path) already exists; give a new folder")
+        }
         let container = AppContainer.iOSSandbox(root: root).declaringStores(try CatalogFolder.notes().declaredStores)
         let v1 = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
 
         say("1. Building the version-1 container of the sample Notes app in \(root.path)")
-        let spec = FixtureSpec(layout: "v1", size: FixtureSpec.parseSize(size) ?? 2_000_000, state: .walPending, seed: 1)
+        let spec = FixtureSpec(
+            layout: "v1", size: FixtureSpec.parseSize(size) ?? 2_000_000, state: .walPending, seed: 1)
         _ = try await timed("build") {
-            try FixtureGenerator(executable: Executable.url, catalog: try CatalogFolder.notes()).generate(spec, at: root)
+            try FixtureGenerator(executable: Executable.url, catalog: try CatalogFolder.notes()).generate(
+                spec, at: root)
         }
         let before = try StoreInspector.rowCounts(of: v1)["ZNOTE"] ?? 0
         let mainOnly = try StoreInspector.rowCounts(of: v1, includingWAL: false)["ZNOTE"] ?? 0
-        say("   Notes.sqlite holds \(before) notes; \(before - mainOnly) of them only in Notes.sqlite-wal (the writer was killed before its checkpoint)")
+        say(
+            "   Notes.sqlite holds \(before) notes; \(before - mainOnly) of them only in Notes.sqlite-wal (the writer was killed before its checkpoint)"
+        )
 
         say("2. Auditing Documents")
         let audit = try await timed("audit") { try Auditor(container: container).audit() }
@@ -89,7 +101,11 @@ struct Demo: AsyncParsableCommand {
             for (plan, _) in try CatalogFolder.notes().chain(from: "v1", to: "v4") {
                 for try await event in upgrader.run(plan) {
                     switch event {
-                    case .progress(let p): progress.update("   \(plan.name)", fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0, detail: p.phase.rawValue)
+                    case .progress(let p):
+                        progress.update(
+                            "   \(plan.name)",
+                            fraction: p.bytesTotal > 0 ? Double(p.bytesDone) / Double(p.bytesTotal) : 0,
+                            detail: p.phase.rawValue)
                     case .finished(let report): reports.append(report)
                     case .planned: break
                     }
@@ -105,10 +121,17 @@ struct Demo: AsyncParsableCommand {
 
         say("5. Exporting Documents to a zip and reading it back")
         let archive = root.appending(path: "Documents.zip")
-        let exported = try await timed("export") { try await Exporter(container: container).export(to: archive, options: ExportOptions(format: .zip)) }
-        let (readBack, differing) = try await timed("read back") { try await Self.readBack(archive, against: container, scratch: root.appending(path: "read-back")) }
-        say("   \(exported.entries) entries (\(formatBytes(exported.bytes))) in \(archive.path); read back: \(readBack) documents"
-            + (differing.isEmpty ? ", every one byte-identical" : ", \(differing.count) DIFFERING: \(differing.joined(separator: ", "))"))
+        let exported = try await timed("export") {
+            try await Exporter(container: container).export(to: archive, options: ExportOptions(format: .zip))
+        }
+        let (readBack, differing) = try await timed("read back") {
+            try await Self.readBack(archive, against: container, scratch: root.appending(path: "read-back"))
+        }
+        say(
+            "   \(exported.entries) entries (\(formatBytes(exported.bytes))) in \(archive.path); read back: \(readBack) documents"
+                + (differing.isEmpty
+                    ? ", every one byte-identical"
+                    : ", \(differing.count) DIFFERING: \(differing.joined(separator: ", "))"))
 
         let v4 = StoreFileSet(main: container.applicationSupport.appending(path: "Accounts/1001/UserData.sqlite"))
         let rowsAfter = try StoreInspector.rowCounts(of: v4)["ZNOTE"] ?? 0
@@ -122,7 +145,8 @@ struct Demo: AsyncParsableCommand {
         if json {
             try Output.json(summary)
         } else {
-            say("""
+            say(
+                """
 
                 Summary
                   notes before      \(before) (\(before - mainOnly) only in the -wal)
@@ -136,12 +160,15 @@ struct Demo: AsyncParsableCommand {
                   archive at        \(archive.path)
                 """)
         }
-        guard rowsAfter == before, after.isClean, differing.isEmpty, readBack > 0 else { throw ExitCode(ExitStatus.checkFailed) }
+        guard rowsAfter == before, after.isClean, differing.isEmpty, readBack > 0 else {
+            throw ExitCode(ExitStatus.checkFailed)
+        }
     }
 
     /// Imports the archive into a scratch container and compares every document of `container` with
     /// its restored copy; returns how many were read back and the paths that differ or are missing.
-    static func readBack(_ archive: URL, against container: AppContainer, scratch: URL) async throws -> (Int, [String]) {
+    static func readBack(_ archive: URL, against container: AppContainer, scratch: URL) async throws -> (Int, [String])
+    {
         let check = AppContainer.iOSSandbox(root: scratch).declaringStores(container.declaredStores)
         let fileSystem = FileSystem()
         try fileSystem.createDirectories(scratch.path)
@@ -149,12 +176,15 @@ struct Demo: AsyncParsableCommand {
         try await Importer(container: check).importArchive(archive)
         var compared = 0
         var differing: [String] = []
-        for entry in try FileClassifier(declarations: container.declaredStores).scan(container.documents) where entry.kind == .document && !entry.isDirectory {
+        for entry in try FileClassifier(declarations: container.declaredStores).scan(container.documents)
+        where entry.kind == .document && !entry.isDirectory {
             let original = container.documents.appending(path: entry.path).path
             guard try fileSystem.status(original)?.kind == .regular else { continue }
             compared += 1
             let copy = check.documents.appending(path: entry.path).path
-            if try !fileSystem.exists(copy) || !fileSystem.contentsEqual(original, copy) { differing.append(entry.path) }
+            if try !fileSystem.exists(copy) || !fileSystem.contentsEqual(original, copy) {
+                differing.append(entry.path)
+            }
         }
         return (compared, differing)
     }

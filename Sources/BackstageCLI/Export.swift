@@ -39,7 +39,10 @@ struct Export: AsyncParsableCommand {
     @Option(help: "Compression level (zip: 0 stores, 1-9 deflate; gzip, bzip2, xz 0-9; zstd 1-22).")
     var level: Int?
 
-    @Option(help: "Compression threads for zip, tar.gz and tar.zst (default: one per core, at most 8). The archive is the same whatever the number.")
+    @Option(
+        help:
+            "Compression threads for zip, tar.gz and tar.zst (default: one per core, at most 8). The archive is the same whatever the number."
+    )
     var threads: Int?
 
     @Flag(help: "Add a consistent snapshot of each store under .backstage/databases/.")
@@ -50,14 +53,19 @@ struct Export: AsyncParsableCommand {
 
     func validate() throws {
         guard format ?? ArchiveFormat(fileName: output) != nil else {
-            throw ValidationError("Cannot tell the format of \(output): give --format or a name ending in .zip, .tar, .tar.gz, .tar.bz2, .tar.xz, .tar.zst or .7z.")
+            throw ValidationError(
+                "Cannot tell the format of \(output): give --format or a name ending in .zip, .tar, .tar.gz, .tar.bz2, .tar.xz, .tar.zst or .7z."
+            )
         }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1.") }
     }
 
     func run() async throws {
         let container = try declared.declaring(in: try groups.adding(to: try options.resolve(), layout: options.layout))
-        let destination = URL(filePath: output, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let destination = URL(
+            filePath: output,
+            relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        ).standardizedFileURL
         let chosen = format ?? ArchiveFormat(fileName: output) ?? .zip
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let started = ContinuousClock.now
@@ -66,7 +74,9 @@ struct Export: AsyncParsableCommand {
         for try await event in Exporter(container: container).events(to: destination, options: options) {
             switch event {
             case .progress(let now):
-                progress.update("export", fraction: now.fraction, detail: "\(now.entriesDone) entries, \(formatBytes(now.bytesDone))")
+                progress.update(
+                    "export", fraction: now.fraction,
+                    detail: "\(now.entriesDone) entries, \(formatBytes(now.bytesDone))")
             case .finished(let report):
                 finished = report
             }
@@ -77,9 +87,10 @@ struct Export: AsyncParsableCommand {
         if json {
             try Output.json(report)
         } else {
-            Output.out("Exported \(report.entries) entries (\(formatBytes(report.bytes))) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
-                + (report.databases.isEmpty ? "" : ", including snapshots of \(report.databases.count) store(s)")
-                + (report.leftOut.isEmpty ? "" : "; left out \(report.leftOut.count) (not documents):"))
+            Output.out(
+                "Exported \(report.entries) entries (\(formatBytes(report.bytes))) to \(report.archive) as \(chosen.rawValue) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+                    + (report.databases.isEmpty ? "" : ", including snapshots of \(report.databases.count) store(s)")
+                    + (report.leftOut.isEmpty ? "" : "; left out \(report.leftOut.count) (not documents):"))
             for entry in report.leftOut { Output.out("  \(entry.path): \(entry.reason)") }
         }
     }

@@ -9,12 +9,21 @@ extension SchemaGenerator.Ending: ExpressibleByArgument {}
 
 /// `--catalog DIR`: an app's catalog; without it, the bundled Notes sample.
 struct CatalogOption: ParsableArguments {
-    @Option(help: ArgumentHelp("The app's catalog folder (made with `backstage catalog init`); default: the bundled Notes sample.", valueName: "dir"),
-            completion: .directory)
+    @Option(
+        help: ArgumentHelp(
+            "The app's catalog folder (made with `backstage catalog init`); default: the bundled Notes sample.",
+            valueName: "dir"),
+        completion: .directory)
     var catalog: String?
 
     func load() throws -> CatalogFolder {
-        try CatalogFolder.at(catalog.map { URL(filePath: $0, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL })
+        try CatalogFolder.at(
+            catalog.map {
+                URL(
+                    filePath: $0,
+                    relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+                ).standardizedFileURL
+            })
     }
 }
 
@@ -42,8 +51,11 @@ struct Fixture: AsyncParsableCommand {
     @Option(help: "The version whose layout to write (the Notes sample: v1, v2, v3 or v4).")
     var layout: String = "v1"
 
-    @Option(help: ArgumentHelp("A folder of the app's documents to put in Documents (default: the Notes sample's for the bundled catalog, none for another app's).", valueName: "dir"),
-            completion: .directory)
+    @Option(
+        help: ArgumentHelp(
+            "A folder of the app's documents to put in Documents (default: the Notes sample's for the bundled catalog, none for another app's).",
+            valueName: "dir"),
+        completion: .directory)
     var documents: String?
 
     @Option(help: "Approximate size of the stores and their external data, such as 500KB, 2MB, 1GB.")
@@ -59,20 +71,34 @@ struct Fixture: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard FixtureSpec.parseSize(size) != nil else { throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.") }
-        if catalogOption.catalog == nil, let notes = try? CatalogFolder.notes(), !notes.manifest.versions.contains(where: { $0.name == layout }) {
-            throw ValidationError("--layout must be one of \(notes.manifest.versions.map(\.name).joined(separator: ", ")).")
+        guard FixtureSpec.parseSize(size) != nil else {
+            throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.")
+        }
+        if catalogOption.catalog == nil, let notes = try? CatalogFolder.notes(),
+            !notes.manifest.versions.contains(where: { $0.name == layout })
+        {
+            throw ValidationError(
+                "--layout must be one of \(notes.manifest.versions.map(\.name).joined(separator: ", ")).")
         }
     }
 
     func run() async throws {
         let catalog = try catalogOption.load()
         let version = try catalog.version(layout)
-        let root = URL(filePath: directory, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let root = URL(
+            filePath: directory,
+            relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        ).standardizedFileURL
         let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
         let started = ContinuousClock.now
-        let given = documents.map { URL(filePath: $0, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL }
-        let rows = try FixtureGenerator(executable: Executable.url, catalog: catalog, documents: given).generate(spec, at: root)
+        let given = documents.map {
+            URL(
+                filePath: $0,
+                relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+            ).standardizedFileURL
+        }
+        let rows = try FixtureGenerator(executable: Executable.url, catalog: catalog, documents: given).generate(
+            spec, at: root)
         let elapsed = ContinuousClock.now - started
         if json {
             try Output.json(try FixtureManifest.read(container: catalog.container(at: root), spec: spec, rows: rows))
@@ -81,7 +107,9 @@ struct Fixture: AsyncParsableCommand {
         let main = try version.writableStore.flatMap { store in
             SchemaGenerator(schema: try catalog.schema(of: store), seed: seed, mainTable: store.mainTable).mainTable
         }
-        var lines = ["\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main.map { "\($0) (the app's main table)" } ?? "the app's main table"), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"]
+        var lines = [
+            "\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main.map { "\($0) (the app's main table)" } ?? "the app's main table"), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"
+        ]
         for store in version.stores {
             lines.append("  \(store.location): \(store.tables.joined(separator: ", "))")
         }
@@ -112,6 +140,7 @@ struct FixtureWriter: ParsableCommand {
         guard let entry = folder.manifest.versions.flatMap(\.stores).first(where: { $0.schema == schema }) else {
             throw CatalogError.unreadable(path: schema, reason: "no store of the catalog has this schema file")
         }
-        try SchemaGenerator(schema: try folder.schema(of: entry), seed: seed, mainTable: entry.mainTable).append(to: StoreFileSet(main: URL(filePath: store)), rows: rows, ending: ending)
+        try SchemaGenerator(schema: try folder.schema(of: entry), seed: seed, mainTable: entry.mainTable).append(
+            to: StoreFileSet(main: URL(filePath: store)), rows: rows, ending: ending)
     }
 }

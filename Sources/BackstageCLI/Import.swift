@@ -44,10 +44,16 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Refuse an archive with more entries than this (default 1000000).")
     var maxEntries: Int = ImportLimits().maxEntries
 
-    @Option(help: "Refuse an entry, or an archive, over 1 MiB that expands more than this many times its compressed size (default 100).")
+    @Option(
+        help:
+            "Refuse an entry, or an archive, over 1 MiB that expands more than this many times its compressed size (default 100)."
+    )
     var maxRatio: Double = ImportLimits().maxCompressionRatio
 
-    @Flag(help: "Restore the store snapshots of an export made with --include-database into the locations they came from, as relocate moves a store; a location that has a store is refused.")
+    @Flag(
+        help:
+            "Restore the store snapshots of an export made with --include-database into the locations they came from, as relocate moves a store; a location that has a store is refused."
+    )
     var restoreDatabases = false
 
     @Flag(help: "Print the report as one JSON object.")
@@ -55,12 +61,18 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let container = try declared.declaring(in: try options.resolve())
-        let source = URL(filePath: archive, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let source = URL(
+            filePath: archive,
+            relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        ).standardizedFileURL
         let limits = ImportLimits(maxTotalBytes: maxSize, maxEntries: maxEntries, maxCompressionRatio: maxRatio)
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let started = ContinuousClock.now
         var finished: ImportReport?
-        for try await event in Importer(container: container).events(from: source, options: ImportOptions(onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases)) {
+        for try await event in Importer(container: container).events(
+            from: source,
+            options: ImportOptions(onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases))
+        {
             switch event {
             case .progress(let now):
                 progress.update("import", fraction: now.fraction, detail: "\(now.entriesDone) entries")
@@ -75,15 +87,28 @@ struct Import: AsyncParsableCommand {
             try Output.json(report)
             return
         }
-        var line = "Imported \(report.written) document\(report.written == 1 ? "" : "s") (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
-        if !report.skipped.isEmpty { line += "; kept \(report.skipped.count) existing: \(report.skipped.joined(separator: ", "))" }
+        var line =
+            "Imported \(report.written) document\(report.written == 1 ? "" : "s") (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
+        if !report.skipped.isEmpty {
+            line += "; kept \(report.skipped.count) existing: \(report.skipped.joined(separator: ", "))"
+        }
         if !report.replaced.isEmpty { line += "; replaced: \(report.replaced.joined(separator: ", "))" }
-        if !report.identical.isEmpty { line += "; already there with the same bytes: \(report.identical.joined(separator: ", "))" }
-        if !report.renamed.isEmpty { line += "; imported beside existing: \(report.renamed.map { "\($0.from) → \($0.to)" }.joined(separator: ", "))" }
-        if !report.strippedModes.isEmpty { line += "; setuid/setgid stripped: \(report.strippedModes.joined(separator: ", "))" }
-        if !report.restoredDatabases.isEmpty { line += "; stores restored: \(report.restoredDatabases.joined(separator: ", "))" }
+        if !report.identical.isEmpty {
+            line += "; already there with the same bytes: \(report.identical.joined(separator: ", "))"
+        }
+        if !report.renamed.isEmpty {
+            line +=
+                "; imported beside existing: \(report.renamed.map { "\($0.from) → \($0.to)" }.joined(separator: ", "))"
+        }
+        if !report.strippedModes.isEmpty {
+            line += "; setuid/setgid stripped: \(report.strippedModes.joined(separator: ", "))"
+        }
+        if !report.restoredDatabases.isEmpty {
+            line += "; stores restored: \(report.restoredDatabases.joined(separator: ", "))"
+        }
         if !report.skippedDatabases.isEmpty {
-            line += "; store snapshots not restored (--restore-databases restores them): \(report.skippedDatabases.count)"
+            line +=
+                "; store snapshots not restored (--restore-databases restores them): \(report.skippedDatabases.count)"
         }
         Output.out(line)
     }

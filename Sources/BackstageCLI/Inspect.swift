@@ -27,7 +27,10 @@ struct Inspect: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let url = URL(filePath: store, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+        let url = URL(
+            filePath: store,
+            relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        ).standardizedFileURL
         let catalog = try catalogOption.load()  // the bundled Notes sample when --catalog is not given
         let inspection = try StoreInspection(of: StoreFileSet(main: url), catalog: catalog)
         if json {
@@ -39,16 +42,25 @@ struct Inspect: AsyncParsableCommand {
 
     static func render(_ i: StoreInspection, catalogGiven: Bool) -> String {
         var lines = ["\(i.path): SQLite, \(i.journalMode) journal, \(i.pageSize)-byte pages"]
-        lines.append("  main file \(formatBytes(i.mainBytes))" + (i.walBytes.map { ", -wal \(formatBytes($0)) with \(i.framesNotCheckpointed) frames not checkpointed" } ?? ", no -wal")
-                     + (i.hotJournal ? "; a hot -journal: the next open rolls a killed transaction back" : ""))
+        lines.append(
+            "  main file \(formatBytes(i.mainBytes))"
+                + (i.walBytes.map {
+                    ", -wal \(formatBytes($0)) with \(i.framesNotCheckpointed) frames not checkpointed"
+                } ?? ", no -wal")
+                + (i.hotJournal ? "; a hot -journal: the next open rolls a killed transaction back" : ""))
         lines.append("  \(i.tables.count) tables, \(i.tables.values.reduce(0, +)) rows")
         if let entities = i.entities {
-            lines.append("  Core Data: \(entities.count) entities, \(i.externalFiles ?? 0) external files (\(formatBytes(i.externalBytes ?? 0))), model \(i.versionIdentifiers?.filter { !$0.isEmpty }.joined(separator: ", ").nonEmpty ?? "without identifiers"), \(i.versionHashes?.count ?? 0) version hashes")
+            lines.append(
+                "  Core Data: \(entities.count) entities, \(i.externalFiles ?? 0) external files (\(formatBytes(i.externalBytes ?? 0))), model \(i.versionIdentifiers?.filter { !$0.isEmpty }.joined(separator: ", ").nonEmpty ?? "without identifiers"), \(i.versionHashes?.count ?? 0) version hashes"
+            )
             for entity in entities.sorted(by: { $0.rows > $1.rows }).prefix(12) where entity.rows > 0 {
                 lines.append("    \(entity.name) (\(entity.table), Z_ENT \(entity.id)): \(entity.rows) rows")
             }
         }
-        if catalogGiven { lines.append("  catalog: " + (i.catalogMatch.map { "matches \($0)" } ?? "matches no version of the catalog")) }
+        if catalogGiven {
+            lines.append(
+                "  catalog: " + (i.catalogMatch.map { "matches \($0)" } ?? "matches no version of the catalog"))
+        }
         return lines.joined(separator: "\n")
     }
 }

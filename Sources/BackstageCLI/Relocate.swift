@@ -43,10 +43,16 @@ struct Relocate: AsyncParsableCommand {
     @Option(help: "auto (rename on one file system, copy across), rename, or copy.")
     var strategy: RelocationStrategy = .auto
 
-    @Option(help: ArgumentHelp("Where the stores are: documents, applicationSupport, caches or an App Group identifier.", valueName: "root"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the stores are: documents, applicationSupport, caches or an App Group identifier.", valueName: "root"
+        ))
     var from: ContainerRoot = .documents
 
-    @Option(help: ArgumentHelp("Where they go, same relative path: applicationSupport, caches or an App Group identifier (with --app-group).", valueName: "root"))
+    @Option(
+        help: ArgumentHelp(
+            "Where they go, same relative path: applicationSupport, caches or an App Group identifier (with --app-group).",
+            valueName: "root"))
     var to: ContainerRoot = .applicationSupport
 
     @Option(help: "Seconds to wait for another process to release a store before failing with \"store in use\".")
@@ -79,7 +85,9 @@ struct Relocate: AsyncParsableCommand {
         }
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         var report = RelocationReport()
-        for try await event in relocator.events(RelocationOptions(strategy: strategy, stores: stores, busyTimeout: timeout, from: from, to: to)) {
+        for try await event in relocator.events(
+            RelocationOptions(strategy: strategy, stores: stores, busyTimeout: timeout, from: from, to: to))
+        {
             switch event {
             case .progress(let p):
                 progress.update(p.store, fraction: p.fractionCompleted, detail: p.phase.rawValue)
@@ -93,7 +101,9 @@ struct Relocate: AsyncParsableCommand {
         } else {
             Output.out(Self.render(report, source: container[from], destination: container[to], named: stores))
             if from == .documents && container.declaredStores.isEmpty {
-                Output.out("No store declared (--plan, --catalog or --store): no database in Documents is taken for the app's.")
+                Output.out(
+                    "No store declared (--plan, --catalog or --store): no database in Documents is taken for the app's."
+                )
             }
         }
     }
@@ -101,16 +111,23 @@ struct Relocate: AsyncParsableCommand {
     static func render(_ report: RelocationReport, source: URL, destination: URL, named: [String] = []) -> String {
         var lines: [String] = []
         for path in report.leftUndeclared {
-            lines.append("Left \(path): a database not declared by the app, kept as the user's document (name it with --store to move it)")
+            lines.append(
+                "Left \(path): a database not declared by the app, kept as the user's document (name it with --store to move it)"
+            )
         }
         if report.nothingToDo {
-            if !named.isEmpty { return (lines + ["Nothing to do: \(named.joined(separator: ", ")) already in \(destination.path)"]).joined(separator: "\n") }
+            if !named.isEmpty {
+                return (lines + ["Nothing to do: \(named.joined(separator: ", ")) already in \(destination.path)"])
+                    .joined(separator: "\n")
+            }
             return (lines + ["Nothing to do: no store of the app in \(source.path)"]).joined(separator: "\n")
         }
         for line in report.recovered { lines.append("Recovered an interrupted move (\(line))") }
         for item in report.quarantined { lines.append("Quarantined \(item.from) → \(item.to) (\(item.reason))") }
         for store in report.moved {
-            lines.append("Moved \(store.store) → \(store.to) (\(store.strategy.rawValue), \(store.files) file\(store.files == 1 ? "" : "s"), \(formatBytes(store.bytes)), \(String(format: "%.3f", store.seconds)) s)")
+            lines.append(
+                "Moved \(store.store) → \(store.to) (\(store.strategy.rawValue), \(store.files) file\(store.files == 1 ? "" : "s"), \(formatBytes(store.bytes)), \(String(format: "%.3f", store.seconds)) s)"
+            )
         }
         return lines.joined(separator: "\n")
     }

@@ -62,29 +62,50 @@ struct Simulate: AsyncParsableCommand {
     @Flag(help: "Print every run as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.", valueName: "file"), completion: .file(extensions: ["xml"]))
+    @Option(
+        help: ArgumentHelp(
+            "Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.",
+            valueName: "file"), completion: .file(extensions: ["xml"]))
     var junit: String?
 
-    @Option(name: .customLong("plan"), help: ArgumentHelp("A plan file to run instead of the catalog's chain (repeat for several, in order): a candidate plan under test, checked against the --to layout.", valueName: "file"))
+    @Option(
+        name: .customLong("plan"),
+        help: ArgumentHelp(
+            "A plan file to run instead of the catalog's chain (repeat for several, in order): a candidate plan under test, checked against the --to layout.",
+            valueName: "file"))
     var plans: [String] = []
 
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
-    var parsedStates: [FixtureState] { states == "all" ? FixtureState.allCases : states.split(separator: ",").compactMap { FixtureState(rawValue: String($0)) } }
+    var parsedStates: [FixtureState] {
+        states == "all"
+            ? FixtureState.allCases : states.split(separator: ",").compactMap { FixtureState(rawValue: String($0)) }
+    }
 
     func validate() throws {
         if catalogOption.catalog == nil, let versions = try? CatalogFolder.notes().manifest.versions.map(\.name) {
             for version in [from, to] where !versions.contains(version) {
-                throw ValidationError("\(version) is not a version of the Notes sample: use \(versions.joined(separator: ", ")).")
+                throw ValidationError(
+                    "\(version) is not a version of the Notes sample: use \(versions.joined(separator: ", ")).")
             }
-            if let a = versions.firstIndex(of: from), let b = versions.firstIndex(of: to), a > b { throw ValidationError("--from must not be newer than --to.") }
+            if let a = versions.firstIndex(of: from), let b = versions.firstIndex(of: to), a > b {
+                throw ValidationError("--from must not be newer than --to.")
+            }
         }
-        guard parsedSizes.count == sizes.split(separator: ",").count, !parsedSizes.isEmpty else { throw ValidationError("--sizes \(sizes): write sizes such as 500KB,2MB.") }
+        guard parsedSizes.count == sizes.split(separator: ",").count, !parsedSizes.isEmpty else {
+            throw ValidationError("--sizes \(sizes): write sizes such as 500KB,2MB.")
+        }
         guard states == "all" || parsedStates.count == states.split(separator: ",").count else {
-            throw ValidationError("--states \(states): use all or some of \(FixtureState.allCases.map(\.rawValue).joined(separator: ", ")).")
+            throw ValidationError(
+                "--states \(states): use all or some of \(FixtureState.allCases.map(\.rawValue).joined(separator: ", "))."
+            )
         }
-        guard CrashPoints(crashPoints) != nil else { throw ValidationError("--crash-points must be all, none or a number.") }
+        guard CrashPoints(crashPoints) != nil else {
+            throw ValidationError("--crash-points must be all, none or a number.")
+        }
         guard randomKills >= 0 else { throw ValidationError("--random-kills must be 0 or more.") }
-        guard powerCuts == "all" || (Int(powerCuts) ?? 0) > 0 else { throw ValidationError("--power-cuts must be all or a number above 0.") }
+        guard powerCuts == "all" || (Int(powerCuts) ?? 0) > 0 else {
+            throw ValidationError("--power-cuts must be all or a number above 0.")
+        }
     }
 
     struct Summary: Encodable {
@@ -110,17 +131,30 @@ struct Simulate: AsyncParsableCommand {
         let perState = CrashPoints(crashPoints) == .all ? points.count : max(1, Int(crashPoints) ?? 1)
         let total = parsedSizes.count * parsedStates.count * (perState + randomKills)
         var done = 0
-        let runs = try simulator.simulate(from: from, to: to, sizes: parsedSizes, states: parsedStates, crashPoints: CrashPoints(crashPoints) ?? .all) { run in
+        let runs = try simulator.simulate(
+            from: from, to: to, sizes: parsedSizes, states: parsedStates, crashPoints: CrashPoints(crashPoints) ?? .all
+        ) { run in
             done += 1
-            progress.update("simulate", fraction: Double(done) / Double(max(total, 1)), detail: "\(run.state.rawValue) \(run.crashPoint ?? "no crash")")
+            progress.update(
+                "simulate", fraction: Double(done) / Double(max(total, 1)),
+                detail: "\(run.state.rawValue) \(run.crashPoint ?? "no crash")")
         }
         progress.finish()
         let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut") == true }
-        let summary = Summary(runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(), powerLossStates: cuts.count,
-                              powerLossFailures: cuts.filter { !$0.passed }.count, passed: runs.allSatisfy(\.passed), seconds: Date().timeIntervalSince(started))
+        let summary = Summary(
+            runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(),
+            powerLossStates: cuts.count,
+            powerLossFailures: cuts.filter { !$0.passed }.count, passed: runs.allSatisfy(\.passed),
+            seconds: Date().timeIntervalSince(started))
         if let junit {
-            let xml = JUnitReport.xml(runs, suite: "\(try catalogOption.load().manifest.app) \(from) → \(to)", seconds: summary.seconds)
-            try FileSystem().writeAtomically(Array(xml.utf8), to: URL(filePath: junit, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).path)
+            let xml = JUnitReport.xml(
+                runs, suite: "\(try catalogOption.load().manifest.app) \(from) → \(to)", seconds: summary.seconds)
+            try FileSystem().writeAtomically(
+                Array(xml.utf8),
+                to: URL(
+                    filePath: junit,
+                    relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+                ).path)
         }
         if json {
             try Output.json(summary)
@@ -131,19 +165,29 @@ struct Simulate: AsyncParsableCommand {
     }
 
     static func render(_ summary: Summary, from: String, to: String) -> String {
-        var lines = ["\(from) → \(to): \(summary.runs.count) runs, \(summary.runs.filter(\.passed).count) passed, \(summary.runs.filter { !$0.passed }.count) failed (\(String(format: "%.1f", summary.seconds)) s)"]
+        var lines = [
+            "\(from) → \(to): \(summary.runs.count) runs, \(summary.runs.filter(\.passed).count) passed, \(summary.runs.filter { !$0.passed }.count) failed (\(String(format: "%.1f", summary.seconds)) s)"
+        ]
         if summary.powerLossStates > 0 {
-            lines.append("  power loss: \(summary.powerLossStates) states explored, \(summary.powerLossFailures) failed")
+            lines.append(
+                "  power loss: \(summary.powerLossStates) states explored, \(summary.powerLossFailures) failed")
         }
         lines.append("  size       state            crash point                  crashed  reruns  seconds  result")
         for run in summary.runs {
-            let result = run.passed ? (run.exceedsBudget ? "ok, would be killed at launch" : "ok") : "FAILED: " + run.failures.joined(separator: "; ")
-            lines.append("  " + [formatBytes(run.size).padding(toLength: 9, withPad: " ", startingAt: 0),
-                                 run.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0),
-                                 (run.crashPoint ?? "none").padding(toLength: 28, withPad: " ", startingAt: 0),
-                                 (run.crashed ? "yes" : "no").padding(toLength: 7, withPad: " ", startingAt: 0),
-                                 String(run.reruns).padding(toLength: 6, withPad: " ", startingAt: 0),
-                                 String(format: "%7.3f", run.seconds), result].joined(separator: "  "))
+            let result =
+                run.passed
+                ? (run.exceedsBudget ? "ok, would be killed at launch" : "ok")
+                : "FAILED: " + run.failures.joined(separator: "; ")
+            lines.append(
+                "  "
+                    + [
+                        formatBytes(run.size).padding(toLength: 9, withPad: " ", startingAt: 0),
+                        run.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0),
+                        (run.crashPoint ?? "none").padding(toLength: 28, withPad: " ", startingAt: 0),
+                        (run.crashed ? "yes" : "no").padding(toLength: 7, withPad: " ", startingAt: 0),
+                        String(run.reruns).padding(toLength: 6, withPad: " ", startingAt: 0),
+                        String(format: "%7.3f", run.seconds), result,
+                    ].joined(separator: "  "))
         }
         return lines.joined(separator: "\n")
     }

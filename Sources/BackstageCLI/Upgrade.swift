@@ -26,7 +26,8 @@ struct Upgrade: AsyncParsableCommand {
     @OptionGroup var options: ContainerOptions
     @OptionGroup var groups: AppGroupOptions
 
-    @Option(name: .customLong("plan"), help: "A JSON upgrade plan (repeatable).", completion: .file(extensions: ["json"]))
+    @Option(
+        name: .customLong("plan"), help: "A JSON upgrade plan (repeatable).", completion: .file(extensions: ["json"]))
     var plans: [String] = []
 
     @Option(help: "The launch budget in seconds: the estimate says whether the upgrade fits in it.")
@@ -44,7 +45,10 @@ struct Upgrade: AsyncParsableCommand {
     @Flag(help: "Log each phase of each step, with its duration, on stderr.")
     var verbose = false
 
-    @Option(help: ArgumentHelp("Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2, the Nth time that boundary is reached (see `backstage simulate`). A point the plans never reach is a usage error listing those they do.", valueName: "boundary"))
+    @Option(
+        help: ArgumentHelp(
+            "Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2, the Nth time that boundary is reached (see `backstage simulate`). A point the plans never reach is a usage error listing those they do.",
+            valueName: "boundary"))
     var crashAt: CrashPoint?
 
     func validate() throws {
@@ -55,10 +59,12 @@ struct Upgrade: AsyncParsableCommand {
         if let crashAt, let loaded = try? plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) }) {
             let reachable = CrashPoint.possibleBoundaries(of: UpgradePlan(chain: loaded))
             guard reachable.contains(crashAt) else {
-                let listed = reachable.isEmpty
+                let listed =
+                    reachable.isEmpty
                     ? "none (no step of them has a boundary)" : reachable.map(\.description).joined(separator: ", ")
                 throw ValidationError(
-                    "--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed).")
+                    "--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed)."
+                )
             }
         }
     }
@@ -87,8 +93,12 @@ struct Upgrade: AsyncParsableCommand {
         if dryRun {
             // The run's own checks, with the run's exit status: a dry run that passes, the run passes too.
             try upgrader.preflight(plan)
-            let results = [DryRun(plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
-                                  needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan), estimate: upgrader.estimate(plan, budget: budget))]
+            let results = [
+                DryRun(
+                    plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
+                    needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan),
+                    estimate: upgrader.estimate(plan, budget: budget))
+            ]
             if json {
                 try Output.json(results)
             } else {
@@ -105,11 +115,18 @@ struct Upgrade: AsyncParsableCommand {
                 switch event {
                 case .planned(let estimate):
                     if !json && estimate.exceedsBudget {
-                        Output.err(String(format: "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch", plan.name, estimate.seconds, budget))
+                        Output.err(
+                            String(
+                                format:
+                                    "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch",
+                                plan.name, estimate.seconds, budget))
                     }
                 case .progress(let p):
-                    if p.phase == .done, !completed.contains(where: { $0.index == p.stepIndex }) { completed.append((p.stepIndex, p.step)) }
-                    progress.update("step \(p.stepIndex + 1)", fraction: p.fractionDone, detail: "\(p.phase.rawValue) \(p.step)")
+                    if p.phase == .done, !completed.contains(where: { $0.index == p.stepIndex }) {
+                        completed.append((p.stepIndex, p.step))
+                    }
+                    progress.update(
+                        "step \(p.stepIndex + 1)", fraction: p.fractionDone, detail: "\(p.phase.rawValue) \(p.step)")
                 case .finished(let report):
                     reports.append(report)
                 }
@@ -123,8 +140,9 @@ struct Upgrade: AsyncParsableCommand {
         if let crashAt {
             // Still alive: the boundary exists in the plans but this run never passed it (its step
             // had nothing to do, or a relocation renamed where it could have copied). Say so.
-            Output.err("warning: the upgrade never reached --crash-at \(crashAt): its step had nothing to do here or took "
-                       + "another path (a rename, not a copy); nothing was killed")
+            Output.err(
+                "warning: the upgrade never reached --crash-at \(crashAt): its step had nothing to do here or took "
+                    + "another path (a rename, not a copy); nothing was killed")
         }
         if json {
             try Output.json(reports)
@@ -134,7 +152,10 @@ struct Upgrade: AsyncParsableCommand {
         // What the run could not account for is a problem found (exit 1): the version was not recorded.
         let problems = reports.flatMap(\.problems)
         if !problems.isEmpty {
-            for problem in problems { Output.err("error: \(problem); the version was not recorded as reached: correct the plan and run it again") }
+            for problem in problems {
+                Output.err(
+                    "error: \(problem); the version was not recorded as reached: correct the plan and run it again")
+            }
             throw ExitCode(ExitStatus.checkFailed)
         }
     }
@@ -153,24 +174,40 @@ struct Upgrade: AsyncParsableCommand {
     }
 
     static func render(_ dry: DryRun) -> String {
-        var lines = [String(format: "%@: %@ (needsUpgrade answered in %.1f µs)", dry.plan, dry.needsUpgrade ? "upgrade needed" : "nothing to do", dry.needsUpgradeMicroseconds)]
+        var lines = [
+            String(
+                format: "%@: %@ (needsUpgrade answered in %.1f µs)", dry.plan,
+                dry.needsUpgrade ? "upgrade needed" : "nothing to do", dry.needsUpgradeMicroseconds)
+        ]
         for step in dry.estimate.steps {
-            lines.append(String(format: "  step %d  %@  %@  ~%.2f s", step.index + 1, step.description, formatBytes(step.bytes), step.seconds))
+            lines.append(
+                String(
+                    format: "  step %d  %@  %@  ~%.2f s", step.index + 1, step.description, formatBytes(step.bytes),
+                    step.seconds))
         }
         if !dry.estimate.steps.isEmpty {
-            lines.append(String(format: "  total ~%.2f s: %@ the %g s launch budget", dry.estimate.seconds, dry.estimate.exceedsBudget ? "MORE than" : "within", dry.estimate.budget))
+            lines.append(
+                String(
+                    format: "  total ~%.2f s: %@ the %g s launch budget", dry.estimate.seconds,
+                    dry.estimate.exceedsBudget ? "MORE than" : "within", dry.estimate.budget))
         }
         return lines.joined(separator: "\n")
     }
 
     static func render(_ report: UpgradeReport, container: AppContainer) -> String {
-        var lines = ["\(report.plan): \(report.steps.filter { $0.outcome != .skipped }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"]
+        var lines = [
+            "\(report.plan): \(report.steps.filter { $0.outcome != .skipped }.count) of \(report.steps.count) steps ran in \(String(format: "%.3f", report.seconds)) s"
+        ]
         for line in report.relocation.recovered { lines.append("  recovered an interrupted step (\(line))") }
         for step in report.steps {
             let why = step.reason.map { "  (\($0))" } ?? ""
-            lines.append("  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)\(why)")
+            lines.append(
+                "  step \(step.index + 1)  \(step.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))  \(step.description)\(why)"
+            )
         }
-        for item in report.relocation.quarantined { lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))") }
+        for item in report.relocation.quarantined {
+            lines.append("  quarantined \(item.from) → \(item.to) (\(item.reason))")
+        }
         for problem in report.problems { lines.append("  not accounted for: \(problem)") }
         return lines.joined(separator: "\n")
     }
@@ -186,7 +223,8 @@ struct StoppedPartway: Error, CustomStringConvertible {
     var description: String {
         let steps = completed.map { "step \($0.index + 1) (\($0.step))" }.joined(separator: ", ")
         let next = (completed.map(\.index).max() ?? 0) + 2
-        return "\(Output.sentence(for: cause)); before it, this run completed \(steps), which stays done, and the step that failed "
+        return
+            "\(Output.sentence(for: cause)); before it, this run completed \(steps), which stays done, and the step that failed "
             + "was undone or is finished by the next run: once the cause is corrected, `\(command)` resumes from step \(next)"
     }
 }
@@ -202,7 +240,8 @@ extension Upgrade {
             words.append(word)
         }
         return words.map { word in
-            word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:@".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:@".contains($0) }
+                ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }.joined(separator: " ")
     }
 }

@@ -18,7 +18,9 @@ public struct ArchiveProgress: Sendable, Hashable, Codable {
 
     /// Between 0 and 1.
     public var fraction: Double {
-        bytesTotal > 0 ? min(1, Double(bytesDone) / Double(bytesTotal)) : (entriesTotal.map { $0 > 0 ? Double(entriesDone) / Double($0) : 1 } ?? 0)
+        bytesTotal > 0
+            ? min(1, Double(bytesDone) / Double(bytesTotal))
+            : (entriesTotal.map { $0 > 0 ? Double(entriesDone) / Double($0) : 1 } ?? 0)
     }
 }
 
@@ -28,7 +30,9 @@ struct ProgressThrottle {
     private var lastEntries = 0
 
     mutating func shouldReport(_ progress: ArchiveProgress) -> Bool {
-        guard progress.bytesDone - lastBytes >= 4 << 20 || progress.entriesDone - lastEntries >= 256 else { return false }
+        guard progress.bytesDone - lastBytes >= 4 << 20 || progress.entriesDone - lastEntries >= 256 else {
+            return false
+        }
         lastBytes = progress.bytesDone
         lastEntries = progress.entriesDone
         return true

@@ -18,8 +18,10 @@ package enum ChildProcess {
     /// Runs `arguments` to the end, stdin closed; with `killAfter`, sends SIGKILL after that many
     /// seconds. stdout is kept when `capturingOutput`, else discarded. Both pipes are drained at
     /// once, so a child that fills one while the other is read never blocks.
-    package static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                            currentDirectory: URL? = nil, capturingOutput: Bool = false, killAfter delay: Double? = nil) throws -> Outcome {
+    package static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+        currentDirectory: URL? = nil, capturingOutput: Bool = false, killAfter delay: Double? = nil
+    ) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -42,8 +44,10 @@ package enum ChildProcess {
         drained.wait()
         process.waitUntilExit()
         let killed = process.terminationReason == .uncaughtSignal
-        return Outcome(status: killed ? -1 : process.terminationStatus, signal: killed ? process.terminationStatus : nil,
-                       stdout: String(decoding: outData.data, as: UTF8.self), stderr: String(decoding: errData.data, as: UTF8.self))
+        return Outcome(
+            status: killed ? -1 : process.terminationStatus, signal: killed ? process.terminationStatus : nil,
+            stdout: String(decoding: outData.data, as: UTF8.self), stderr: String(decoding: errData.data, as: UTF8.self)
+        )
     }
 
     /// The bytes a pipe gave, written by one reader thread and read after it finished.
@@ -62,16 +66,24 @@ package enum ChildProcess {
     /// Runs a command to the end under GNU `time`, which forks it from its own small process:
     /// a child's peak RSS counts its parent's memory at exec, so spawning it from here directly
     /// would report this process's size.
-    static func measure(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> Measurement {
+    static func measure(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> Measurement
+    {
         let time = "/usr/bin/time"
         let hasTime = FileManager.default.isExecutableFile(atPath: time)
-        let report = FileManager.default.temporaryDirectory.appending(path: "backstage-time-\(UUID().uuidString.prefix(8))")
+        let report = FileManager.default.temporaryDirectory.appending(
+            path: "backstage-time-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: report) }
         let start = ContinuousClock.now
-        let outcome = try run(hasTime ? URL(filePath: time) : executable,
-                              hasTime ? ["-f", "%M", "-o", report.path, executable.path] + arguments : arguments, environment: environment)
+        let outcome = try run(
+            hasTime ? URL(filePath: time) : executable,
+            hasTime ? ["-f", "%M", "-o", report.path, executable.path] + arguments : arguments, environment: environment
+        )
         let elapsed = ContinuousClock.now - start
-        let kilobytes = (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-        return Measurement(status: outcome.status, seconds: elapsed.seconds, peakBytes: kilobytes * 1024, stderr: outcome.stderr)
+        let kilobytes =
+            (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.flatMap {
+                Int64($0.trimmingCharacters(in: .whitespaces))
+            } ?? 0
+        return Measurement(
+            status: outcome.status, seconds: elapsed.seconds, peakBytes: kilobytes * 1024, stderr: outcome.stderr)
     }
 }

@@ -61,8 +61,9 @@ public struct Auditor: Sendable {
         let finding = { (entry: ClassifiedFile) in
             AuditFinding(path: entry.path, kind: entry.kind, visible: entry.isVisible, bytes: entry.bytes)
         }
-        return AuditReport(findings: entries.filter(\.kind.isInternal).map(finding),
-                           userDatabases: entries.filter { $0.kind == .userDatabase }.map(finding),
-                           noStoreDeclared: container.declaredStores.isEmpty)
+        return AuditReport(
+            findings: entries.filter(\.kind.isInternal).map(finding),
+            userDatabases: entries.filter { $0.kind == .userDatabase }.map(finding),
+            noStoreDeclared: container.declaredStores.isEmpty)
     }
 }

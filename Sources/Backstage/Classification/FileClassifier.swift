@@ -77,14 +77,18 @@ public struct FileClassifier: Sendable {
         return result
     }
 
-    private func walk(_ directory: String, relative: String, visible: Bool, recursive: Bool, measuring: Bool, into result: inout [ClassifiedFile]) throws {
+    private func walk(
+        _ directory: String, relative: String, visible: Bool, recursive: Bool, measuring: Bool,
+        into result: inout [ClassifiedFile]
+    ) throws {
         let names = try fileSystem.contents(of: directory)
         var statuses: [String: FileStatus] = [:]
         for name in names {
             statuses[name] = try fileSystem.status(directory + "/" + name)
         }
-        let evidence = Evidence(directory: directory, relative: relative, names: names, statuses: statuses,
-                                declarations: declarations, fileSystem: fileSystem)
+        let evidence = Evidence(
+            directory: directory, relative: relative, names: names, statuses: statuses,
+            declarations: declarations, fileSystem: fileSystem)
 
         for name in names {
             guard let status = statuses[name] else { continue }
@@ -94,14 +98,26 @@ public struct FileClassifier: Sendable {
             var kind: FileKind
             switch status.kind {
             case .directory:
-                let folderKind: FileKind? = Self.isCoreDataSupportFolder(name) ? .coreDataSupport
+                let folderKind: FileKind? =
+                    Self.isCoreDataSupportFolder(name)
+                    ? .coreDataSupport
                     : TemporaryName.isTemporary(name) ? .backstageTemporary : nil
                 if let folderKind {
-                    result.append(ClassifiedFile(path: path, kind: folderKind, isDirectory: true, bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
+                    result.append(
+                        ClassifiedFile(
+                            path: path, kind: folderKind, isDirectory: true,
+                            bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
                     continue
                 }
-                result.append(ClassifiedFile(path: path, kind: entryVisible ? .document : .hidden, isDirectory: true, bytes: 0, isVisible: entryVisible))
-                if recursive { try walk(full, relative: path, visible: entryVisible, recursive: true, measuring: measuring, into: &result) }
+                result.append(
+                    ClassifiedFile(
+                        path: path, kind: entryVisible ? .document : .hidden, isDirectory: true, bytes: 0,
+                        isVisible: entryVisible))
+                if recursive {
+                    try walk(
+                        full, relative: path, visible: entryVisible, recursive: true, measuring: measuring,
+                        into: &result)
+                }
                 continue
             case .symlink:
                 kind = try evidence.isStoreBehindLink(name) ? .symlinkedStore : .document
@@ -111,7 +127,8 @@ public struct FileClassifier: Sendable {
                 kind = .document
             }
             if !kind.isInternal && !entryVisible { kind = .hidden }
-            result.append(ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible))
+            result.append(
+                ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible))
         }
     }
 
@@ -145,8 +162,10 @@ private final class Evidence {
     private var headers: [String: [UInt8]] = [:]
     private var readingAhead = false
 
-    init(directory: String, relative: String, names: [String], statuses: [String: FileStatus],
-         declarations: StoreDeclarations, fileSystem: FileSystem) {
+    init(
+        directory: String, relative: String, names: [String], statuses: [String: FileStatus],
+        declarations: StoreDeclarations, fileSystem: FileSystem
+    ) {
         self.directory = directory
         self.relative = relative
         self.names = names
@@ -209,7 +228,8 @@ private final class Evidence {
     func isDatabase(_ name: String) throws -> Bool {
         guard let status = statuses[name], status.kind == .regular else { return false }
         if status.size > 0 { return SQLiteHeader.hasMagic(try header(name)) }
-        for sidecar in [Sidecar.wal, .journal] where SidecarMagic.matches(sidecar, try header(name + sidecar.rawValue)) {
+        for sidecar in [Sidecar.wal, .journal] where SidecarMagic.matches(sidecar, try header(name + sidecar.rawValue))
+        {
             return true
         }
         return false
@@ -219,8 +239,8 @@ private final class Evidence {
     /// sidecar by its header. A link the app did not declare is the user's.
     func isStoreBehindLink(_ name: String) throws -> Bool {
         guard isDeclared(name) || FileClassifier.splitSidecar(name).map({ isDeclared($0.base) }) == true,
-              let target = fileSystem.resolvedPath(directory + "/" + name),
-              let status = try fileSystem.status(target), status.kind == .regular, status.size > 0
+            let target = fileSystem.resolvedPath(directory + "/" + name),
+            let status = try fileSystem.status(target), status.kind == .regular, status.size > 0
         else { return false }
         let bytes = try fileSystem.readPrefix(target, count: 100)
         return SQLiteHeader.hasMagic(bytes) || Sidecar.allCases.contains { SidecarMagic.matches($0, bytes) }

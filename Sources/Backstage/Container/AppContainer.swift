@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where an app keeps its files: the user-visible documents folder, the private roots, and the
@@ -83,7 +84,9 @@ public struct AppContainer: Sendable, Hashable, Codable {
         self.applicationSupport = applicationSupport.standardizedFileURL
         self.caches = caches.standardizedFileURL
         self.temporary = temporary.standardizedFileURL
-        paths = Paths(documents: Paths.native(self.documents.path), caches: Paths.native(self.caches.path), temporary: Paths.native(self.temporary.path))
+        paths = Paths(
+            documents: Paths.native(self.documents.path), caches: Paths.native(self.caches.path),
+            temporary: Paths.native(self.temporary.path))
         paths.setApplicationSupport(self.applicationSupport.path)
         for (identifier, folder) in appGroups { self = addingAppGroup(identifier, at: folder) }
     }
@@ -93,7 +96,9 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// - precondition: `identifier` is an App Group identifier: it starts with `group.` and
     ///   has no `/` (see ``ContainerRoot/appGroup(_:)``).
     public func addingAppGroup(_ identifier: String, at folder: URL) -> AppContainer {
-        precondition(ContainerRoot.isAppGroupIdentifier(identifier), "\(identifier) is not an App Group identifier: it starts with group. and has no /")
+        precondition(
+            ContainerRoot.isAppGroupIdentifier(identifier),
+            "\(identifier) is not an App Group identifier: it starts with group. and has no /")
         var container = self
         container.appGroups[identifier] = folder.standardizedFileURL
         return container
@@ -124,7 +129,8 @@ public struct AppContainer: Sendable, Hashable, Codable {
         case .temporary: return paths.temporary
         case .appGroup:
             guard let path = paths.appGroups[root.rawValue] else {
-                preconditionFailure("the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
+                preconditionFailure(
+                    "the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
             }
             return path
         }
@@ -148,7 +154,10 @@ public struct AppContainer: Sendable, Hashable, Codable {
             temporary: try values.decode(URL.self, forKey: .temporary))
         for (identifier, folder) in try values.decodeIfPresent([String: URL].self, forKey: .appGroups) ?? [:] {
             guard ContainerRoot.isAppGroupIdentifier(identifier) else {
-                throw DecodingError.dataCorruptedError(forKey: .appGroups, in: values, debugDescription: "\(identifier) is not an App Group identifier: it starts with group. and has no /")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .appGroups, in: values,
+                    debugDescription: "\(identifier) is not an App Group identifier: it starts with group. and has no /"
+                )
             }
             self = addingAppGroup(identifier, at: folder)
         }
@@ -168,7 +177,8 @@ public struct AppContainer: Sendable, Hashable, Codable {
             caches: root.appending(path: "Library/Caches", directoryHint: .isDirectory),
             temporary: root.appending(path: "tmp", directoryHint: .isDirectory))
         for identifier in appGroups {
-            container = container.addingAppGroup(identifier, at: root.appending(path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory))
+            container = container.addingAppGroup(
+                identifier, at: root.appending(path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory))
         }
         return container
     }
@@ -181,7 +191,9 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// - parameter appName: The folder name under each XDG root.
     /// - parameter environment: The variables to read, the process environment by default.
     ///   Pass your own dictionary to keep tests away from the real home folder.
-    public static func xdg(appName: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> AppContainer {
+    public static func xdg(
+        appName: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> AppContainer {
         let home = URL(filePath: environment["HOME"] ?? "/", directoryHint: .isDirectory)
         func root(_ variable: String, default fallback: String) -> URL {
             if let value = environment[variable], value.hasPrefix("/") {
@@ -189,10 +201,14 @@ public struct AppContainer: Sendable, Hashable, Codable {
             }
             return home.appending(path: fallback, directoryHint: .isDirectory)
         }
-        let tmp = URL(filePath: environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp", directoryHint: .isDirectory)
+        let tmp = URL(
+            filePath: environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp",
+            directoryHint: .isDirectory)
         return AppContainer(
-            documents: root("XDG_DOCUMENTS_DIR", default: "Documents").appending(path: appName, directoryHint: .isDirectory),
-            applicationSupport: root("XDG_DATA_HOME", default: ".local/share").appending(path: appName, directoryHint: .isDirectory),
+            documents: root("XDG_DOCUMENTS_DIR", default: "Documents").appending(
+                path: appName, directoryHint: .isDirectory),
+            applicationSupport: root("XDG_DATA_HOME", default: ".local/share").appending(
+                path: appName, directoryHint: .isDirectory),
             caches: root("XDG_CACHE_HOME", default: ".cache").appending(path: appName, directoryHint: .isDirectory),
             temporary: tmp.appending(path: appName, directoryHint: .isDirectory))
     }
@@ -210,7 +226,8 @@ public struct AppContainer: Sendable, Hashable, Codable {
         case .temporary: return temporary
         case .appGroup:
             guard let folder = appGroups[root.rawValue] else {
-                preconditionFailure("the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
+                preconditionFailure(
+                    "the App Group \(root.rawValue) has no folder in this container: add it with addingAppGroup(_:at:)")
             }
             return folder
         }
@@ -272,7 +289,9 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     ///
     /// - precondition: `identifier` starts with `group.` and has no `/`.
     public static func appGroup(_ identifier: String) -> ContainerRoot {
-        precondition(isAppGroupIdentifier(identifier), "\(identifier) is not an App Group identifier: it starts with group. and has no /")
+        precondition(
+            isAppGroupIdentifier(identifier),
+            "\(identifier) is not an App Group identifier: it starts with group. and has no /")
         return ContainerRoot(identifier, .appGroup)
     }
 
@@ -289,8 +308,12 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     public init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let root = ContainerRoot(rawValue: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
-                "\(text) is not a container root: write documents, applicationSupport, caches, temporary or an App Group identifier (group.…)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "\(text) is not a container root: write documents, applicationSupport, caches, temporary or an App Group identifier (group.…)"
+                ))
         }
         self = root
     }
@@ -349,7 +372,8 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
                     UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rootBytes))
                     if !pathBytes.isEmpty {
                         if rootBytes.last != UInt8(ascii: "/") { buffer[end] = UInt8(ascii: "/"); end += 1 }
-                        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[end...]).copyMemory(from: UnsafeRawBufferPointer(pathBytes))
+                        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[end...])
+                            .copyMemory(from: UnsafeRawBufferPointer(pathBytes))
                         end += pathBytes.count
                     }
                     buffer[end] = 0
@@ -369,8 +393,12 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
     public init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let location = ContainerLocation(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
-                "\(text) is not a container location: write <root>/<relative path> with root documents, applicationSupport, caches, temporary or an App Group identifier (group.…)"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "\(text) is not a container location: write <root>/<relative path> with root documents, applicationSupport, caches, temporary or an App Group identifier (group.…)"
+                ))
         }
         self = location
     }

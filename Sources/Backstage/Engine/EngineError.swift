@@ -18,7 +18,9 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file the error is about.
     public var path: String {
         switch self {
-        case .containerBusy(let path), .unreadableJournal(let path, _), .newerJournal(let path, _, _), .journalInUndefinedAppGroup(let path, _): path
+        case .containerBusy(let path), .unreadableJournal(let path, _), .newerJournal(let path, _, _),
+            .journalInUndefinedAppGroup(let path, _):
+            path
         case .fileSystem(let error): error.path
         }
     }

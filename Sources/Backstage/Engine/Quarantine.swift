@@ -65,7 +65,9 @@ package struct Quarantine {
     /// Quarantines the sidecars and support folder found where `store` is about to be created,
     /// without its database: SQLite would splice a stale `-wal` into the new store.
     func moveStaleFiles(of store: StoreFileSet) throws -> [RelocationReport.QuarantinedFile] {
-        try store.allPaths.dropFirst().filter { fileSystem.exists($0.path) }.map { try move($0, reason: .staleDestination) }
+        try store.allPaths.dropFirst().filter { fileSystem.exists($0.path) }.map {
+            try move($0, reason: .staleDestination)
+        }
     }
 
     /// After a store's lock is released: its `-wal` is empty (checkpointed with TRUNCATE) and

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An advisory `flock` on `applicationSupport/.backstage/lock`, so two Backstage processes

@@ -30,19 +30,27 @@ package struct StepContext {
         var last = ContinuousClock.now
         observer.phase = { phase in
             let now = ContinuousClock.now
-            logger.debug("phase reached", metadata: ["store": "\(subject)", "phase": "\(phase.rawValue)", "after": "\(now - last)"])
+            logger.debug(
+                "phase reached",
+                metadata: ["store": "\(subject)", "phase": "\(phase.rawValue)", "after": "\(now - last)"])
             last = now
             onProgress(RelocationProgress(store: subject, phase: phase, bytesDone: 0, bytesTotal: 0))
             hook?(subject, phase)
         }
-        observer.progress = { done, total in onProgress(RelocationProgress(store: subject, phase: .copying, bytesDone: done, bytesTotal: total)) }
-        observer.heartbeat = { phase in onProgress(RelocationProgress(store: subject, phase: phase, bytesDone: 0, bytesTotal: 0)) }
+        observer.progress = { done, total in
+            onProgress(RelocationProgress(store: subject, phase: .copying, bytesDone: done, bytesTotal: total))
+        }
+        observer.heartbeat = { phase in
+            onProgress(RelocationProgress(store: subject, phase: phase, bytesDone: 0, bytesTotal: 0))
+        }
         observer.isCancelled = isCancelled
         return observer
     }
 
     func move(_ source: ContainerLocation, _ destination: ContainerLocation) -> StoreMove {
-        StoreMove(container: container, fileSystem: fileSystem, journal: journal, quarantine: quarantine, source: source, destination: destination, busyTimeout: busyTimeout, logger: logger)
+        StoreMove(
+            container: container, fileSystem: fileSystem, journal: journal, quarantine: quarantine, source: source,
+            destination: destination, busyTimeout: busyTimeout, logger: logger)
     }
 
     /// Finishes or undoes the step a journal left behind, whatever its kind.
@@ -50,7 +58,8 @@ package struct StepContext {
     func recoverJournal() throws -> String? {
         try journal.removeStaleTemporary()
         guard let record = try journal.read() else { return nil }
-        for location in [record.source, record.destination] + (record.targets ?? []) where !container.defines(location.root) {
+        for location in [record.source, record.destination] + (record.targets ?? [])
+        where !container.defines(location.root) {
             throw EngineError.journalInUndefinedAppGroup(path: journal.url.path, identifier: location.root.rawValue)
         }
         let outcome: String
@@ -70,14 +79,20 @@ package struct StepContext {
             try journal.clear()
             outcome = "nothing to finish"
         }
-        logger.notice("recovered interrupted step", metadata: ["step": "\(record.step)", "outcome": "\(outcome)", "source": "\(record.source)"])
-        return "\(outcome): \(record.step) \(record.source) → \(record.targets?.map(\.description).joined(separator: ", ") ?? record.destination.description) (was at \(record.phase))"
+        logger.notice(
+            "recovered interrupted step",
+            metadata: ["step": "\(record.step)", "outcome": "\(outcome)", "source": "\(record.source)"])
+        return
+            "\(outcome): \(record.step) \(record.source) → \(record.targets?.map(\.description).joined(separator: ", ") ?? record.destination.description) (was at \(record.phase))"
     }
 
     /// Moves the store at `source` to `destination` with every relocation invariant. A store already
     /// at the destination is a conflict: the source goes to quarantine instead, and both are kept.
     /// Stale sidecars at the destination are quarantined first (SQLite would splice them in).
-    package func relocateStore(_ source: ContainerLocation, to requested: ContainerLocation, strategy: RelocationStrategy, report: inout RelocationReport) throws {
+    package func relocateStore(
+        _ source: ContainerLocation, to requested: ContainerLocation, strategy: RelocationStrategy,
+        report: inout RelocationReport
+    ) throws {
         var destination = requested
         let target = StoreFileSet(main: destination.url(in: container))
         if fileSystem.exists(target.main.path) {
@@ -96,10 +111,16 @@ package struct StepContext {
 
     /// Runs one move. Two mounts of one device (a bind mount, a container volume) share `st_dev`,
     /// yet a rename between them fails with `EXDEV` before anything moved: `auto` then copies.
-    private func run(_ move: StoreMove, strategy: RelocationStrategy, subject: String) throws(RelocationError) -> RelocationReport.MovedStore {
+    private func run(
+        _ move: StoreMove, strategy: RelocationStrategy, subject: String
+    ) throws(RelocationError) -> RelocationReport.MovedStore {
         let (resolved, bytes) = try move.preflight(strategy)
-        let first = Result { () throws(RelocationError) in try move.run(strategy: resolved, bytes: bytes, observer: observer(for: subject)) }
-        guard case .failure(let error) = first, error.isCrossDevice, strategy == .auto, resolved == .rename else { return try first.get() }
+        let first = Result { () throws(RelocationError) in
+            try move.run(strategy: resolved, bytes: bytes, observer: observer(for: subject))
+        }
+        guard case .failure(let error) = first, error.isCrossDevice, strategy == .auto, resolved == .rename else {
+            return try first.get()
+        }
         logger.notice("rename crossed a mount; copying instead", metadata: ["store": "\(subject)"])
         let (_, copyBytes) = try move.preflight(.copy)
         return try move.run(strategy: .copy, bytes: copyBytes, observer: observer(for: subject))

@@ -30,14 +30,20 @@ public enum StepPhase: String, Sendable, Hashable, Codable, CaseIterable {
     case done
 
     /// The boundaries a split passes, in order.
-    public static let splitBoundaries: [StepPhase] = [.preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .sourceRemoved, .done]
+    public static let splitBoundaries: [StepPhase] = [
+        .preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .sourceRemoved, .done,
+    ]
     /// The boundaries a schema migration passes, in order.
     public static let migrationBoundaries: [StepPhase] = [.journaled, .locked, .migrating, .migrated, .done]
 
     /// The boundaries a move with `strategy` passes, in order.
     public static func boundaries(for strategy: RelocationStrategy) -> [StepPhase] {
         switch strategy {
-        case .copy: [.preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .supportMoved, .sourceRemoved, .done]
+        case .copy:
+            [
+                .preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .supportMoved,
+                .sourceRemoved, .done,
+            ]
         case .rename, .auto: [.preflight, .journaled, .locked, .committed, .supportMoved, .sourceRemoved, .done]
         }
     }

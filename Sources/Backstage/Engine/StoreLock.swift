@@ -80,7 +80,8 @@ package final class StoreLock {
         case .SQLITE_CORRUPT:
             .corruptStore(path: path, reason: error.message ?? "database disk image is malformed")
         default:
-            .sqlite(path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+            .sqlite(
+                path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
         }
     }
 }

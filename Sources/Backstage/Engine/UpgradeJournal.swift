@@ -34,7 +34,10 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
     public var startedAt: Date
 
     /// Creates a record.
-    public init(step: StepKind, phase: StepPhase, source: ContainerLocation, destination: ContainerLocation, strategy: RelocationStrategy? = nil, targets: [ContainerLocation]? = nil, startedAt: Date = Date()) {
+    public init(
+        step: StepKind, phase: StepPhase, source: ContainerLocation, destination: ContainerLocation,
+        strategy: RelocationStrategy? = nil, targets: [ContainerLocation]? = nil, startedAt: Date = Date()
+    ) {
         self.step = step
         self.phase = phase
         self.source = source
@@ -91,7 +94,9 @@ struct JournalFile {
         do {
             return try decoder.decode(UpgradeJournal.self, from: Data(bytes))
         } catch DecodingError.dataCorrupted(let context) {
-            throw .unreadableJournal(path: url.path, reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)")
+            throw .unreadableJournal(
+                path: url.path,
+                reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)")
         } catch {
             throw .unreadableJournal(path: url.path, reason: "\(error)")
         }
@@ -125,7 +130,8 @@ struct JournalFile {
 
     /// Removes the temporary a write killed before its rename left (the record itself is intact).
     func removeStaleTemporary() throws(EngineError) {
-        let temporary = url.deletingLastPathComponent().appending(path: TemporaryName.beside(url.lastPathComponent)).path
+        let temporary = url.deletingLastPathComponent().appending(path: TemporaryName.beside(url.lastPathComponent))
+            .path
         do { try fileSystem.removeFile(temporary) } catch { throw .fileSystem(error) }
     }
 

@@ -25,7 +25,12 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Runs `work` on a dispatch thread (never on the cooperative pool), delivering what it yields.
     /// `isCancelled` turns true once the consumer is cancelled or stops iterating.
-    package init(_ work: @escaping @Sendable (_ yield: @escaping @Sendable (Element) -> Void, _ isCancelled: @escaping @Sendable () -> Bool) throws -> Void) {
+    package init(
+        _ work:
+            @escaping @Sendable (
+                _ yield: @escaping @Sendable (Element) -> Void, _ isCancelled: @escaping @Sendable () -> Bool
+            ) throws -> Void
+    ) {
         let channel = Channel()
         self.channel = channel
         DispatchQueue.global(qos: .userInitiated).async {
@@ -128,7 +133,8 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
             }
         }
 
-        private static func resume(_ continuation: CheckedContinuation<Element?, any Error>, ended error: (any Error)?) {
+        private static func resume(_ continuation: CheckedContinuation<Element?, any Error>, ended error: (any Error)?)
+        {
             if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: nil) }
         }
     }

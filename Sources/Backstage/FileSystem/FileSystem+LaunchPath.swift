@@ -26,17 +26,20 @@ extension FileSystem {
     /// The status and first `count` bytes of the regular file at `location` (never through a
     /// link), nil when there is none or it cannot be read: one `open`, one `pread`, one `fstat`.
     /// `absent` is set when nothing is there at all (`ENOENT`).
-    package func statusAndPrefix(_ location: ContainerLocation, in container: AppContainer, count: Int, absent: inout Bool) -> (FileStatus, [UInt8])? {
+    package func statusAndPrefix(
+        _ location: ContainerLocation, in container: AppContainer, count: Int, absent: inout Bool
+    ) -> (FileStatus, [UInt8])? {
         var error: Int32 = 0
-        let fd: Int32 = location.withFilePath(in: container) { path -> Int32 in
-            if injectsFault(.open, path) {
-                error = EIO
-                return -1
-            }
-            let fd = Syscalls.openForReading(path)
-            if fd < 0 { error = Syscalls.lastErrno }
-            return fd
-        } ?? -1
+        let fd: Int32 =
+            location.withFilePath(in: container) { path -> Int32 in
+                if injectsFault(.open, path) {
+                    error = EIO
+                    return -1
+                }
+                let fd = Syscalls.openForReading(path)
+                if fd < 0 { error = Syscalls.lastErrno }
+                return fd
+            } ?? -1
         absent = fd < 0 && error == ENOENT
         guard fd >= 0 else { return nil }
         defer { Syscalls.close(fd) }
@@ -51,7 +54,7 @@ extension FileSystem {
     /// there is no link (or its target is longer than 4 KB).
     package func withLink<R>(_ path: String, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
         #if BACKSTAGE_FAULT_INJECTION
-        if let faults, (try? faults.check(.readlink, path)) == nil { return nil }
+            if let faults, (try? faults.check(.readlink, path)) == nil { return nil }
         #endif
         // 1 KB: on the stack (a record is about 100 bytes); a longer target is read again in 4 KB.
         let short = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer -> R?? in
@@ -71,7 +74,9 @@ extension FileSystem {
     /// Makes `path` a symbolic link to `target`, durably: a link beside it, renamed over it, the
     /// folder fsynced.
     package func writeLinkAtomically(_ target: String, to path: String) throws(FileSystemError) {
-        let temp = (path as NSString).deletingLastPathComponent + "/" + TemporaryName.beside((path as NSString).lastPathComponent)
+        let temp =
+            (path as NSString).deletingLastPathComponent + "/"
+            + TemporaryName.beside((path as NSString).lastPathComponent)
         try? Syscalls.unlink(temp)
         try inject(.symlink, temp)
         try Syscalls.symlink(target, at: temp)
@@ -84,7 +89,7 @@ extension FileSystem {
     @inline(__always)
     private func injectsFault(_ operation: FileSystemError.Operation, _ path: UnsafePointer<CChar>) -> Bool {
         #if BACKSTAGE_FAULT_INJECTION
-        if let faults { return (try? faults.check(operation, String(cString: path))) == nil }
+            if let faults { return (try? faults.check(operation, String(cString: path))) == nil }
         #endif
         return false
     }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension FileSystem {
@@ -54,8 +55,10 @@ extension FileSystem {
     ///
     /// - returns: The files and bytes copied, and whether every file compared equal (true without `verify`).
     @discardableResult
-    package func copyTree(_ from: String, to: String, verify: Bool = false,
-                          progress: (Int64) throws -> Void = { _ in }) throws -> (files: Int, bytes: Int64, identical: Bool) {
+    package func copyTree(
+        _ from: String, to: String, verify: Bool = false,
+        progress: (Int64) throws -> Void = { _ in }
+    ) throws -> (files: Int, bytes: Int64, identical: Bool) {
         var folders: [String] = []
         var files: [(from: String, to: String)] = []
         func walk(_ from: String, _ to: String) throws {
@@ -80,7 +83,8 @@ extension FileSystem {
         let fileSystem = self, list = files
         let bytes: Int64
         do {
-            bytes = try Self.forEach(files.count, workers: files.count < 64 ? 1 : Self.treeWorkers, progress: progress) { index in
+            bytes = try Self.forEach(files.count, workers: files.count < 64 ? 1 : Self.treeWorkers, progress: progress)
+            { index in
                 let (source, copy) = list[index]
                 let copied = try fileSystem.copyFile(source, to: copy)
                 if verify, try !fileSystem.contentsEqual(source, copy) { throw Different() }
@@ -126,7 +130,8 @@ extension FileSystem {
         try walk(path)
         let fileSystem = self, list = files
         do {
-            _ = try Self.forEach(files.count, workers: files.count < 256 ? 1 : Self.treeWorkers, progress: { _ in }) { index in
+            _ = try Self.forEach(files.count, workers: files.count < 256 ? 1 : Self.treeWorkers, progress: { _ in }) {
+                index in
                 try fileSystem.removeFile(list[index])
                 return 0
             }
@@ -137,7 +142,7 @@ extension FileSystem {
         }
         for folder in folders.reversed() {
             try inject(.rmdir, folder)
-            do { try Syscalls.rmdir(folder) } catch where error.code == ENOENT {}
+            do { try Syscalls.rmdir(folder) } catch  where error.code == ENOENT {}
         }
     }
 
@@ -148,8 +153,10 @@ extension FileSystem {
     /// among them, and returns the sum of what it returned. The calling thread calls `progress`
     /// with the running sum after each of its items. The first error stops every thread (an item
     /// under way finishes) and is rethrown.
-    private static func forEach(_ count: Int, workers: Int, progress: (Int64) throws -> Void,
-                                _ work: @escaping @Sendable (Int) throws -> Int64) throws -> Int64 {
+    private static func forEach(
+        _ count: Int, workers: Int, progress: (Int64) throws -> Void,
+        _ work: @escaping @Sendable (Int) throws -> Int64
+    ) throws -> Int64 {
         let shared = SharedWork(count: count)
         let threads = ThreadGroup()
         for _ in 1..<max(1, min(workers, count)) {
@@ -195,7 +202,11 @@ private final class SharedWork: @unchecked Sendable {
     }
 
     @discardableResult
-    func add(_ value: Int64) -> Int64 { lock.withLock { sum += value; return sum } }
+    func add(_ value: Int64) -> Int64 {
+        lock.withLock {
+            sum += value; return sum
+        }
+    }
     func fail(_ error: Error) { lock.withLock { if firstError == nil { firstError = error } } }
     var error: Error? { lock.withLock { firstError } }
     var total: Int64 { lock.withLock { sum } }

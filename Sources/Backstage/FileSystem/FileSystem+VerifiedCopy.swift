@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension FileSystem {
@@ -9,7 +10,9 @@ extension FileSystem {
     /// so verification overlaps the copy instead of following it.
     ///
     /// - returns: The bytes copied, and whether the copy matches the source.
-    package func copyVerified(_ from: String, to: String, progress: (Int64) throws -> Void = { _ in }) throws -> (bytes: Int64, identical: Bool) {
+    package func copyVerified(
+        _ from: String, to: String, progress: (Int64) throws -> Void = { _ in }
+    ) throws -> (bytes: Int64, identical: Bool) {
         let state = VerificationState()
         let window: Int64 = 8 << 20
         let finished = DispatchSemaphore(value: 0)
@@ -26,10 +29,12 @@ extension FileSystem {
         verifier.start()
         let copied: Int64
         do {
-            copied = try copyFile(from, to: to, progress: { bytes in
-                state.publish(bytes)
-                try progress(bytes)
-            })
+            copied = try copyFile(
+                from, to: to,
+                progress: { bytes in
+                    state.publish(bytes)
+                    try progress(bytes)
+                })
         } catch {
             state.abandon()
             finished.wait()
@@ -41,9 +46,13 @@ extension FileSystem {
     }
 
     /// The verifier's side: compares windows of the two files up to what the copier published.
-    fileprivate func compareWhileCopying(_ a: String, _ b: String, state: VerificationState, window: Int64) throws -> Bool {
+    fileprivate func compareWhileCopying(
+        _ a: String, _ b: String, state: VerificationState, window: Int64
+    ) throws -> Bool {
         // The destination is created by the copier: wait for its first bytes (or the end).
-        guard state.waitForProgress(beyond: 0, window: 1) != nil else { return state.total == 0 && contentsEqualIfPresent(a, b) }
+        guard state.waitForProgress(beyond: 0, window: 1) != nil else {
+            return state.total == 0 && contentsEqualIfPresent(a, b)
+        }
         let fa = try Syscalls.open(a, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fa) }
         let fb = try Syscalls.open(b, O_RDONLY | O_NOFOLLOW)

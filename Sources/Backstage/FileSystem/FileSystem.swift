@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What `lstat` says about a path, without following symbolic links.
@@ -49,54 +50,63 @@ package struct FileStatus: Sendable, Hashable {
 }
 
 #if BACKSTAGE_FAULT_INJECTION
-/// Injects failures into ``FileSystem`` operations, so tests can produce `ENOSPC`, `EXDEV`,
-/// `EACCES` or `EIO` at a chosen call. Compiled into debug builds only (the flag is set for the
-/// debug configuration in Package.swift, as swift-system does with `ENABLE_MOCKING`): a release
-/// build, the one users ship, has no way to fail or corrupt a copy on purpose.
-package final class FaultInjector: @unchecked Sendable {
-    package struct Rule: Sendable {
-        package var operation: FileSystemError.Operation
-        package var pathContains: String
-        package var code: Int32
-        /// The fault fires on this matching call (1 = the first), then stays armed unless `once`.
-        package var afterCalls: Int
-        package var once: Bool
-    }
-
-    private let lock = NSLock()
-    private var rules: [Rule] = []
-    private var counts: [Int: Int] = [:]
-    private var corrupting: [String] = []
-
-    package init() {}
-
-    /// Fails `operation` on paths containing `pathContains` with `code`.
-    package func fail(_ operation: FileSystemError.Operation, pathContains: String = "", code: Int32, afterCalls: Int = 1, once: Bool = false) {
-        lock.withLock { rules.append(Rule(operation: operation, pathContains: pathContains, code: code, afterCalls: afterCalls, once: once)) }
-    }
-
-    /// Makes copies to paths containing `pathContains` silently wrong: one byte is flipped after
-    /// the first chunk, as a faulty disk or a bug would. Verification must catch it.
-    package func corruptCopies(pathContains: String) {
-        lock.withLock { corrupting.append(pathContains) }
-    }
-
-    func shouldCorrupt(_ path: String) -> Bool {
-        lock.withLock { corrupting.contains { path.contains($0) } }
-    }
-
-    func check(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
-        let code: Int32? = lock.withLock {
-            for (index, rule) in rules.enumerated() where rule.operation == operation && (rule.pathContains.isEmpty || path.contains(rule.pathContains)) {
-                counts[index, default: 0] += 1
-                let n = counts[index]!
-                if n == rule.afterCalls || (!rule.once && n > rule.afterCalls) { return rule.code }
-            }
-            return nil
+    /// Injects failures into ``FileSystem`` operations, so tests can produce `ENOSPC`, `EXDEV`,
+    /// `EACCES` or `EIO` at a chosen call. Compiled into debug builds only (the flag is set for the
+    /// debug configuration in Package.swift, as swift-system does with `ENABLE_MOCKING`): a release
+    /// build, the one users ship, has no way to fail or corrupt a copy on purpose.
+    package final class FaultInjector: @unchecked Sendable {
+        package struct Rule: Sendable {
+            package var operation: FileSystemError.Operation
+            package var pathContains: String
+            package var code: Int32
+            /// The fault fires on this matching call (1 = the first), then stays armed unless `once`.
+            package var afterCalls: Int
+            package var once: Bool
         }
-        if let code { throw FileSystemError(operation: operation, path: path, code: code) }
+
+        private let lock = NSLock()
+        private var rules: [Rule] = []
+        private var counts: [Int: Int] = [:]
+        private var corrupting: [String] = []
+
+        package init() {}
+
+        /// Fails `operation` on paths containing `pathContains` with `code`.
+        package func fail(
+            _ operation: FileSystemError.Operation, pathContains: String = "", code: Int32, afterCalls: Int = 1,
+            once: Bool = false
+        ) {
+            lock.withLock {
+                rules.append(
+                    Rule(
+                        operation: operation, pathContains: pathContains, code: code, afterCalls: afterCalls, once: once
+                    ))
+            }
+        }
+
+        /// Makes copies to paths containing `pathContains` silently wrong: one byte is flipped after
+        /// the first chunk, as a faulty disk or a bug would. Verification must catch it.
+        package func corruptCopies(pathContains: String) {
+            lock.withLock { corrupting.append(pathContains) }
+        }
+
+        func shouldCorrupt(_ path: String) -> Bool {
+            lock.withLock { corrupting.contains { path.contains($0) } }
+        }
+
+        func check(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+            let code: Int32? = lock.withLock {
+                for (index, rule) in rules.enumerated()
+                where rule.operation == operation && (rule.pathContains.isEmpty || path.contains(rule.pathContains)) {
+                    counts[index, default: 0] += 1
+                    let n = counts[index]!
+                    if n == rule.afterCalls || (!rule.once && n > rule.afterCalls) { return rule.code }
+                }
+                return nil
+            }
+            if let code { throw FileSystemError(operation: operation, path: path, code: code) }
+        }
     }
-}
 
 #endif
 
@@ -104,21 +114,21 @@ package final class FaultInjector: @unchecked Sendable {
 /// `fsync` of files and directories, renames that never replace, and fault injection for tests.
 package struct FileSystem: Sendable {
     #if BACKSTAGE_FAULT_INJECTION
-    package var faults: FaultInjector?
+        package var faults: FaultInjector?
 
-    package init(faults: FaultInjector? = nil) {
-        self.faults = faults
-    }
+        package init(faults: FaultInjector? = nil) {
+            self.faults = faults
+        }
 
-    @inline(__always)
-    func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
-        if let faults { try faults.check(operation, path) }
-    }
+        @inline(__always)
+        func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+            if let faults { try faults.check(operation, path) }
+        }
     #else
-    package init() {}
+        package init() {}
 
-    @inline(__always)
-    func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {}
+        @inline(__always)
+        func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {}
     #endif
 
     /// `lstat`, or nil when nothing is at `path`.
@@ -184,7 +194,8 @@ package struct FileSystem: Sendable {
         defer { buffer.deallocate() }
         var filled = 0
         while filled < count {
-            let n = try Syscalls.pread(fd, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset: Int64(filled), path: path)
+            let n = try Syscalls.pread(
+                fd, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset: Int64(filled), path: path)
             if n == 0 { break }
             filled += n
         }
@@ -193,7 +204,9 @@ package struct FileSystem: Sendable {
 
     /// Names in a directory, sorted, without `.` and `..`.
     /// True when a name in `directory` satisfies `predicate` (given its bytes), without a `stat`.
-    package func anyEntry(of directory: String, where predicate: (UnsafeBufferPointer<UInt8>) -> Bool) throws(FileSystemError) -> Bool {
+    package func anyEntry(
+        of directory: String, where predicate: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(FileSystemError) -> Bool {
         try inject(.list, directory)
         return try Syscalls.anyEntry(of: directory, where: predicate)
     }
@@ -208,7 +221,8 @@ package struct FileSystem: Sendable {
     /// Gives folder `path` the owner (as root) and mode of `like`: a copied folder keeps its 0700.
     package func copyOwnerAndMode(of like: FileStatus, to path: String) throws(FileSystemError) {
         try inject(.setAttributes, path)
-        try Syscalls.setOwnerAndMode(path, owner: Syscalls.isRoot ? like.owner : nil, group: like.group, mode: like.mode)
+        try Syscalls.setOwnerAndMode(
+            path, owner: Syscalls.isRoot ? like.owner : nil, group: like.group, mode: like.mode)
     }
 
     /// Other processes that have the file at `path` open (Linux, through `/proc`; a non-root
@@ -229,7 +243,9 @@ package struct FileSystem: Sendable {
         if let st = try status(path) {
             // A link to a folder is a folder (Application Support linked elsewhere, say).
             var isFolder = st.kind == .directory
-            if st.kind == .symlink, let target = resolvedPath(path) { isFolder = try status(target)?.kind == .directory }
+            if st.kind == .symlink, let target = resolvedPath(path) {
+                isFolder = try status(target)?.kind == .directory
+            }
             guard isFolder else { throw FileSystemError(operation: .mkdir, path: path, code: EEXIST) }
             return
         }
@@ -238,7 +254,7 @@ package struct FileSystem: Sendable {
         try inject(.mkdir, path)
         do {
             try Syscalls.mkdir(path, mode)
-        } catch where error.code == EEXIST {
+        } catch  where error.code == EEXIST {
             return
         }
         if durable { try syncDirectory(parent) }
@@ -248,7 +264,7 @@ package struct FileSystem: Sendable {
     package func syncDirectory(_ path: String) throws(FileSystemError) {
         try inject(.fsync, path)
         #if BACKSTAGE_FAULT_INJECTION
-        if DiskRecorder.skipsFsync(of: path) { return }
+            if DiskRecorder.skipsFsync(of: path) { return }
         #endif
         let fd = try Syscalls.open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY)
         defer { Syscalls.close(fd) }
@@ -277,7 +293,7 @@ package struct FileSystem: Sendable {
         try createDirectory(from + "/" + name, mode: 0o700)
         do {
             try rename(from + "/" + name, to: to + "/" + name)
-        } catch where error.isCrossDevice {
+        } catch  where error.isCrossDevice {
             try Syscalls.rmdir(from + "/" + name)
             return false
         } catch {
@@ -293,7 +309,7 @@ package struct FileSystem: Sendable {
         try inject(.unlink, path)
         do {
             try Syscalls.unlink(path)
-        } catch where error.code == ENOENT {
+        } catch  where error.code == ENOENT {
         }
     }
 
@@ -344,7 +360,8 @@ package struct FileSystem: Sendable {
             var n = 0
             switch method {
             case .copyFileRange, .sendFile:
-                let result = method == .copyFileRange
+                let result =
+                    method == .copyFileRange
                     ? Syscalls.copyFileRange(from: src, to: dst, count: chunk)
                     : Syscalls.sendFile(from: src, to: dst, count: chunk)
                 if result >= 0 {
@@ -364,9 +381,9 @@ package struct FileSystem: Sendable {
             if n == 0 { break }
             copied += Int64(n)
             #if BACKSTAGE_FAULT_INJECTION
-            if let faults, faults.shouldCorrupt(to) {
-                Syscalls.overwriteByte(dst, at: copied - 1)
-            }
+                if let faults, faults.shouldCorrupt(to) {
+                    Syscalls.overwriteByte(dst, at: copied - 1)
+                }
             #endif
             try progress(copied)
         }
@@ -398,7 +415,9 @@ package struct FileSystem: Sendable {
     }
 
     /// True when `length` bytes at `offset` are the same in both files, compared mapped.
-    static func windowsEqual(_ fa: Int32, _ a: String, _ fb: Int32, _ b: String, offset: Int64, length: Int) throws(FileSystemError) -> Bool {
+    static func windowsEqual(
+        _ fa: Int32, _ a: String, _ fb: Int32, _ b: String, offset: Int64, length: Int
+    ) throws(FileSystemError) -> Bool {
         let pa = try Syscalls.mapReadOnly(fa, offset: offset, length: length, path: a)
         defer { Syscalls.unmap(pa, length: length) }
         let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
@@ -408,7 +427,9 @@ package struct FileSystem: Sendable {
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.
     package func writeAtomically(_ data: [UInt8], to path: String) throws(FileSystemError) {
-        let temp = (path as NSString).deletingLastPathComponent + "/" + TemporaryName.beside((path as NSString).lastPathComponent)
+        let temp =
+            (path as NSString).deletingLastPathComponent + "/"
+            + TemporaryName.beside((path as NSString).lastPathComponent)
         try? Syscalls.unlink(temp)
         try inject(.open, temp)
         let fd = try Syscalls.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o644)
@@ -433,7 +454,9 @@ package struct FileSystem: Sendable {
     /// Streams a regular file through `buffer`, never following a link, calling `body` with each chunk.
     /// - returns: The bytes read.
     @discardableResult
-    package func readChunks(_ path: String, into buffer: UnsafeMutableRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int64 {
+    package func readChunks(
+        _ path: String, into buffer: UnsafeMutableRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int64 {
         try inject(.read, path)
         let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fd) }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed file-system call: the operation, the path it was given and the `errno` it returned.
@@ -15,7 +15,8 @@ import Darwin
 public struct FileSystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The system call that failed.
     public enum Operation: String, Sendable, Hashable {
-        case open, read, write, fsync, rename, copy, unlink, mkdir, rmdir, stat, statfs, lock, readlink, list, link, symlink
+        case open, read, write, fsync, rename, copy, unlink, mkdir, rmdir, stat, statfs, lock, readlink, list, link,
+            symlink
         case setAttributes = "set attributes of"
     }
 

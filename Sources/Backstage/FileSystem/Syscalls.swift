@@ -1,15 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CBackstageSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // Backstage 0.x runs on Linux: copy_file_range, sendfile, renameat2, syncfs and /proc are
 // called here and nowhere else. A port to Apple platforms replaces this file (clonefile,
 // fcopyfile, renamex_np, F_FULLFSYNC) and nothing above it.
 #if !os(Linux)
-#error("Backstage 0.x supports Linux only: Syscalls.swift uses Linux system calls (see README, Requirements)")
+    #error("Backstage 0.x supports Linux only: Syscalls.swift uses Linux system calls (see README, Requirements)")
 #endif
 
 /// The only place Backstage calls libc for file work. Every call retries `EINTR` and
@@ -33,9 +34,9 @@ enum Syscalls {
             return fd
         }
         #if BACKSTAGE_FAULT_INJECTION
-        if DiskRecorder.isOn, flags & O_CREAT != 0, (try? lstat(path)) ?? nil == nil {
-            return try disk(.create, path) { () throws(FileSystemError) in try attempt() }
-        }
+            if DiskRecorder.isOn, flags & O_CREAT != 0, (try? lstat(path)) ?? nil == nil {
+                return try disk(.create, path) { () throws(FileSystemError) in try attempt() }
+            }
         #endif
         return try attempt()
     }
@@ -48,9 +49,9 @@ enum Syscalls {
         _ body: () throws(FileSystemError) -> T
     ) throws(FileSystemError) -> T {
         #if BACKSTAGE_FAULT_INJECTION
-        return try DiskRecorder.recording(operation, path, second, victim: victim, body)
+            return try DiskRecorder.recording(operation, path, second, victim: victim, body)
         #else
-        return try body()
+            return try body()
         #endif
     }
 
@@ -58,13 +59,16 @@ enum Syscalls {
         _ = Glibc.close(fd)
     }
 
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, path: String) throws(FileSystemError) -> Int {
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, path: String) throws(FileSystemError) -> Int
+    {
         let n = retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
         guard n >= 0 else { throw FileSystemError(operation: .read, path: path, code: errno) }
         return n
     }
 
-    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) -> Int {
+    static func pread(
+        _ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String
+    ) throws(FileSystemError) -> Int {
         let n = retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
         guard n >= 0 else { throw FileSystemError(operation: .read, path: path, code: errno) }
         return n
@@ -95,7 +99,9 @@ enum Syscalls {
         try disk(.write, path) { () throws(FileSystemError) in try writeAllUnrecorded(fd, buffer, path: path) }
     }
 
-    private static func writeAllUnrecorded(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
+    private static func writeAllUnrecorded(
+        _ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String
+    ) throws(FileSystemError) {
         var offset = 0
         while offset < buffer.count {
             let n = retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
@@ -105,19 +111,21 @@ enum Syscalls {
     }
 
     #if BACKSTAGE_FAULT_INJECTION
-    /// Flips every bit of one byte in place (fault injection only: it simulates a corrupted copy,
-    /// and a flipped byte always differs from the original, whatever it was).
-    static func overwriteByte(_ fd: Int32, at offset: Int64) {
-        var byte: UInt8 = 0
-        _ = Glibc.pread(fd, &byte, 1, off_t(offset))
-        byte ^= 0xFF
-        _ = Glibc.pwrite(fd, &byte, 1, off_t(offset))
-    }
+        /// Flips every bit of one byte in place (fault injection only: it simulates a corrupted copy,
+        /// and a flipped byte always differs from the original, whatever it was).
+        static func overwriteByte(_ fd: Int32, at offset: Int64) {
+            var byte: UInt8 = 0
+            _ = Glibc.pread(fd, &byte, 1, off_t(offset))
+            byte ^= 0xFF
+            _ = Glibc.pwrite(fd, &byte, 1, off_t(offset))
+        }
     #endif
 
     static func fsync(_ fd: Int32, path: String) throws(FileSystemError) {
         try disk(.fsync, path) { () throws(FileSystemError) in
-            guard retrying({ Glibc.fsync(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+            guard retrying({ Glibc.fsync(fd) }) == 0 else {
+                throw FileSystemError(operation: .fsync, path: path, code: errno)
+            }
         }
     }
 
@@ -137,13 +145,14 @@ enum Syscalls {
     @inline(__always)
     private static func recordedWrite(to dst: Int32, _ body: () -> Int) -> Int {
         #if BACKSTAGE_FAULT_INJECTION
-        if DiskRecorder.isOn {
-            return (try? disk(.write, DiskRecorder.path(of: dst)) { () throws(FileSystemError) -> Int in
-                let n = body()
-                if n < 0 { throw FileSystemError(operation: .write, path: "", code: errno) }
-                return n
-            }) ?? -1
-        }
+            if DiskRecorder.isOn {
+                return
+                    (try? disk(.write, DiskRecorder.path(of: dst)) { () throws(FileSystemError) -> Int in
+                        let n = body()
+                        if n < 0 { throw FileSystemError(operation: .write, path: "", code: errno) }
+                        return n
+                    }) ?? -1
+            }
         #endif
         return body()
     }
@@ -155,9 +164,13 @@ enum Syscalls {
     }
 
     /// Maps `length` bytes of a file read-only from `offset` (a multiple of the page size).
-    static func mapReadOnly(_ fd: Int32, offset: Int64, length: Int, path: String) throws(FileSystemError) -> UnsafeRawPointer {
+    static func mapReadOnly(
+        _ fd: Int32, offset: Int64, length: Int, path: String
+    ) throws(FileSystemError) -> UnsafeRawPointer {
         let pointer = Glibc.mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(offset))
-        guard let pointer, pointer != MAP_FAILED else { throw FileSystemError(operation: .read, path: path, code: errno) }
+        guard let pointer, pointer != MAP_FAILED else {
+            throw FileSystemError(operation: .read, path: path, code: errno)
+        }
         _ = Glibc.madvise(pointer, length, MADV_SEQUENTIAL)
         return UnsafeRawPointer(pointer)
     }
@@ -189,7 +202,9 @@ enum Syscalls {
 
     static func statvfs(_ path: String) throws(FileSystemError) -> Glibc.statvfs {
         var st = Glibc.statvfs()
-        guard retrying({ callStatvfs(path, &st) }) == 0 else { throw FileSystemError(operation: .statfs, path: path, code: errno) }
+        guard retrying({ callStatvfs(path, &st) }) == 0 else {
+            throw FileSystemError(operation: .statfs, path: path, code: errno)
+        }
         return st
     }
 
@@ -203,20 +218,32 @@ enum Syscalls {
         if noReplace {
             if retrying({ backstage_rename_noreplace(from, to) }) == 0 { return }
             // Fall back where renameat2 is missing (ENOSYS) or the file system refuses the flag (EINVAL).
-            guard errno == ENOSYS || errno == EINVAL else { throw FileSystemError(operation: .rename, path: from, code: errno) }
+            guard errno == ENOSYS || errno == EINVAL else {
+                throw FileSystemError(operation: .rename, path: from, code: errno)
+            }
             if (try? lstat(to)) ?? nil != nil { throw FileSystemError(operation: .rename, path: to, code: EEXIST) }
         }
-        guard retrying({ Glibc.rename(from, to) }) == 0 else { throw FileSystemError(operation: .rename, path: from, code: errno) }
+        guard retrying({ Glibc.rename(from, to) }) == 0 else {
+            throw FileSystemError(operation: .rename, path: from, code: errno)
+        }
     }
 
-    static func pwriteAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) {
-        try disk(.write, path) { () throws(FileSystemError) in try pwriteAllUnrecorded(fd, buffer, offset: offset, path: path) }
+    static func pwriteAll(
+        _ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String
+    ) throws(FileSystemError) {
+        try disk(.write, path) { () throws(FileSystemError) in
+            try pwriteAllUnrecorded(fd, buffer, offset: offset, path: path)
+        }
     }
 
-    private static func pwriteAllUnrecorded(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String) throws(FileSystemError) {
+    private static func pwriteAllUnrecorded(
+        _ fd: Int32, _ buffer: UnsafeRawBufferPointer, offset: Int64, path: String
+    ) throws(FileSystemError) {
         var done = 0
         while done < buffer.count {
-            let n = retrying { Glibc.pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
+            let n = retrying {
+                Glibc.pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            }
             guard n > 0 else { throw FileSystemError(operation: .write, path: path, code: n == 0 ? EIO : errno) }
             done += n
         }
@@ -224,16 +251,22 @@ enum Syscalls {
 
     static func ftruncate(_ fd: Int32, _ size: Int64, path: String) throws(FileSystemError) {
         try disk(.write, path) { () throws(FileSystemError) in
-            guard retrying({ Glibc.ftruncate(fd, off_t(size)) }) == 0 else { throw FileSystemError(operation: .write, path: path, code: errno) }
+            guard retrying({ Glibc.ftruncate(fd, off_t(size)) }) == 0 else {
+                throw FileSystemError(operation: .write, path: path, code: errno)
+            }
         }
     }
 
     static func fchmod(_ fd: Int32, _ mode: mode_t, path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.fchmod(fd, mode) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+        guard retrying({ Glibc.fchmod(fd, mode) }) == 0 else {
+            throw FileSystemError(operation: .setAttributes, path: path, code: errno)
+        }
     }
 
     static func fchown(_ fd: Int32, owner: uid_t, group: gid_t, path: String) throws(FileSystemError) {
-        guard retrying({ Glibc.fchown(fd, owner, group) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+        guard retrying({ Glibc.fchown(fd, owner, group) }) == 0 else {
+            throw FileSystemError(operation: .setAttributes, path: path, code: errno)
+        }
     }
 
     /// chmod and chown of a folder (never through a link), to match the folder it copies.
@@ -257,7 +290,9 @@ enum Syscalls {
             guard let pid = Int32(name), pid != me, let fds = try? listDirectory("/proc/\(name)/fd") else { continue }
             for fd in fds {
                 var st = stat()
-                if fstatat(AT_FDCWD, "/proc/\(name)/fd/\(fd)", &st, 0) == 0, UInt64(st.st_dev) == device, UInt64(st.st_ino) == inode {
+                if fstatat(AT_FDCWD, "/proc/\(name)/fd/\(fd)", &st, 0) == 0, UInt64(st.st_dev) == device,
+                    UInt64(st.st_ino) == inode
+                {
                     holders.append(pid)
                     break
                 }
@@ -276,43 +311,57 @@ enum Syscalls {
 
     static func futimens(_ fd: Int32, seconds: Int64, path: String) throws(FileSystemError) {
         var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
-        guard retrying({ Glibc.futimens(fd, &times) }) == 0 else { throw FileSystemError(operation: .setAttributes, path: path, code: errno) }
+        guard retrying({ Glibc.futimens(fd, &times) }) == 0 else {
+            throw FileSystemError(operation: .setAttributes, path: path, code: errno)
+        }
     }
 
     static func symlink(_ target: String, at path: String) throws(FileSystemError) {
         try disk(.symlink, path) { () throws(FileSystemError) in
-            guard retrying({ Glibc.symlink(target, path) }) == 0 else { throw FileSystemError(operation: .symlink, path: path, code: errno) }
+            guard retrying({ Glibc.symlink(target, path) }) == 0 else {
+                throw FileSystemError(operation: .symlink, path: path, code: errno)
+            }
         }
     }
 
     static func link(_ existing: String, at path: String) throws(FileSystemError) {
         try disk(.link, path, existing) { () throws(FileSystemError) in
-            guard retrying({ Glibc.link(existing, path) }) == 0 else { throw FileSystemError(operation: .link, path: path, code: errno) }
+            guard retrying({ Glibc.link(existing, path) }) == 0 else {
+                throw FileSystemError(operation: .link, path: path, code: errno)
+            }
         }
     }
 
     /// `syncfs(2)`: makes every file of the file system holding `fd` durable, in one call.
     static func syncfs(_ fd: Int32, path: String) throws(FileSystemError) {
         try disk(.syncfs, path) { () throws(FileSystemError) in
-            guard retrying({ backstage_syncfs(fd) }) == 0 else { throw FileSystemError(operation: .fsync, path: path, code: errno) }
+            guard retrying({ backstage_syncfs(fd) }) == 0 else {
+                throw FileSystemError(operation: .fsync, path: path, code: errno)
+            }
         }
     }
 
     static func unlink(_ path: String) throws(FileSystemError) {
         try disk(.unlink, path, victim: path) { () throws(FileSystemError) in
-            guard retrying({ Glibc.unlink(path) }) == 0 else { throw FileSystemError(operation: .unlink, path: path, code: errno) }
+            guard retrying({ Glibc.unlink(path) }) == 0 else {
+                throw FileSystemError(operation: .unlink, path: path, code: errno)
+            }
         }
     }
 
     static func rmdir(_ path: String) throws(FileSystemError) {
         try disk(.rmdir, path) { () throws(FileSystemError) in
-            guard retrying({ Glibc.rmdir(path) }) == 0 else { throw FileSystemError(operation: .rmdir, path: path, code: errno) }
+            guard retrying({ Glibc.rmdir(path) }) == 0 else {
+                throw FileSystemError(operation: .rmdir, path: path, code: errno)
+            }
         }
     }
 
     static func mkdir(_ path: String, _ mode: mode_t) throws(FileSystemError) {
         try disk(.mkdir, path) { () throws(FileSystemError) in
-            guard retrying({ Glibc.mkdir(path, mode) }) == 0 else { throw FileSystemError(operation: .mkdir, path: path, code: errno) }
+            guard retrying({ Glibc.mkdir(path, mode) }) == 0 else {
+                throw FileSystemError(operation: .mkdir, path: path, code: errno)
+            }
         }
     }
 
@@ -371,7 +420,9 @@ enum Syscalls {
 
     /// True when an entry of `path` (not `.` or `..`) satisfies `predicate`, given the name's bytes:
     /// one pass of `readdir`, no `String` per entry, nothing sorted. The launch path's listing.
-    static func anyEntry(of path: String, where predicate: (UnsafeBufferPointer<UInt8>) -> Bool) throws(FileSystemError) -> Bool {
+    static func anyEntry(
+        of path: String, where predicate: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(FileSystemError) -> Bool {
         guard let dir = opendir(path) else { throw FileSystemError(operation: .list, path: path, code: errno) }
         defer { closedir(dir) }
         while let entry = readdir(dir) {

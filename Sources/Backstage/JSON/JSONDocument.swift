@@ -93,7 +93,9 @@ private struct JSONParser {
         }
     }
 
-    private mutating func nested(_ body: (inout JSONParser) throws(JSONProblem) -> JSONDocument) throws(JSONProblem)
+    private mutating func nested(
+        _ body: (inout JSONParser) throws(JSONProblem) -> JSONDocument
+    ) throws(JSONProblem)
         -> JSONDocument
     {
         depth += 1

@@ -14,7 +14,9 @@ package enum StrictDecoding {
     }
 
     /// Decodes `type` from `data`, already parsed as `document`.
-    package static func decode<T: Codable>(_ type: T.Type, from data: Data, document: JSONDocument) throws(JSONProblem)
+    package static func decode<T: Codable>(
+        _ type: T.Type, from data: Data, document: JSONDocument
+    ) throws(JSONProblem)
         -> T
     {
         let value: T
@@ -33,7 +35,8 @@ package enum StrictDecoding {
             let place = unknown.path.isEmpty ? "at the top level" : "in \(path(unknown.path))"
             let (line, column) = JSONDocument.lineAndColumn(of: unknown.member.offset, in: data)
             throw JSONProblem(
-                "unknown key \"\(unknown.member.key)\" \(place) (line \(line), column \(column)): correct its spelling or remove it")
+                "unknown key \"\(unknown.member.key)\" \(place) (line \(line), column \(column)): correct its spelling or remove it"
+            )
         }
         return value
     }
@@ -48,7 +51,9 @@ package enum StrictDecoding {
         }
     }
 
-    private static func firstUnknownKey(in document: JSONDocument, known: JSONDocument, path: [String])
+    private static func firstUnknownKey(
+        in document: JSONDocument, known: JSONDocument, path: [String]
+    )
         -> (member: JSONDocument.Member, path: [String])?
     {
         switch (document, known) {
@@ -56,14 +61,18 @@ package enum StrictDecoding {
             let values = Dictionary(knownMembers.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
             for member in members {
                 if let value = values[member.key] {
-                    if let found = firstUnknownKey(in: member.value, known: value, path: path + [member.key]) { return found }
+                    if let found = firstUnknownKey(in: member.value, known: value, path: path + [member.key]) {
+                        return found
+                    }
                 } else if member.value != .null {
                     return (member, path)
                 }
             }
         case (.array(let elements), .array(let knownElements)) where elements.count == knownElements.count:
             for (index, (element, knownElement)) in zip(elements, knownElements).enumerated() {
-                if let found = firstUnknownKey(in: element, known: knownElement, path: path + ["[\(index)]"]) { return found }
+                if let found = firstUnknownKey(in: element, known: knownElement, path: path + ["[\(index)]"]) {
+                    return found
+                }
             }
         default:
             break

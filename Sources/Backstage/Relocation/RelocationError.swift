@@ -49,9 +49,9 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     public var path: String {
         switch self {
         case .storeInUse(let path, _), .notADatabase(let path), .corruptStore(let path, _), .symlinkedStore(let path),
-             .readOnlyDestination(let path), .insufficientSpace(let path, _, _), .verificationFailed(let path),
-             .destinationExists(let path),
-             .sqlite(let path, _, _), .cancelled(let path), .storeHeldOpen(let path, _), .readOnlySource(let path):
+            .readOnlyDestination(let path), .insufficientSpace(let path, _, _), .verificationFailed(let path),
+            .destinationExists(let path),
+            .sqlite(let path, _, _), .cancelled(let path), .storeHeldOpen(let path, _), .readOnlySource(let path):
             path
         case .crossDevice(let source, _): source
         case .storeNotFound(let name): name
@@ -116,7 +116,11 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         case let error as FileSystemError: self = .fileSystem(error)
         case let error as EngineError: self = .engine(error)
         case let error as UpgradeError:
-            if case .relocation(let inner) = error { self = inner } else { self = .sqlite(path: path, code: -1, message: error.description) }
+            if case .relocation(let inner) = error {
+                self = inner
+            } else {
+                self = .sqlite(path: path, code: -1, message: error.description)
+            }
         default: self = .sqlite(path: path, code: -1, message: "\(error)")
         }
     }

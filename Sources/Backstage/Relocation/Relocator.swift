@@ -22,8 +22,10 @@ public struct RelocationOptions: Sendable, Hashable {
     public var destination: ContainerRoot
 
     /// Creates options.
-    public init(strategy: RelocationStrategy = .auto, stores: [String] = [], busyTimeout: Double = 5,
-                from source: ContainerRoot = .documents, to destination: ContainerRoot = .applicationSupport) {
+    public init(
+        strategy: RelocationStrategy = .auto, stores: [String] = [], busyTimeout: Double = 5,
+        from source: ContainerRoot = .documents, to destination: ContainerRoot = .applicationSupport
+    ) {
         self.strategy = strategy
         self.stores = stores
         self.busyTimeout = busyTimeout
@@ -95,7 +97,10 @@ public struct Relocator: Sendable {
     }
 
     /// The synchronous engine: recover, quarantine, move.
-    package func run(_ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws(RelocationError) -> RelocationReport {
+    package func run(
+        _ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in },
+        isCancelled: @escaping () -> Bool = { false }
+    ) throws(RelocationError) -> RelocationReport {
         var report = RelocationReport()
         for root in [options.source, options.destination] where !container.defines(root) {
             throw .undefinedAppGroup(root.rawValue)
@@ -113,7 +118,8 @@ public struct Relocator: Sendable {
             throw .engine(error)
         }
         defer { runLock.release() }
-        var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
+        var context = StepContext(
+            container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
         context.phaseHook = phaseHook
         context.onProgress = onProgress
         context.isCancelled = isCancelled
@@ -126,8 +132,9 @@ public struct Relocator: Sendable {
             let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
                 .scan(sourceFolder, measuringFolders: false)
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
-            let stores = try selectStores(entries, options.stores, in: sourceFolder, movedTo: container[options.destination],
-                                          declaredBy: declarations)
+            let stores = try selectStores(
+                entries, options.stores, in: sourceFolder, movedTo: container[options.destination],
+                declaredBy: declarations)
             report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
@@ -139,7 +146,9 @@ public struct Relocator: Sendable {
                 }
             }
             for store in stores {
-                try context.relocateStore(ContainerLocation(options.source, store), to: ContainerLocation(options.destination, store), strategy: options.strategy, report: &report)
+                try context.relocateStore(
+                    ContainerLocation(options.source, store), to: ContainerLocation(options.destination, store),
+                    strategy: options.strategy, report: &report)
             }
         } catch {
             throw RelocationError(error, path: container[options.source].path)
@@ -150,8 +159,10 @@ public struct Relocator: Sendable {
     /// The databases to move, as paths relative to the source folder: the declared ones, or the
     /// named ones (a user's database too: naming it declares it). A store named but already at the
     /// destination (an earlier run moved it) is nothing to do, not an error.
-    private func selectStores(_ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL,
-                              declaredBy declarations: StoreDeclarations) throws(RelocationError) -> [String] {
+    private func selectStores(
+        _ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL,
+        declaredBy declarations: StoreDeclarations
+    ) throws(RelocationError) -> [String] {
         guard !names.isEmpty else { return entries.filter { $0.kind == .database }.map(\.path) }
         let databases = entries.filter { $0.kind == .database || $0.kind == .userDatabase }.map(\.path)
         var selected: [String] = []
@@ -197,4 +208,3 @@ extension StoreFileSet {
         FileClassifier.splitSidecar((path as NSString).lastPathComponent) == nil
     }
 }
-

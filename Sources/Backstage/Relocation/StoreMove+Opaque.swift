@@ -42,13 +42,16 @@ extension StoreMove {
 
     /// Copies each sidecar of an opaque store to its temporary name at the destination, each
     /// verified as it is written. Returns the bytes copied and whether every copy is identical.
-    func copySidecars(_ src: StoreFileSet, to dst: StoreFileSet, after offset: Int64,
-                      progress: (Int64) throws -> Void) throws -> (bytes: Int64, files: Int, identical: Bool) {
+    func copySidecars(
+        _ src: StoreFileSet, to dst: StoreFileSet, after offset: Int64,
+        progress: (Int64) throws -> Void
+    ) throws -> (bytes: Int64, files: Int, identical: Bool) {
         var bytes: Int64 = 0, files = 0, identical = true
         for sidecar in try presentSidecars(of: src) {
             let start = offset + bytes
-            let copy = try fileSystem.copyVerified(src.sidecar(sidecar).path, to: dst.temporarySidecar(sidecar).path,
-                                                   progress: { try progress(start + $0) })
+            let copy = try fileSystem.copyVerified(
+                src.sidecar(sidecar).path, to: dst.temporarySidecar(sidecar).path,
+                progress: { try progress(start + $0) })
             bytes += copy.bytes
             files += 1
             identical = identical && copy.identical

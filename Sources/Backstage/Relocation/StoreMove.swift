@@ -30,11 +30,15 @@ struct StoreMove {
 
     /// Checks everything that can be checked without changing a byte; returns the strategy to use
     /// and the bytes a copy would write.
-    func preflight(_ requested: RelocationStrategy) throws(RelocationError) -> (strategy: RelocationStrategy, bytes: Int64) {
+    func preflight(
+        _ requested: RelocationStrategy
+    ) throws(RelocationError) -> (strategy: RelocationStrategy, bytes: Int64) {
         let src = sourceSet, dst = destinationSet
         let fs = fileSystem
         do {
-            guard let main = try fs.status(src.main.path) else { throw RelocationError.storeNotFound(name: src.main.path) }
+            guard let main = try fs.status(src.main.path) else {
+                throw RelocationError.storeNotFound(name: src.main.path)
+            }
             if main.kind == .symlink { throw RelocationError.symlinkedStore(path: src.main.path) }
             guard main.kind == .regular else { throw RelocationError.notADatabase(path: src.main.path) }
             var bytes = main.size
@@ -50,21 +54,28 @@ struct StoreMove {
             if support?.kind == .symlink { throw RelocationError.symlinkedStore(path: src.supportFolder.path) }
             // The source is removed after the move (and a hot journal rolled back first): a read-only
             // folder fails here, before anything is touched, not halfway with the store in both places.
-            if try fs.space(at: src.directory.path).readOnly { throw RelocationError.readOnlySource(path: src.directory.path) }
+            if try fs.space(at: src.directory.path).readOnly {
+                throw RelocationError.readOnlySource(path: src.directory.path)
+            }
             if main.size > 0 && !opaque {
                 let prefix = try fs.readPrefix(src.main.path, count: 100)
                 guard SQLiteHeader.hasMagic(prefix) || Self.isPartOfMagic(prefix) else {
                     throw RelocationError.notADatabase(path: src.main.path)
                 }
                 guard let header = SQLiteHeader(prefix) else {
-                    throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
+                    throw RelocationError.corruptStore(
+                        path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
                 }
                 // With a non-empty -wal or -journal the main file may be mid-checkpoint or mid-rollback
                 // (a writer killed while copying pages back): SQLite repairs it from the sidecar, under
                 // the lock, before a byte moves. Only a lone main file shorter than its header is truncated.
-                let sidecarHoldsData = try [Sidecar.wal, .journal].contains { try (fs.status(src.sidecar($0).path)?.size ?? 0) > 0 }
+                let sidecarHoldsData = try [Sidecar.wal, .journal].contains {
+                    try (fs.status(src.sidecar($0).path)?.size ?? 0) > 0
+                }
                 if !sidecarHoldsData, let expected = header.expectedFileSize, expected > main.size {
-                    throw RelocationError.corruptStore(path: src.main.path, reason: "truncated: the header promises \(expected) bytes, the file has \(main.size)")
+                    throw RelocationError.corruptStore(
+                        path: src.main.path,
+                        reason: "truncated: the header promises \(expected) bytes, the file has \(main.size)")
                 }
             }
             if try fs.status(dst.main.path) != nil { throw RelocationError.destinationExists(path: dst.main.path) }
@@ -75,7 +86,9 @@ struct StoreMove {
                 try fs.createDirectories(dstDir, mode: try fs.folderModeNoWider(than: src.directory.path))
             } catch {
                 if error.isReadOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
-                if error.isOutOfSpace { throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: 0) }
+                if error.isOutOfSpace {
+                    throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: 0)
+                }
                 throw error
             }
             let space = try fs.space(at: dstDir)
@@ -87,7 +100,9 @@ struct StoreMove {
             switch requested {
             case .auto: strategy = sameDevice ? .rename : .copy
             case .rename:
-                guard sameDevice else { throw RelocationError.crossDevice(source: src.main.path, destination: dst.main.path) }
+                guard sameDevice else {
+                    throw RelocationError.crossDevice(source: src.main.path, destination: dst.main.path)
+                }
                 strategy = .rename
             case .copy: strategy = .copy
             }
@@ -111,10 +126,13 @@ struct StoreMove {
 
     /// Runs the move. On failure or cancellation before the commit, the temporaries are removed
     /// and the source stays authoritative.
-    func run(strategy: RelocationStrategy, bytes: Int64, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore {
+    func run(
+        strategy: RelocationStrategy, bytes: Int64, observer: MoveObserver
+    ) throws(RelocationError) -> RelocationReport.MovedStore {
         let started = Date()
         let src = sourceSet, dst = destinationSet
-        let record = UpgradeJournal(step: .relocate, phase: .journaled, source: source, destination: destination, strategy: strategy)
+        let record = UpgradeJournal(
+            step: .relocate, phase: .journaled, source: source, destination: destination, strategy: strategy)
         observer.phase(.preflight)
         do { try journal.write(record) } catch { throw .engine(error) }
         observer.phase(.journaled)
@@ -163,15 +181,17 @@ struct StoreMove {
                 if try fileSystem.status(src.supportFolder.path) != nil {
                     // Each file compared with its source as soon as it is written.
                     let offset = copied
-                    let tree = try fileSystem.copyTree(src.supportFolder.path, to: dst.temporarySupportFolder.path, verify: true,
-                                                       progress: { try report(offset + $0) })
+                    let tree = try fileSystem.copyTree(
+                        src.supportFolder.path, to: dst.temporarySupportFolder.path, verify: true,
+                        progress: { try report(offset + $0) })
                     files += tree.files
                     treeIdentical = treeIdentical && tree.identical
                 }
                 try fileSystem.syncDirectory(dst.directory.path)
                 observer.phase(.copied)
                 guard treeIdentical,
-                      try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
+                    try fileSystem.treesEqual(
+                        src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
                 else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
                 observer.progress(total, total)
                 observer.phase(.verified)
@@ -217,24 +237,29 @@ struct StoreMove {
             observer.phase(.done)
             var size = try fileSystem.status(dst.main.path)?.size ?? 0
             if strategy == .copy { size += (try? fileSystem.treeSize(dst.supportFolder.path)) ?? 0 }
-            var moved = RelocationReport.MovedStore(store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: files, bytes: size, seconds: Date().timeIntervalSince(started))
+            var moved = RelocationReport.MovedStore(
+                store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: files,
+                bytes: size, seconds: Date().timeIntervalSince(started))
             if links > 1 {
                 moved.warnings.append(.hardLinked(path: src.main.path, links: links))
                 logger.warning("\(RelocationWarning.hardLinked(path: src.main.path, links: links))")
             }
             return moved
         } catch {
-            let failure: RelocationError = switch error {
-            case let error as RelocationError: error
-            case let error as EngineError: .engine(error)
-            case let error as DatabaseError: StoreLock.map(error, path: src.main.path, timeout: busyTimeout)
-            case let error as FileSystemError where error.isOutOfSpace:
-                .insufficientSpace(path: error.path, needed: bytes, available: (try? fileSystem.space(at: dst.directory.path).available) ?? 0)
-            case let error as FileSystemError where error.code == EROFS:
-                .readOnlyDestination(path: error.path)
-            case let error as FileSystemError: .fileSystem(error)
-            default: .sqlite(path: src.main.path, code: -1, message: "\(error)")
-            }
+            let failure: RelocationError =
+                switch error {
+                case let error as RelocationError: error
+                case let error as EngineError: .engine(error)
+                case let error as DatabaseError: StoreLock.map(error, path: src.main.path, timeout: busyTimeout)
+                case let error as FileSystemError where error.isOutOfSpace:
+                    .insufficientSpace(
+                        path: error.path, needed: bytes,
+                        available: (try? fileSystem.space(at: dst.directory.path).available) ?? 0)
+                case let error as FileSystemError where error.code == EROFS:
+                    .readOnlyDestination(path: error.path)
+                case let error as FileSystemError: .fileSystem(error)
+                default: .sqlite(path: src.main.path, code: -1, message: "\(error)")
+                }
             if !committed {
                 // Undo: the source was never touched beyond a checkpoint; drop what we wrote.
                 try? removeTemporaries(dst)

@@ -17,7 +17,9 @@ final class LoadedStore: @unchecked Sendable {
         configuration.busyMode = .timeout(description.timeout)
         configuration.label = description.configuration ?? description.name
         let pragmas = try description.sqlitePragmas.sorted { $0.key < $1.key }.map { name, value in
-            guard Self.isPlain(name), Self.isPlain(value) else { throw StoreError.invalidPragma(name: name, value: value) }
+            guard Self.isPlain(name), Self.isPlain(value) else {
+                throw StoreError.invalidPragma(name: name, value: value)
+            }
             return (name, value)
         }
         let journalMode = description.journalMode
@@ -57,7 +59,8 @@ final class LoadedStore: @unchecked Sendable {
                 try migrator.migrate(writer)
             } catch let error as DatabaseError {
                 try? writer.close()
-                throw StoreError.sqlite(path: path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
+                throw StoreError.sqlite(
+                    path: path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
             }
         }
     }
@@ -79,7 +82,9 @@ final class LoadedStore: @unchecked Sendable {
         switch error.resultCode {
         case .SQLITE_READONLY: StoreError.readOnlyStore(path: path)
         case .SQLITE_BUSY, .SQLITE_LOCKED: StoreError.busy(path: path, timeout: timeout)
-        default: StoreError.sqlite(path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        default:
+            StoreError.sqlite(
+                path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
         }
     }
 

@@ -22,8 +22,10 @@ package enum MissingFunctions {
     /// The names called in `sql` (`name(`) that are neither SQLite functions nor keywords.
     package static func missing(in sql: String, db: Database) throws -> [String] {
         let known = Set(try String.fetchAll(db, sql: "SELECT DISTINCT lower(name) FROM pragma_function_list"))
-        let keywords: Set<String> = ["in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast",
-                                     "case", "select", "from", "where", "begin", "end", "into", "over", "filter", "like", "glob"]
+        let keywords: Set<String> = [
+            "in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast",
+            "case", "select", "from", "where", "begin", "end", "into", "over", "filter", "like", "glob",
+        ]
         // A table name before a column list (INSERT INTO t (a, b)) matches too: a function of that name is harmless.
         let names = Set(sql.matches(of: /([A-Za-z_][A-Za-z0-9_]*)\s*\(/).map { String($0.1) })
         return names.filter { !known.contains($0.lowercased()) && !keywords.contains($0.lowercased()) }.sorted()
@@ -42,12 +44,14 @@ package enum MissingFunctions {
     package static func standInCollations(in db: Database) {
         sqlite3_collation_needed(db.sqliteConnection, nil) { _, connection, _, name in
             guard let connection, let name else { return }
-            sqlite3_create_collation_v2(connection, name, SQLITE_UTF8, nil, { _, length1, bytes1, length2, bytes2 in
-                let shared = Int(min(length1, length2))
-                guard let bytes1, let bytes2 else { return length1 - length2 }
-                let order = shared == 0 ? 0 : memcmp(bytes1, bytes2, shared)
-                return order != 0 ? order : length1 - length2
-            }, nil)
+            sqlite3_create_collation_v2(
+                connection, name, SQLITE_UTF8, nil,
+                { _, length1, bytes1, length2, bytes2 in
+                    let shared = Int(min(length1, length2))
+                    guard let bytes1, let bytes2 else { return length1 - length2 }
+                    let order = shared == 0 ? 0 : memcmp(bytes1, bytes2, shared)
+                    return order != 0 ? order : length1 - length2
+                }, nil)
         }
     }
 

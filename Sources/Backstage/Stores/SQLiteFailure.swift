@@ -9,19 +9,20 @@ enum SQLiteFailure {
         let primary = code & 0xFF
         let folder = (path as NSString).deletingLastPathComponent
         let folderWritable = access(folder.isEmpty ? "." : folder, W_OK) == 0
-        let cause: String? = switch primary {
-        // SQLITE_IOERR or SQLITE_CANTOPEN in a folder it cannot write to; SQLITE_READONLY.
-        case 10 where !folderWritable, 14 where !folderWritable, 8:
-            "the store's folder \(folder) is read-only (SQLite needs to create its -wal, -shm or -journal there)"
-        case 10: "the disk could not be read or written"
-        case 13: "the disk is full"
-        case 14: "the store cannot be opened: it is missing, or its folder is not accessible"
-        case 5, 6: "another process holds the store's lock"
-        case 11: "the store is damaged"
-        case 26: "the file is not a SQLite database"
-        case 23: "permission denied"
-        default: nil
-        }
+        let cause: String? =
+            switch primary {
+            // SQLITE_IOERR or SQLITE_CANTOPEN in a folder it cannot write to; SQLITE_READONLY.
+            case 10 where !folderWritable, 14 where !folderWritable, 8:
+                "the store's folder \(folder) is read-only (SQLite needs to create its -wal, -shm or -journal there)"
+            case 10: "the disk could not be read or written"
+            case 13: "the disk is full"
+            case 14: "the store cannot be opened: it is missing, or its folder is not accessible"
+            case 5, 6: "another process holds the store's lock"
+            case 11: "the store is damaged"
+            case 26: "the file is not a SQLite database"
+            case 23: "permission denied"
+            default: nil
+            }
         let detail = "SQLite error \(code): \(message)"
         return cause.map { "\(path): \($0) (\(detail))" } ?? "\(detail) on \(path)"
     }

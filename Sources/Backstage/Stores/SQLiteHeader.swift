@@ -19,7 +19,9 @@ public struct SQLiteHeader: Sendable, Hashable {
         let b = Array(bytes.prefix(100))
         guard b.count >= 16, Array(b[0..<16]) == SQLiteHeader.magic else { return nil }
         guard b.count >= 100 else { return nil }
-        func u32(_ i: Int) -> UInt32 { UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3]) }
+        func u32(_ i: Int) -> UInt32 {
+            UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+        }
         let raw = Int(b[16]) << 8 | Int(b[17])
         pageSize = raw == 1 ? 65536 : raw
         isWAL = b[18] == 2 && b[19] == 2
@@ -53,7 +55,8 @@ package enum SidecarMagic {
 
     /// `0x377f0682` or `0x377f0683` (big-endian), then file format version 3007000.
     package static func isWAL(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= 8 && bytes[0] == 0x37 && bytes[1] == 0x7f && bytes[2] == 0x06 && (bytes[3] == 0x82 || bytes[3] == 0x83)
+        bytes.count >= 8 && bytes[0] == 0x37 && bytes[1] == 0x7f && bytes[2] == 0x06
+            && (bytes[3] == 0x82 || bytes[3] == 0x83)
             && Array(bytes[4..<8]) == [0x00, 0x2d, 0xe2, 0x18]
     }
 

@@ -138,7 +138,9 @@ public final class StoreContainer: @unchecked Sendable {
         defer { try? queue.close() }
         return try queue.writeWithoutTransaction { db in
             for (key, store) in snapshot.sorted(by: { $0.key < $1.key }) where store.url != nil {
-                try db.execute(sql: "ATTACH DATABASE ? AS \((key.isEmpty ? "default" : key).quotedSQLIdentifier)", arguments: [store.url!.path])
+                try db.execute(
+                    sql: "ATTACH DATABASE ? AS \((key.isEmpty ? "default" : key).quotedSQLIdentifier)",
+                    arguments: [store.url!.path])
             }
             try db.execute(sql: "PRAGMA query_only = 1")
             return try body(db)
@@ -179,7 +181,8 @@ public final class StoreContainer: @unchecked Sendable {
     /// description puts its store (a Caches store's accounts stay in Caches), created on first use
     /// with that description's settings and migrations. Accounts never share a file.
     public func accountStore(_ id: String, configuration: String? = nil) throws -> any DatabaseWriter {
-        guard !id.isEmpty, id != ".", id != "..", id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+        guard !id.isEmpty, id != ".", id != "..", id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) })
+        else {
             throw StoreError.invalidAccountID(id)
         }
         let accountKey = id + "\u{0}" + Self.key(configuration)
@@ -210,7 +213,9 @@ public final class StoreContainer: @unchecked Sendable {
     private static func key(_ configuration: String?) -> String { configuration ?? "" }
 
     private func configuration(forTable table: String) throws -> String? {
-        guard let model, let configuration = model.configuration(forTable: table) else { throw StoreError.unknownTable(table) }
+        guard let model, let configuration = model.configuration(forTable: table) else {
+            throw StoreError.unknownTable(table)
+        }
         return configuration
     }
 
@@ -243,6 +248,7 @@ public final class StoreContainer: @unchecked Sendable {
 
     private static func isInside(_ url: URL, _ folder: URL) -> Bool {
         let fileSystem = FileSystem()
-        return FileSystem.relativePath(of: fileSystem.canonicalPath(url.path), inside: fileSystem.canonicalPath(folder.path)) != nil
+        return FileSystem.relativePath(
+            of: fileSystem.canonicalPath(url.path), inside: fileSystem.canonicalPath(folder.path)) != nil
     }
 }

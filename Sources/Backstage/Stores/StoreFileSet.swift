@@ -53,5 +53,7 @@ public struct StoreFileSet: Sendable, Hashable, Codable, CustomStringConvertible
     /// The temporary name Backstage copies the database to before committing it.
     var temporaryMain: URL { directory.appending(path: TemporaryName.beside(fileName)) }
     /// The temporary name of the support folder during a copy.
-    var temporarySupportFolder: URL { directory.appending(path: TemporaryName.beside(".\(baseName)_SUPPORT"), directoryHint: .isDirectory) }
+    var temporarySupportFolder: URL {
+        directory.appending(path: TemporaryName.beside(".\(baseName)_SUPPORT"), directoryHint: .isDirectory)
+    }
 }

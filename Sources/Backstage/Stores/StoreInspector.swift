@@ -19,7 +19,9 @@ public enum StoreInspector {
     public static func rowCounts(of store: StoreFileSet, includingWAL: Bool = true) throws -> [String: Int] {
         try withCopy(of: store, includingWAL: includingWAL) { db in
             var counts: [String: Int] = [:]
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            let tables = try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
             for table in tables {
                 counts[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0
             }
@@ -28,7 +30,9 @@ public enum StoreInspector {
     }
 
     /// Runs `body` on a read-only connection to a scratch copy of the store.
-    public static func withCopy<T>(of store: StoreFileSet, includingWAL: Bool = true, _ body: (Database) throws -> T) throws -> T {
+    public static func withCopy<T>(
+        of store: StoreFileSet, includingWAL: Bool = true, _ body: (Database) throws -> T
+    ) throws -> T {
         let fileSystem = FileSystem()
         let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-inspect-\(UUID().uuidString)")
         try fileSystem.createDirectories(scratch.path)

@@ -36,7 +36,8 @@ public enum StoreSnapshot {
             try target.close()
         } catch let error as DatabaseError {
             try? FileManager.default.removeItem(at: destination)
-            throw StoreError.sqlite(path: store.path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
+            throw StoreError.sqlite(
+                path: store.path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the last completed upgrade left for the launch check: the storage version it reached and
@@ -93,7 +94,10 @@ struct LaunchRecord: Equatable {
     }
 
     static func read(_ container: AppContainer, fileSystem: FileSystem) -> LaunchRecord? {
-        guard let record = fileSystem.withLink(path(in: container), { LaunchRecord(text: $0) ?? LaunchRecord(unreadable: ()) }) else {
+        guard
+            let record = fileSystem.withLink(
+                path(in: container), { LaunchRecord(text: $0) ?? LaunchRecord(unreadable: ()) })
+        else {
             // Not a link: absent (the usual case before any run), or something else in its place.
             return fileSystem.exists(path(in: container)) ? LaunchRecord(unreadable: ()) : nil
         }
@@ -130,18 +134,26 @@ struct LaunchRecord: Equatable {
             quarantined.append(quarantine.folder)
             let name = quarantine.folder.description
             record.stamps.removeAll { $0.folder == name }
-            if let quiet = stamp(quarantine.folder, lookingFor: names(in: quarantine.folder), noStrays: true, in: container, fileSystem: fileSystem) {
+            if let quiet = stamp(
+                quarantine.folder, lookingFor: names(in: quarantine.folder), noStrays: true, in: container,
+                fileSystem: fileSystem)
+            {
                 record.stamps.append(quiet)
             }
         }
         // Every other folder the plan looks for stores in, when some were absent from it.
         var folders: [ContainerLocation] = []
-        for store in probed where !folders.contains(store.folder) && !quarantined.contains(store.folder) { folders.append(store.folder) }
+        for store in probed where !folders.contains(store.folder) && !quarantined.contains(store.folder) {
+            folders.append(store.folder)
+        }
         for folder in folders {
             let name = folder.description
             guard !record.stamps.contains(where: { $0.folder == name && $0.noStrays }) else { continue }
             record.stamps.removeAll { $0.folder == name }
-            if let seen = stamp(folder, lookingFor: names(in: folder), noStrays: false, in: container, fileSystem: fileSystem), !seen.absent.isEmpty {
+            if let seen = stamp(
+                folder, lookingFor: names(in: folder), noStrays: false, in: container, fileSystem: fileSystem),
+                !seen.absent.isEmpty
+            {
                 record.stamps.append(seen)
             }
         }
@@ -154,14 +166,19 @@ struct LaunchRecord: Equatable {
         guard record != previous, record.reached != nil || !record.stamps.isEmpty else { return }
         let path = path(in: container)
         try fileSystem.createDirectories((path as NSString).deletingLastPathComponent)
-        if previous?.isUnreadable == true, fileSystem.withLink(path, { _ in () }) == nil { try fileSystem.removeFile(path) }
+        if previous?.isUnreadable == true, fileSystem.withLink(path, { _ in () }) == nil {
+            try fileSystem.removeFile(path)
+        }
         try fileSystem.writeLinkAtomically(record.text, to: path)
     }
 
     /// - parameter names: Stores the plan looks for directly in `folder`; those absent while the
     ///   folder keeps its change time are recorded as absent.
     /// - parameter noStrays: Stamp the folder only if it holds no stray (a quarantined folder).
-    private static func stamp(_ folder: ContainerLocation, lookingFor names: [String], noStrays: Bool, in container: AppContainer, fileSystem: FileSystem) -> Stamp? {
+    private static func stamp(
+        _ folder: ContainerLocation, lookingFor names: [String], noStrays: Bool, in container: AppContainer,
+        fileSystem: FileSystem
+    ) -> Stamp? {
         let path = folder.filePath(in: container)
         guard let before = try? fileSystem.status(path), before.kind == .directory else { return nil }
         // Wait (once per upgrade, at most 30 ms) until a change made now would get a later time.
@@ -172,18 +189,22 @@ struct LaunchRecord: Equatable {
         let wait = changed + margin - (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
         if wait > 0 { usleep(useconds_t(min(wait, margin) / 1000 + 1)) }
         if noStrays {
-            guard let entries = try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
-                  StepContext.strays(in: entries).isEmpty else { return nil }
+            guard
+                let entries = try? FileClassifier(fileSystem: fileSystem).scan(
+                    URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
+                StepContext.strays(in: entries).isEmpty
+            else { return nil }
         }
         guard let listed = try? fileSystem.contents(of: path),
-              let after = try? fileSystem.status(path), after.device == before.device, after.inode == before.inode,
-              after.changeTime.tv_sec == before.changeTime.tv_sec, after.changeTime.tv_nsec == before.changeTime.tv_nsec
+            let after = try? fileSystem.status(path), after.device == before.device, after.inode == before.inode,
+            after.changeTime.tv_sec == before.changeTime.tv_sec, after.changeTime.tv_nsec == before.changeTime.tv_nsec
         else { return nil }
         // Listed between two equal change times: the names are what the folder held at that time.
         let present = Set(listed)
-        return Stamp(folder: folder.description, device: before.device, inode: before.inode,
-                     seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec),
-                     absent: names.filter { !present.contains($0) }, noStrays: noStrays)
+        return Stamp(
+            folder: folder.description, device: before.device, inode: before.inode,
+            seconds: Int64(before.changeTime.tv_sec), nanoseconds: Int64(before.changeTime.tv_nsec),
+            absent: names.filter { !present.contains($0) }, noStrays: noStrays)
     }
 
     // MARK: Text
@@ -193,7 +214,11 @@ struct LaunchRecord: Equatable {
         if let reached { lines.append("reached " + Self.escape(reached)) }
         if !known.isEmpty { lines.append((["known"] + known.map(Self.escape)).joined(separator: " ")) }
         for entry in stamps {
-            lines.append(([(entry.noStrays ? "quiet " : "seen ") + "\(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)"] + entry.absent.map(Self.escape)).joined(separator: " "))
+            lines.append(
+                ([
+                    (entry.noStrays ? "quiet " : "seen ")
+                        + "\(Self.escape(entry.folder)) \(entry.device) \(entry.inode) \(entry.seconds) \(entry.nanoseconds)"
+                ] + entry.absent.map(Self.escape)).joined(separator: " "))
         }
         return lines.joined(separator: "\n")
     }
@@ -231,7 +256,9 @@ struct LaunchRecord: Equatable {
             guard let key = nextWord() else { continue }
             switch String(decoding: bytes[key], as: UTF8.self) {
             case "reached":
-                guard let word = nextWord(), let version = Self.unescape(bytes[word]), nextWord() == nil else { return nil }
+                guard let word = nextWord(), let version = Self.unescape(bytes[word]), nextWord() == nil else {
+                    return nil
+                }
                 reached = version
             case "known":
                 while let word = nextWord() {
@@ -240,13 +267,18 @@ struct LaunchRecord: Equatable {
                 }
             case "quiet", "seen":
                 guard let word = nextWord(), let folder = Self.unescape(bytes[word]),
-                      let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number() else { return nil }
+                    let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number()
+                else { return nil }
                 var absent: [String] = []
                 while let word = nextWord() {
                     guard let name = Self.unescape(bytes[word]), !name.isEmpty, !name.contains("/") else { return nil }
                     absent.append(name)
                 }
-                stamps.append(Stamp(folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), seconds: seconds, nanoseconds: nanoseconds, absent: absent, noStrays: bytes[key].first == UInt8(ascii: "q")))
+                stamps.append(
+                    Stamp(
+                        folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode),
+                        seconds: seconds, nanoseconds: nanoseconds, absent: absent,
+                        noStrays: bytes[key].first == UInt8(ascii: "q")))
             default:
                 return nil
             }
@@ -304,7 +336,9 @@ struct LaunchRecord: Equatable {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+                guard index + 2 < bytes.endIndex,
+                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+                else { return nil }
                 out.append(value)
                 index += 3
             } else {
@@ -336,8 +370,9 @@ struct LaunchRecordView {
         let format: StaticString = "backstage-launch "
         let headerCount = format.utf8CodeUnitCount + 2
         guard bytes.count >= headerCount,
-              memcmp(bytes.baseAddress!, format.utf8Start, format.utf8CodeUnitCount) == 0,
-              bytes[headerCount - 1] == UInt8(ascii: "\n") else { return nil }
+            memcmp(bytes.baseAddress!, format.utf8Start, format.utf8CodeUnitCount) == 0,
+            bytes[headerCount - 1] == UInt8(ascii: "\n")
+        else { return nil }
         switch bytes[headerCount - 2] {
         case UInt8(ascii: "2"): promisesNoJournal = true
         case UInt8(ascii: "1"): promisesNoJournal = false
@@ -354,7 +389,9 @@ struct LaunchRecordView {
 
     /// Where the line starting at `start` ends: its newline, or the end of the record.
     private func lineEnd(from start: Int) -> Int {
-        guard let newline = memchr(bytes.baseAddress! + start, Int32(UInt8(ascii: "\n")), bytes.count - start) else { return bytes.count }
+        guard let newline = memchr(bytes.baseAddress! + start, Int32(UInt8(ascii: "\n")), bytes.count - start) else {
+            return bytes.count
+        }
         return UnsafeRawPointer(newline) - bytes.baseAddress!
     }
 
@@ -392,7 +429,8 @@ struct LaunchRecordView {
     }
 
     private func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
-        range.count == text.utf8CodeUnitCount && memcmp(bytes.baseAddress! + range.lowerBound, text.utf8Start, range.count) == 0
+        range.count == text.utf8CodeUnitCount
+            && memcmp(bytes.baseAddress! + range.lowerBound, text.utf8Start, range.count) == 0
     }
 
     /// The next word of `range` from `start`: its bytes, and where the one after it starts.
@@ -408,7 +446,8 @@ struct LaunchRecordView {
     private func word(_ range: Range<Int>, is text: String) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in
-            utf8.count == range.count && (utf8.isEmpty || memcmp(bytes.baseAddress! + range.lowerBound, utf8.baseAddress!, utf8.count) == 0)
+            utf8.count == range.count
+                && (utf8.isEmpty || memcmp(bytes.baseAddress! + range.lowerBound, utf8.baseAddress!, utf8.count) == 0)
         }
     }
 
@@ -436,7 +475,9 @@ struct LaunchRecordView {
     /// The stamp of the folder `root` + `/` + `path` (the root alone when `path` is empty): a
     /// `quiet` one when `absent` is nil, else one listing `absent` among the names absent then.
     /// Nil when there is none, or its numbers cannot be read. On the bytes: no string, no array.
-    func stamp(folder root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?) -> LaunchRecord.FoundStamp? {
+    func stamp(
+        folder root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?
+    ) -> LaunchRecord.FoundStamp? {
         guard var index = firstStamp else { return nil }
         var ordinal = 0
         while index < bytes.count {
@@ -447,11 +488,13 @@ struct LaunchRecordView {
             defer { ordinal += 1 }
             if name == nil && !noStrays { continue }
             let words = (noStrays ? index + 6 : index + 5)..<end
-            guard let (folder, afterFolder) = word(in: words, from: words.lowerBound), isFolder(folder, root, path) else { continue }
+            guard let (folder, afterFolder) = word(in: words, from: words.lowerBound), isFolder(folder, root, path)
+            else { continue }
             var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
             var next = afterFolder
             for position in 0..<4 {
-                guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number) else { return nil }
+                guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number)
+                else { return nil }
                 switch position {
                 case 0: numbers.0 = value
                 case 1: numbers.1 = value
@@ -468,8 +511,9 @@ struct LaunchRecordView {
                 }
                 guard listed else { continue }
             }
-            return LaunchRecord.FoundStamp(index: ordinal, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
-                                           seconds: numbers.2, nanoseconds: numbers.3)
+            return LaunchRecord.FoundStamp(
+                index: ordinal, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
+                seconds: numbers.2, nanoseconds: numbers.3)
         }
         return nil
     }
@@ -477,11 +521,15 @@ struct LaunchRecordView {
     /// True when the word is `root`, or `root/path` for a non-empty path.
     private func isFolder(_ word: Range<Int>, _ root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer) -> Bool {
         if path.isEmpty { return equal(word, root) }
-        guard word.count == root.count + 1 + path.count, bytes[word.lowerBound + root.count] == UInt8(ascii: "/") else { return false }
-        return equal(word.lowerBound..<word.lowerBound + root.count, root) && equal(word.lowerBound + root.count + 1..<word.upperBound, path)
+        guard word.count == root.count + 1 + path.count, bytes[word.lowerBound + root.count] == UInt8(ascii: "/") else {
+            return false
+        }
+        return equal(word.lowerBound..<word.lowerBound + root.count, root)
+            && equal(word.lowerBound + root.count + 1..<word.upperBound, path)
     }
 
     private func equal(_ word: Range<Int>, _ text: UnsafeRawBufferPointer) -> Bool {
-        word.count == text.count && (text.isEmpty || memcmp(bytes.baseAddress! + word.lowerBound, text.baseAddress!, text.count) == 0)
+        word.count == text.count
+            && (text.isEmpty || memcmp(bytes.baseAddress! + word.lowerBound, text.baseAddress!, text.count) == 0)
     }
 }

@@ -108,7 +108,9 @@ struct RunAccount {
         for entry in entries where entry.kind.isInternal {
             let store = ContainerLocation(.documents, Self.storePath(of: entry.path))
             guard !keys.contains(store.fileKey) else { continue }
-            if !declared.declares(store.path), !named.contains(where: { Self.looksLikeTypo($0, of: store) }) { continue }
+            if !declared.declares(store.path), !named.contains(where: { Self.looksLikeTypo($0, of: store) }) {
+                continue
+            }
             var sentence = "Documents still holds \(entry.path) (\(entry.kind)), which no step of the plan accounts for"
             if let closest = closest(to: store) { sentence += "; the closest location the plan names is \(closest)" }
             problems.append(sentence)

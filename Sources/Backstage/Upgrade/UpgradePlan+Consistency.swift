@@ -164,7 +164,7 @@ private struct PlanFlow {
         if let earlier = movedAway[key] {
             return
                 "names \(location), which \(Self.name(earlier, describe)) already moved away: "
-                    + "this step would never find it"
+                + "this step would never find it"
         }
         movedAway[key] = index
         putBy[key] = nil
@@ -177,17 +177,17 @@ private struct PlanFlow {
         if let earlier = movedAway[key] {
             return
                 "names \(location), which \(Self.name(earlier, describe)) moves a store away from: "
-                    + "every run would find it there again and move it again"
+                + "every run would find it there again and move it again"
         }
         if let earlier = putBy[key] {
             return
                 "names \(location), where \(Self.name(earlier, describe)) already puts a store: "
-                    + "this one would overwrite it"
+                + "this one would overwrite it"
         }
         if let earlier = migratedFirst[key] {
             return
                 "names \(location), which \(Self.name(earlier, describe)) migrates "
-                    + "before this step puts a store there: the steps are in the wrong order"
+                + "before this step puts a store there: the steps are in the wrong order"
         }
         putBy[key] = index
         return nil

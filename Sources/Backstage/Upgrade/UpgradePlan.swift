@@ -85,7 +85,9 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
             let slash = store.path.lastIndex(of: "/")
             let folder = ContainerLocation(store.root, slash.map { String(store.path[..<$0]) } ?? "")
             let name = String(slash.map { store.path[store.path.index(after: $0)...] } ?? store.path[...])
-            if !name.isEmpty, !stores.contains(where: { $0.folder == folder && $0.name == name }) { stores.append((folder, name)) }
+            if !name.isEmpty, !stores.contains(where: { $0.folder == folder && $0.name == name }) {
+                stores.append((folder, name))
+            }
         }
         return stores
     }
@@ -113,7 +115,8 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw UpgradeError.invalidPlan(path: url.path, reason: "it cannot be read (\(Self.readFailure(error, at: url)))")
+            throw UpgradeError.invalidPlan(
+                path: url.path, reason: "it cannot be read (\(Self.readFailure(error, at: url)))")
         }
         let plan: UpgradePlan
         do {
@@ -252,7 +255,9 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
         }
         public init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            folder = try container.decodeIfPresent(ContainerLocation.self, forKey: .folder) ?? ContainerLocation(.documents, "")
+            folder =
+                try container.decodeIfPresent(ContainerLocation.self, forKey: .folder)
+                ?? ContainerLocation(.documents, "")
         }
         private enum CodingKeys: String, CodingKey { case folder }
     }
@@ -265,8 +270,11 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
-                "a step is an object with exactly one key: relocate, split, migrateSchema or quarantine"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "a step is an object with exactly one key: relocate, split, migrateSchema or quarantine"))
         }
         switch key {
         case .relocate: self = .relocate(try container.decode(Relocate.self, forKey: key))
@@ -287,7 +295,9 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// ``relocate(_:)`` written inline.
-    public static func relocate(from: ContainerLocation, to: ContainerLocation, strategy: RelocationStrategy? = nil) -> UpgradeStep {
+    public static func relocate(
+        from: ContainerLocation, to: ContainerLocation, strategy: RelocationStrategy? = nil
+    ) -> UpgradeStep {
         .relocate(Relocate(from: from, to: to, strategy: strategy))
     }
 
@@ -297,7 +307,8 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// ``migrateSchema(_:)`` written inline.
-    public static func migrateSchema(_ store: ContainerLocation, _ migrations: [MigrateSchema.Migration]) -> UpgradeStep {
+    public static func migrateSchema(_ store: ContainerLocation, _ migrations: [MigrateSchema.Migration]) -> UpgradeStep
+    {
         .migrateSchema(MigrateSchema(store: store, migrations: migrations))
     }
 
@@ -355,7 +366,9 @@ public enum UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .relocate(let step): "relocate \(step.from) → \(step.to)"
-        case .split(let step): "split \(step.store) → \(step.into.map(\.store.description).joined(separator: ", "))" + (step.discard.isEmpty ? "" : " (discard \(step.discard.joined(separator: ", ")))")
+        case .split(let step):
+            "split \(step.store) → \(step.into.map(\.store.description).joined(separator: ", "))"
+                + (step.discard.isEmpty ? "" : " (discard \(step.discard.joined(separator: ", ")))")
         case .migrateSchema(let step): "migrate \(step.store): \(step.migrations.map(\.id).joined(separator: ", "))"
         case .quarantine(let step): "quarantine \(step.folder)"
         }
@@ -410,9 +423,11 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .undefinedAppGroup(let identifier):
             "the plan names the App Group \(identifier), which this container has no folder for; nothing was changed: give its shared container (AppContainer.addingAppGroup, or --app-group \(identifier)=FOLDER)"
         case .invalidPlan(let path, let reason): "\(path) is not a valid upgrade plan: \(reason)"
-        case .unassignedTable(let store, let table): "table \(table) of \(store) is in no target of the split and not discarded"
+        case .unassignedTable(let store, let table):
+            "table \(table) of \(store) is in no target of the split and not discarded"
         case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"
-        case .migrationFailed(let store, let id, let message): "migration \(id) failed on \(store) and was rolled back: \(message)"
+        case .migrationFailed(let store, let id, let message):
+            "migration \(id) failed on \(store) and was rolled back: \(message)"
         case .migrationRefused(let store, let id, let statement, let reason):
             "migration \(id) for \(store) was refused and did not run: in its statement \(statement), \(reason); take it out of the migration's SQL"
         case .migrationWouldFail(let store, let id, let message):
@@ -425,7 +440,11 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cancelled(let step): "the upgrade was cancelled during \(step); the container is consistent"
         case .newerStorage(let container, let version, let known):
             "the app's storage (\(container)) was upgraded to \(version) by a newer build of the app; this build knows \(known.joined(separator: ", ")) and changed nothing: install the newer build again, or restore a backup this build made"
-        case .overBudget(let estimated, let budget): String(format: "the upgrade would take about %.1f s, more than the %.0f s launch budget; run it behind a progress screen", estimated, budget)
+        case .overBudget(let estimated, let budget):
+            String(
+                format:
+                    "the upgrade would take about %.1f s, more than the %.0f s launch budget; run it behind a progress screen",
+                estimated, budget)
         }
     }
 }

@@ -63,25 +63,36 @@ public struct Upgrader: Sendable {
                 if !versions.isEmpty, view.isNewer(than: versions) { return true }
                 // A crashed step waits in its journal, unless the record promises there is none.
                 if !view.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
-                return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: view.hasStamps ? LaunchVouch(.view(view)) : nil)
+                return pendingStep(
+                    in: plan, container: container, fileSystem: fileSystem,
+                    vouch: view.hasStamps ? LaunchVouch(.view(view)) : nil)
             }
             // Escapes, another format, damage: the full parse decides; unreadable is pending.
             guard let record = LaunchRecord(text: bytes) else { return true }
             if !versions.isEmpty, record.isNewer(than: versions) { return true }
             if !record.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
-            return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: record.stamps.isEmpty ? nil : LaunchVouch(.parsed(record.stamps)))
+            return pendingStep(
+                in: plan, container: container, fileSystem: fileSystem,
+                vouch: record.stamps.isEmpty ? nil : LaunchVouch(.parsed(record.stamps)))
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
         // A guard without a record: a run started changing the storage and did not complete.
         if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath)
-            || (!versions.isEmpty && fileSystem.exists(DowngradeGuard.path(in: container))) { return true }
+            || (!versions.isEmpty && fileSystem.exists(DowngradeGuard.path(in: container)))
+        {
+            return true
+        }
         return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil)
     }
 
-    private static func pendingStep(in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?) -> Bool {
+    private static func pendingStep(
+        in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?
+    ) -> Bool {
         var probe = LaunchProbe(vouch: vouch)
-        for step in plan.steps where isNeeded(step, container: container, fileSystem: fileSystem, probe: &probe) { return true }
+        for step in plan.steps where isNeeded(step, container: container, fileSystem: fileSystem, probe: &probe) {
+            return true
+        }
         return false
     }
 
@@ -97,7 +108,9 @@ public struct Upgrader: Sendable {
 
     /// - parameter probe: What this check found absent so far (a chain looks at a store's
     ///   location once even when several steps name it), and what the launch record vouches for.
-    static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe) -> Bool {
+    static func isNeeded(
+        _ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe
+    ) -> Bool {
         // A root the container cannot resolve: running the plan says which, never "nothing to do".
         if step.firstLocation(where: { !container.defines($0.root) }) != nil { return true }
         switch step {
@@ -113,7 +126,10 @@ public struct Upgrader: Sendable {
             // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
             // support folder): one listing without a stat rules them out, the usual launch.
             guard (try? fileSystem.anyEntry(of: folder, where: StepContext.mayBeStray)) == true else { return false }
-            let entries = (try? FileClassifier(fileSystem: fileSystem).scan(URL(filePath: folder, directoryHint: .isDirectory), recursive: false, measuringFolders: false)) ?? []
+            let entries =
+                (try? FileClassifier(fileSystem: fileSystem).scan(
+                    URL(filePath: folder, directoryHint: .isDirectory), recursive: false, measuringFolders: false))
+                ?? []
             return !StepContext.strays(in: entries).isEmpty
         }
     }
@@ -141,7 +157,9 @@ public struct Upgrader: Sendable {
                 guard let input = size(relocate.from) else { continue }
                 bytes = input
                 let rename = throughput.rename + Double(bytes) / throughput.renameRate
-                seconds = sameDevice(relocate.from, relocate.to) && relocate.strategy != .copy ? rename : rename + Double(bytes) / throughput.copy
+                seconds =
+                    sameDevice(relocate.from, relocate.to) && relocate.strategy != .copy
+                    ? rename : rename + Double(bytes) / throughput.copy
                 produced[relocate.to] = bytes
                 produced[relocate.from] = nil
             case .split(let split):
@@ -154,7 +172,9 @@ public struct Upgrader: Sendable {
                 for target in split.into { produced[target.store] = bytes / Int64(max(split.into.count, 1)) }
                 produced[split.store] = nil
             case .migrateSchema(let migrate):
-                let pending = produced[migrate.store] != nil || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
+                let pending =
+                    produced[migrate.store] != nil
+                    || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
                 guard pending, let input = size(migrate.store) else { continue }
                 bytes = input
                 seconds = throughput.perStep + Double(bytes) / throughput.migrate
@@ -199,8 +219,11 @@ public struct Upgrader: Sendable {
     private func refuseUnrunnable(_ plan: UpgradePlan) throws {
         try DowngradeGuard.check(plan, in: container, fileSystem: fileSystem)
         if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
-        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem), stored.isNewer(than: plan.versions), let reached = stored.reached {
-            throw UpgradeError.newerStorage(container: container.applicationSupport.path, version: reached, known: plan.versions)
+        if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem),
+            stored.isNewer(than: plan.versions), let reached = stored.reached
+        {
+            throw UpgradeError.newerStorage(
+                container: container.applicationSupport.path, version: reached, known: plan.versions)
         }
     }
 
@@ -212,10 +235,13 @@ public struct Upgrader: Sendable {
     /// - parameter budget: The launch budget the estimate is compared with, in seconds.
     /// - parameter refuseOverBudget: When true and the estimate exceeds `budget`, the stream ends
     ///   with ``UpgradeError/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
-    public func run(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false) -> WorkStream<UpgradeEvent> {
+    public func run(
+        _ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false
+    ) -> WorkStream<UpgradeEvent> {
         let upgrader = self
         return WorkStream { yield, isCancelled in
-            let report = try upgrader.runAndWait(plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled)
+            let report = try upgrader.runAndWait(
+                plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled)
             yield(.finished(report))
         }
     }
@@ -233,7 +259,10 @@ public struct Upgrader: Sendable {
 
     /// The synchronous engine.
     @discardableResult
-    package func runAndWait(_ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false, events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> UpgradeReport {
+    package func runAndWait(
+        _ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false,
+        events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }
+    ) throws -> UpgradeReport {
         let started = Date()
         // A plan that fails the preflight is refused before even the run's lock file is made; after
         // a crash, the rehearsal waits until the interrupted step is finished or undone.
@@ -242,26 +271,37 @@ public struct Upgrader: Sendable {
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
         try refuseUnrunnable(plan)
-        var context = StepContext(container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
+        var context = StepContext(
+            container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         let tally = CrashPoint.Tally()
         context.isCancelled = isCancelled
         var relocation = RelocationReport()
         if journalWaiting { try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem) }
         if let recovered = try context.recoverJournal() { relocation.recovered.append(recovered) }
         try context.quarantine.removeTemporaries()
-        if journalWaiting { try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan) }
+        if journalWaiting {
+            try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan)
+        }
 
         let estimate = estimate(plan, budget: budget)
         events(.planned(estimate))
-        if refuseOverBudget && estimate.exceedsBudget { throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget) }
+        if refuseOverBudget && estimate.exceedsBudget {
+            throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget)
+        }
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
         var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
         var claimed = journalWaiting
         let meter = ProgressMeter(estimate)
-        func progress(_ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0) {
-            let fraction = meter.advance(step: index, kind: step, phase: phase, bytesDone: bytesDone, bytesTotal: bytesTotal)
-            events(.progress(UpgradeProgress(stepIndex: index, step: step.description, phase: phase, bytesDone: bytesDone,
-                                             bytesTotal: bytesTotal, fractionDone: fraction)))
+        func progress(
+            _ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0
+        ) {
+            let fraction = meter.advance(
+                step: index, kind: step, phase: phase, bytesDone: bytesDone, bytesTotal: bytesTotal)
+            events(
+                .progress(
+                    UpgradeProgress(
+                        stepIndex: index, step: step.description, phase: phase, bytesDone: bytesDone,
+                        bytesTotal: bytesTotal, fractionDone: fraction)))
         }
 
         for (index, step) in plan.steps.enumerated() {
@@ -269,7 +309,8 @@ public struct Upgrader: Sendable {
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
                 let (reason, problem) = account.skipped(index)
-                report.steps.append(.init(index: index, description: step.description, outcome: .skipped, seconds: 0, reason: reason))
+                report.steps.append(
+                    .init(index: index, description: step.description, outcome: .skipped, seconds: 0, reason: reason))
                 if let problem { report.problems.append(problem) }
                 continue
             }
@@ -290,18 +331,25 @@ public struct Upgrader: Sendable {
             var reason: String?
             switch step {
             case .relocate(let relocate):
-                try stepContext.relocateStore(relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
+                try stepContext.relocateStore(
+                    relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
             case .split(let split):
                 let result = try SplitRun(context: stepContext, step: split).run()
                 relocation.quarantined += result.quarantined
             case .migrateSchema(let migrate):
-                if try !MigrateRun(context: stepContext, step: migrate).run() { outcome = .upToDate; reason = "up to date" }
+                if try !MigrateRun(context: stepContext, step: migrate).run() {
+                    outcome = .upToDate; reason = "up to date"
+                }
             case .quarantine(let quarantine):
                 let root = quarantine.folder.url(in: container)
-                let entries = try FileClassifier(fileSystem: fileSystem).scan(root, recursive: false, measuringFolders: false)
+                let entries = try FileClassifier(fileSystem: fileSystem).scan(
+                    root, recursive: false, measuringFolders: false)
                 try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
             }
-            report.steps.append(.init(index: index, description: step.description, outcome: outcome, seconds: Date().timeIntervalSince(stepStarted), reason: reason))
+            report.steps.append(
+                .init(
+                    index: index, description: step.description, outcome: outcome,
+                    seconds: Date().timeIntervalSince(stepStarted), reason: reason))
             progress(index, step, .done)
         }
         // Cancelled during the last step, which had committed and was finished: the run still
@@ -311,8 +359,11 @@ public struct Upgrader: Sendable {
         // A run that could not account for everything has not reached the plan's version.
         if report.problems.isEmpty { try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem) }
         if let last = plan.steps.indices.last {
-            events(.progress(UpgradeProgress(stepIndex: last, step: plan.steps[last].description, phase: .done, bytesDone: 0,
-                                             bytesTotal: 0, fractionDone: meter.finish())))
+            events(
+                .progress(
+                    UpgradeProgress(
+                        stepIndex: last, step: plan.steps[last].description, phase: .done, bytesDone: 0,
+                        bytesTotal: 0, fractionDone: meter.finish())))
         }
         report.relocation = relocation
         report.seconds = Date().timeIntervalSince(started)
@@ -333,13 +384,17 @@ struct LaunchProbe {
     }
 
     mutating func exists(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        if absent == location || vouch?.isAbsent(location, in: container, fileSystem: fileSystem) == true { return false }
+        if absent == location || vouch?.isAbsent(location, in: container, fileSystem: fileSystem) == true {
+            return false
+        }
         if fileSystem.exists(location, in: container) { return true }
         absent = location
         return false
     }
 
-    mutating func statusAndPrefix(_ location: ContainerLocation, in container: AppContainer, count: Int, fileSystem: FileSystem) -> (FileStatus, [UInt8])? {
+    mutating func statusAndPrefix(
+        _ location: ContainerLocation, in container: AppContainer, count: Int, fileSystem: FileSystem
+    ) -> (FileStatus, [UInt8])? {
         if absent == location || vouch?.isAbsent(location, in: container, fileSystem: fileSystem) == true { return nil }
         var missing = false
         let result = fileSystem.statusAndPrefix(location, in: container, count: count, absent: &missing)
@@ -378,7 +433,9 @@ struct LaunchVouch {
     mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
         var path = folder.path
         return path.withUTF8 { path in
-            guard let found = stamp(root: folder.root, folder: UnsafeRawBufferPointer(path), name: nil) else { return false }
+            guard let found = stamp(root: folder.root, folder: UnsafeRawBufferPointer(path), name: nil) else {
+                return false
+            }
             return isUnchanged(found, folder, in: container, fileSystem: fileSystem)
         }
     }
@@ -394,33 +451,42 @@ struct LaunchVouch {
             let folder = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[..<max(start - 1, 0)])
             let name = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[start...])
             guard let found = stamp(root: location.root, folder: folder, name: name) else { return false }
-            let folderLocation = ContainerLocation(location.root, start == 0 ? "" : String(decoding: folder, as: UTF8.self))
+            let folderLocation = ContainerLocation(
+                location.root, start == 0 ? "" : String(decoding: folder, as: UTF8.self))
             return isUnchanged(found, folderLocation, in: container, fileSystem: fileSystem)
         }
     }
 
     /// The stamp of the folder `root`/`folder` (a quiet one when `name` is nil; else one listing
     /// `name` absent): its position among the stamps and what it recorded.
-    private func stamp(root: ContainerRoot, folder: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer?) -> LaunchRecord.FoundStamp? {
+    private func stamp(
+        root: ContainerRoot, folder: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer?
+    ) -> LaunchRecord.FoundStamp? {
         var raw = root.rawValue
         return raw.withUTF8 { raw in
             switch source {
             case .view(let view):
                 return view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name)
             case .parsed(let stamps):
-                let description = folder.isEmpty ? root.rawValue : root.rawValue + "/" + String(decoding: folder, as: UTF8.self)
+                let description =
+                    folder.isEmpty ? root.rawValue : root.rawValue + "/" + String(decoding: folder, as: UTF8.self)
                 let wanted = name.map { String(decoding: $0, as: UTF8.self) }
-                guard let index = stamps.firstIndex(where: { stamp in
-                    guard stamp.folder == description else { return false }
-                    guard let wanted else { return stamp.noStrays }
-                    return stamp.absent.contains(wanted)
-                }) else { return nil }
+                guard
+                    let index = stamps.firstIndex(where: { stamp in
+                        guard stamp.folder == description else { return false }
+                        guard let wanted else { return stamp.noStrays }
+                        return stamp.absent.contains(wanted)
+                    })
+                else { return nil }
                 return stamps[index].found(at: index)
             }
         }
     }
 
-    private mutating func isUnchanged(_ found: LaunchRecord.FoundStamp, _ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+    private mutating func isUnchanged(
+        _ found: LaunchRecord.FoundStamp, _ folder: ContainerLocation, in container: AppContainer,
+        fileSystem: FileSystem
+    ) -> Bool {
         guard found.index < 64 else { return found.matches(fileSystem.status(folder, in: container)) }
         let bit = UInt64(1) << UInt64(found.index)
         if compared & bit == 0 {

@@ -10,7 +10,9 @@ enum Layout: String, ExpressibleByArgument, CaseIterable {
 
 /// The container argument shared by the commands that work on one.
 struct ContainerOptions: ParsableArguments {
-    @Argument(help: "The root of an iOS-style app container (with --layout xdg: the home folder to use).", completion: .directory)
+    @Argument(
+        help: "The root of an iOS-style app container (with --layout xdg: the home folder to use).",
+        completion: .directory)
     var container: String?
 
     @Option(help: "The container layout: ios (Documents, Library/Application Support under the root) or xdg.")
@@ -22,7 +24,9 @@ struct ContainerOptions: ParsableArguments {
     func validate() throws {
         switch layout {
         case .ios:
-            guard container != nil else { throw ValidationError("Missing the container: the root of an iOS-style app container.") }
+            guard container != nil else {
+                throw ValidationError("Missing the container: the root of an iOS-style app container.")
+            }
             if app != nil { throw ValidationError("--app is only used with --layout xdg.") }
         case .xdg:
             guard app != nil else { throw ValidationError("--layout xdg needs --app NAME.") }
@@ -33,20 +37,31 @@ struct ContainerOptions: ParsableArguments {
     func resolve() throws -> AppContainer {
         switch layout {
         case .ios:
-            let root = URL(filePath: container ?? ".", relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL
+            let root = URL(
+                filePath: container ?? ".",
+                relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+            ).standardizedFileURL
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
                 throw CLIError(description: "\(root.path) is not a folder")
             }
             // A simulated container keeps its App Groups with it (fixtures write them there).
             let shared = root.appending(path: "Shared/AppGroup", directoryHint: .isDirectory)
-            let groups = ((try? FileManager.default.contentsOfDirectory(atPath: shared.path)) ?? []).filter(ContainerRoot.isAppGroupIdentifier).sorted()
+            let groups = ((try? FileManager.default.contentsOfDirectory(atPath: shared.path)) ?? []).filter(
+                ContainerRoot.isAppGroupIdentifier
+            ).sorted()
             return .iOSSandbox(root: root, appGroups: groups)
         case .xdg:
             var environment = ProcessInfo.processInfo.environment
             if let container {
                 // A home folder given on the command line: ignore the process's XDG variables.
-                environment = ["HOME": URL(filePath: container, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)).standardizedFileURL.path]
+                environment = [
+                    "HOME": URL(
+                        filePath: container,
+                        relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+                    ).standardizedFileURL.path
+                ]
             }
             return .xdg(appName: app ?? "", environment: environment)
         }
@@ -55,16 +70,19 @@ struct ContainerOptions: ParsableArguments {
 
 /// The shared containers of App Groups, for the commands whose stores can live there.
 struct AppGroupOptions: ParsableArguments {
-    @Option(name: .customLong("app-group"), help: ArgumentHelp(
-        "The shared container of an App Group, which plans and --to name by its identifier (repeatable). FOLDER defaults to CONTAINER/Shared/AppGroup/ID (where fixtures write them; found without the option when it exists), or $XDG_DATA_HOME/ID with --layout xdg.",
-        valueName: "ID=FOLDER"))
+    @Option(
+        name: .customLong("app-group"),
+        help: ArgumentHelp(
+            "The shared container of an App Group, which plans and --to name by its identifier (repeatable). FOLDER defaults to CONTAINER/Shared/AppGroup/ID (where fixtures write them; found without the option when it exists), or $XDG_DATA_HOME/ID with --layout xdg.",
+            valueName: "ID=FOLDER"))
     var appGroups: [String] = []
 
     func validate() throws {
         for group in appGroups {
             let (identifier, folder) = Self.split(group)
             guard ContainerRoot.isAppGroupIdentifier(identifier) else {
-                throw ValidationError("--app-group \(group): \(identifier) is not an App Group identifier (group.com.example.app).")
+                throw ValidationError(
+                    "--app-group \(group): \(identifier) is not an App Group identifier (group.com.example.app).")
             }
             if folder?.isEmpty == true { throw ValidationError("--app-group \(group): the folder is empty.") }
         }
@@ -85,13 +103,22 @@ struct AppGroupOptions: ParsableArguments {
         let workingDirectory = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
         for group in appGroups {
             let (identifier, folder) = Self.split(group)
-            let standard = layout == .ios
-                ? container.documents.deletingLastPathComponent().appending(path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory)
-                : container.applicationSupport.deletingLastPathComponent().appending(path: identifier, directoryHint: .isDirectory)
-            let url = (folder.map { URL(filePath: $0, directoryHint: .isDirectory, relativeTo: workingDirectory) } ?? standard).standardizedFileURL
+            let standard =
+                layout == .ios
+                ? container.documents.deletingLastPathComponent().appending(
+                    path: "Shared/AppGroup/\(identifier)", directoryHint: .isDirectory)
+                : container.applicationSupport.deletingLastPathComponent().appending(
+                    path: identifier, directoryHint: .isDirectory)
+            let url =
+                (folder.map { URL(filePath: $0, directoryHint: .isDirectory, relativeTo: workingDirectory) } ?? standard)
+                .standardizedFileURL
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CLIError(description: "--app-group \(group): \(url.path) is not a folder; give the App Group's existing shared container")
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw CLIError(
+                    description:
+                        "--app-group \(group): \(url.path) is not a folder; give the App Group's existing shared container"
+                )
             }
             container = container.addingAppGroup(identifier, at: url)
         }

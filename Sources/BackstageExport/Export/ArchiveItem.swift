@@ -33,12 +33,16 @@ extension ArchiveWriter {
     /// - throws: ``DocumentChanged`` when the file was written while it was read (or its size
     ///   changed since the scan): the entry does not hold one state of it. libarchive's or the
     ///   sink's error, or the `FileSystemError` of reading the file.
-    func write(_ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem, chunkWritten: (Int) throws -> Void) throws {
+    func write(
+        _ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem,
+        chunkWritten: (Int) throws -> Void
+    ) throws {
         switch item.content {
         case .directory:
             try writeHeader(path: item.path, kind: .directory, size: 0, mode: item.mode, modified: item.modified)
         case .symlink(let target):
-            try writeHeader(path: item.path, kind: .symlink, size: 0, mode: item.mode, modified: item.modified, linkTarget: target)
+            try writeHeader(
+                path: item.path, kind: .symlink, size: 0, mode: item.mode, modified: item.modified, linkTarget: target)
         case .file(let source, let size):
             try writeHeader(path: item.path, kind: .file, size: size, mode: item.mode, modified: item.modified)
             // Never more than the header's size (libarchive would refuse the excess with no message).

@@ -22,8 +22,10 @@ public struct ExportOptions: Sendable, Hashable {
     /// Limits tests lower to reach, with small trees, what big ones do.
     package var tuning = ExportTuning()
 
-    public init(format: ArchiveFormat, level: Int? = nil, threads: Int? = nil, includeDatabase: Bool = false,
-                sourceDateEpoch: Int64? = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) }) {
+    public init(
+        format: ArchiveFormat, level: Int? = nil, threads: Int? = nil, includeDatabase: Bool = false,
+        sourceDateEpoch: Int64? = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0) }
+    ) {
         self.format = format
         self.includeDatabase = includeDatabase
         self.level = level
@@ -148,7 +150,8 @@ public struct Exporter: Sendable {
     public func events(to destination: URL, options: ExportOptions) -> WorkStream<ExportEvent> {
         let exporter = self
         return WorkStream { yield, isCancelled in
-            let report = try exporter.exportAndWait(to: destination, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
+            let report = try exporter.exportAndWait(
+                to: destination, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
             yield(.finished(report))
         }
     }
@@ -167,12 +170,16 @@ public struct Exporter: Sendable {
     }
 
     /// The synchronous engine.
-    package func exportAndWait(to destination: URL, options: ExportOptions,
-                               progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }) throws -> ExportReport {
+    package func exportAndWait(
+        to destination: URL, options: ExportOptions,
+        progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }
+    ) throws -> ExportReport {
         try refuseOutputInsideDocuments(destination)
         var scanned = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
-        let temporary = destination.deletingLastPathComponent().appending(path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
-        var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
+        let temporary = destination.deletingLastPathComponent().appending(
+            path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
+        var report = ExportReport(
+            archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
         let fileSystem = FileSystem()
         var snapshots: StoreSnapshots?
         defer { snapshots?.remove() }
@@ -181,8 +188,9 @@ public struct Exporter: Sendable {
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
             let documents = scanned.filter { $0.kind == .document || $0.kind == .userDatabase }
-            var items = try self.items(documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
-                                       report: &report)
+            var items = try self.items(
+                documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
+                report: &report)
             scanned = []  // what is left out is in the report: memory for the writers
             var attempt = 1
             while true {
@@ -191,11 +199,13 @@ public struct Exporter: Sendable {
                 do {
                     let entriesTotal = items.count
                     let onWritten: (Int, Int64) -> Void = { entries, bytes in
-                        let now = ArchiveProgress(entriesDone: entries, entriesTotal: entriesTotal, bytesDone: bytes, bytesTotal: bytesTotal)
+                        let now = ArchiveProgress(
+                            entriesDone: entries, entriesTotal: entriesTotal, bytesDone: bytes, bytesTotal: bytesTotal)
                         if throttle.shouldReport(now) { progress(now) }
                     }
-                    report.bytes = try write(items, to: temporary, naming: destination, options: options, fileSystem: fileSystem,
-                                             progress: onWritten, isCancelled: isCancelled)
+                    report.bytes = try write(
+                        items, to: temporary, naming: destination, options: options, fileSystem: fileSystem,
+                        progress: onWritten, isCancelled: isCancelled)
                     break
                 } catch let changed as DocumentChanged where attempt < Self.writeAttempts {
                     // A document the app writes meanwhile: this archive is dropped, and the next one
@@ -214,15 +224,20 @@ public struct Exporter: Sendable {
             try? fileSystem.removeFile(temporary.path)
             throw error
         }
-        progress(ArchiveProgress(entriesDone: report.entries, entriesTotal: report.entries, bytesDone: report.bytes, bytesTotal: report.bytes))
+        progress(
+            ArchiveProgress(
+                entriesDone: report.entries, entriesTotal: report.entries, bytesDone: report.bytes,
+                bytesTotal: report.bytes))
         report.leftOut.sort { $0.path < $1.path }
         return report
     }
 
     /// What the archive will hold, in order: the documents (a link kept only when it stays
     /// inside Documents), then the store snapshots. Records what is left out in `report`.
-    private func items(_ documents: [ClassifiedFile], snapshots: StoreSnapshots?, copies: DatabaseCopies, options: ExportOptions,
-                       fileSystem: FileSystem, report: inout ExportReport) throws -> [ArchiveItem] {
+    private func items(
+        _ documents: [ClassifiedFile], snapshots: StoreSnapshots?, copies: DatabaseCopies, options: ExportOptions,
+        fileSystem: FileSystem, report: inout ExportReport
+    ) throws -> [ArchiveItem] {
         let root = container.documents
         let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
         var items: [ArchiveItem] = []
@@ -241,30 +256,41 @@ public struct Exporter: Sendable {
                     continue
                 }
                 let text = try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
-                items.append(ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified))
+                items.append(
+                    ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified))
             case .regular where entry.kind == .userDatabase:
                 guard let copy = try copies.copy(of: url) ?? Self.wholeFile(url, fileSystem: fileSystem),
-                      let copied = try fileSystem.status(copy) else {
+                    let copied = try fileSystem.status(copy)
+                else {
                     report.leftOut.append(LeftOut(path: entry.path, reason: .unreadableDatabase))
                     continue
                 }
-                items.append(ArchiveItem(path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644,
-                                         modified: modified))
+                items.append(
+                    ArchiveItem(
+                        path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644,
+                        modified: modified))
             case .regular:
-                items.append(ArchiveItem(path: entry.path, content: .file(source: url.path, size: status.size),
-                                         mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
+                items.append(
+                    ArchiveItem(
+                        path: entry.path, content: .file(source: url.path, size: status.size),
+                        mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
             case .other:
                 report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
             }
         }
         for file in snapshots?.files ?? [] {
             let entryPath = Self.databaseFolder + "/" + file.location.description
-            items.append(ArchiveItem(path: entryPath, content: .file(source: file.snapshot, size: file.size), mode: 0o644, modified: clamp(file.modified)))
+            items.append(
+                ArchiveItem(
+                    path: entryPath, content: .file(source: file.snapshot, size: file.size), mode: 0o644,
+                    modified: clamp(file.modified)))
             report.databases.append(entryPath)
             let folder = (entryPath as NSString).deletingLastPathComponent
             for support in file.supportFiles {
-                items.append(ArchiveItem(path: folder + "/" + support.relative, content: .file(source: support.path, size: support.size),
-                                         mode: 0o644, modified: clamp(support.modified)))
+                items.append(
+                    ArchiveItem(
+                        path: folder + "/" + support.relative, content: .file(source: support.path, size: support.size),
+                        mode: 0o644, modified: clamp(support.modified)))
             }
         }
         return items
@@ -273,36 +299,48 @@ public struct Exporter: Sendable {
     /// Writes `items` to `temporary` in `options.format`; returns the bytes of content archived.
     /// zip and tar.gz are written by Backstage on several threads (libarchive writing the
     /// entries), the other formats by libarchive alone (tar.zst on zstd's threads).
-    private func write(_ items: [ArchiveItem], to temporary: URL, naming destination: URL, options: ExportOptions, fileSystem: FileSystem,
-                       progress: (Int, Int64) -> Void, isCancelled: () -> Bool) throws -> Int64 {
+    private func write(
+        _ items: [ArchiveItem], to temporary: URL, naming destination: URL, options: ExportOptions,
+        fileSystem: FileSystem,
+        progress: (Int, Int64) -> Void, isCancelled: () -> Bool
+    ) throws -> Int64 {
         let threads = options.compressionThreads
         // The files are read in order: their reads are started ahead of the threads that need them.
         let readAhead = ReadAhead(items.map(\.readAheadFile), fileSystem: fileSystem)
         defer { readAhead.stop() }
         switch options.format {
         case .zip:
-            let output = try ArchiveOutput(temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
+            let output = try ArchiveOutput(
+                temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
             defer { output.close() }
-            var zip = ParallelZip(items: items, level: options.level, workers: threads, readAhead: readAhead, heldBytesPerWorker: options.tuning.heldBytesPerWorker,
-                                  spilledBytesPerWorker: options.tuning.spilledBytesPerWorker, spillPath: temporary.path + ".spill")
+            var zip = ParallelZip(
+                items: items, level: options.level, workers: threads, readAhead: readAhead,
+                heldBytesPerWorker: options.tuning.heldBytesPerWorker,
+                spilledBytesPerWorker: options.tuning.spilledBytesPerWorker, spillPath: temporary.path + ".spill")
             zip.directory.zip64Limit = options.tuning.zip64Limit
             return try zip.write(to: output, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
         case .tarGz:
-            let output = try ArchiveOutput(temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
+            let output = try ArchiveOutput(
+                temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
             defer { output.close() }
             return try withUTF8Locale {
                 let gzip = try ParallelGzip(output: output, level: options.level, workers: threads)
                 let writer = try ArchiveWriter(sink: gzip, format: .tar, level: nil, archivePath: destination.path)
-                let bytes = try write(items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                let bytes = try write(
+                    items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
+                    isCancelled: isCancelled)
                 try writer.close()
                 try gzip.finish()
                 return bytes
             }
         default:
             return try withUTF8Locale {
-                let writer = try ArchiveWriter(path: temporary.path, naming: destination.path, format: options.format, level: options.level,
-                                               threads: options.format == .tarZst ? threads : nil)
-                let bytes = try write(items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
+                let writer = try ArchiveWriter(
+                    path: temporary.path, naming: destination.path, format: options.format, level: options.level,
+                    threads: options.format == .tarZst ? threads : nil)
+                let bytes = try write(
+                    items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
+                    isCancelled: isCancelled)
                 try writer.close()
                 return bytes
             }
@@ -310,8 +348,10 @@ public struct Exporter: Sendable {
     }
 
     /// Writes `items` one after the other through `writer`, on the calling thread.
-    private func write(_ items: [ArchiveItem], with writer: ArchiveWriter, readAhead: ReadAhead, fileSystem: FileSystem,
-                       progress: (Int, Int64) -> Void, isCancelled: () -> Bool) throws -> Int64 {
+    private func write(
+        _ items: [ArchiveItem], with writer: ArchiveWriter, readAhead: ReadAhead, fileSystem: FileSystem,
+        progress: (Int, Int64) -> Void, isCancelled: () -> Bool
+    ) throws -> Int64 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var bytes: Int64 = 0
@@ -332,9 +372,12 @@ public struct Exporter: Sendable {
     static let writeAttempts = 4
 
     /// Replaces the document at `path` in `items` by a still copy of it, or leaves it out and says so.
-    private static func still(_ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies,
-                              report: inout ExportReport) throws {
-        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content else {
+    private static func still(
+        _ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies,
+        report: inout ExportReport
+    ) throws {
+        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content
+        else {
             return
         }
         if let copy = try copies.stillCopy(of: source), let size = try FileSystem().status(copy)?.size {
@@ -351,8 +394,9 @@ public struct Exporter: Sendable {
         let documents = container.documents.resolvingSymlinksInPath().standardizedFileURL.path
         let folder = destination.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL.path
         if FileSystem.relativePath(of: folder, inside: documents) != nil {
-            throw ExportError(archivePath: destination.path,
-                              reason: .insideDocuments(documents: container.documents.path))
+            throw ExportError(
+                archivePath: destination.path,
+                reason: .insideDocuments(documents: container.documents.path))
         }
     }
 

@@ -80,8 +80,12 @@ final class ParallelGzip: ArchiveSink {
         while written < submitted { try writeNext(waiting: true) }
         queue.stop()
         var trailer = [UInt8]()
-        for shift in stride(from: 0, to: 32, by: 8) { trailer.append(UInt8(truncatingIfNeeded: UInt32(truncatingIfNeeded: crc) >> shift)) }
-        for shift in stride(from: 0, to: 32, by: 8) { trailer.append(UInt8(truncatingIfNeeded: length >> UInt64(shift))) }
+        for shift in stride(from: 0, to: 32, by: 8) {
+            trailer.append(UInt8(truncatingIfNeeded: UInt32(truncatingIfNeeded: crc) >> shift))
+        }
+        for shift in stride(from: 0, to: 32, by: 8) {
+            trailer.append(UInt8(truncatingIfNeeded: length >> UInt64(shift)))
+        }
         try output.write(trailer)
     }
 
@@ -104,7 +108,11 @@ final class ParallelGzip: ArchiveSink {
         guard written < submitted else { return false }
         guard let done = queue.take(written, waiting: waiting) else {
             // Waiting ends without the block only when a worker could not start (no memory for zlib).
-            if waiting { throw ArchiveError(code: ENOMEM, message: "zlib could not allocate its compression state", archivePath: output.archivePath) }
+            if waiting {
+                throw ArchiveError(
+                    code: ENOMEM, message: "zlib could not allocate its compression state",
+                    archivePath: output.archivePath)
+            }
             return false
         }
         try output.write(done.output)
@@ -189,7 +197,8 @@ final class ParallelGzip: ArchiveSink {
         while let job = queue.next() {
             let store = level > 0 && job.input.withUnsafeBufferPointer(CompressionProbe.isIncompressible)
             let output = deflater.deflateBlock(job.input, dictionary: job.dictionary, store: store, last: job.last)
-            queue.complete(job.index, Done(output: output, crc: RawDeflater.crc32(job.input), inputCount: job.input.count))
+            queue.complete(
+                job.index, Done(output: output, crc: RawDeflater.crc32(job.input), inputCount: job.input.count))
         }
     }
 }
@@ -224,7 +233,9 @@ package enum CompressionProbe {
                 let slot = Int(truncatingIfNeeded: (value &* 0x9E37_79B9_7F4A_7C15) >> 50)
                 let previous = Int(last[slot])
                 last[slot] = Int32(index)
-                if previous >= 0 && index - previous <= 32 << 10 && raw.loadUnaligned(fromByteOffset: previous, as: UInt64.self) == value {
+                if previous >= 0 && index - previous <= 32 << 10
+                    && raw.loadUnaligned(fromByteOffset: previous, as: UInt64.self) == value
+                {
                     repeated += 8
                     index += 8
                 } else {

@@ -35,11 +35,15 @@ struct ParallelZip {
     /// thread only, a few times a second, while the workers run.
     ///
     /// - returns: the bytes of file content archived.
-    func write(to output: ArchiveOutput, fileSystem: FileSystem, progress: (_ entries: Int, _ bytes: Int64) -> Void,
-               isCancelled: () -> Bool) throws -> Int64 {
+    func write(
+        to output: ArchiveOutput, fileSystem: FileSystem, progress: (_ entries: Int, _ bytes: Int64) -> Void,
+        isCancelled: () -> Bool
+    ) throws -> Int64 {
         let count = max(1, min(workers, items.count))
-        let schedule = Schedule(items: items, output: output, workers: count, readAhead: readAhead, budget: heldBytesPerWorker * (count - 1),
-                                spill: Spill(path: spillPath, budget: spilledBytesPerWorker * Int64(count - 1), fileSystem: fileSystem))
+        let schedule = Schedule(
+            items: items, output: output, workers: count, readAhead: readAhead,
+            budget: heldBytesPerWorker * (count - 1),
+            spill: Spill(path: spillPath, budget: spilledBytesPerWorker * Int64(count - 1), fileSystem: fileSystem))
         let threads = ThreadGroup()
         let level = level
         for worker in 0..<count {
@@ -57,22 +61,32 @@ struct ParallelZip {
         let written = schedule.directories
         var records = [(writer: Int32, start: Int32)](repeating: (-1, 0), count: items.count)
         for (writer, directory) in written.enumerated() {
-            let starts = try ZipDirectory.recordStarts(in: directory.bytes, count: directory.entries.count, archivePath: output.archivePath)
+            let starts = try ZipDirectory.recordStarts(
+                in: directory.bytes, count: directory.entries.count, archivePath: output.archivePath)
             for (index, start) in zip(directory.entries, starts) { records[index] = (Int32(writer), Int32(start)) }
         }
         let directoryOffset = UInt64(output.position)
         var chunk: [UInt8] = []
         for (index, record) in records.enumerated() {
-            guard record.writer >= 0 else { throw ArchiveError(code: -30, message: "an entry has no central directory record", archivePath: output.archivePath, entryPath: items[index].path) }
-            directory.append(recordAt: Int(record.start), in: written[Int(record.writer)].bytes, offset: UInt64(schedule.offsets[index]),
-                             modified: items[index].modified, to: &chunk)
+            guard record.writer >= 0 else {
+                throw ArchiveError(
+                    code: -30, message: "an entry has no central directory record", archivePath: output.archivePath,
+                    entryPath: items[index].path)
+            }
+            directory.append(
+                recordAt: Int(record.start), in: written[Int(record.writer)].bytes,
+                offset: UInt64(schedule.offsets[index]),
+                modified: items[index].modified, to: &chunk)
             if chunk.count >= 1 << 20 {
                 try output.write(chunk)
                 chunk.removeAll(keepingCapacity: true)
             }
         }
         try output.write(chunk)
-        try output.write(directory.end(count: items.count, directoryOffset: directoryOffset, directorySize: UInt64(output.position) - directoryOffset))
+        try output.write(
+            directory.end(
+                count: items.count, directoryOffset: directoryOffset,
+                directorySize: UInt64(output.position) - directoryOffset))
         return schedule.progress.bytes
     }
 
@@ -105,7 +119,8 @@ struct ParallelZip {
         private var entriesDone = 0
         private var bytesDone: Int64 = 0
 
-        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, readAhead: ReadAhead, budget: Int, spill: Spill) {
+        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, readAhead: ReadAhead, budget: Int, spill: Spill)
+        {
             self.items = items
             self.readAhead = readAhead
             running = workers
@@ -156,7 +171,8 @@ struct ParallelZip {
                     var next = take()
                     while next != nil {
                         let sink = EntrySink(schedule: self)
-                        let writer = try ArchiveWriter(sink: sink, format: .zip, level: level, archivePath: output.archivePath)
+                        let writer = try ArchiveWriter(
+                            sink: sink, format: .zip, level: level, archivePath: output.archivePath)
                         var mine: [Int] = []
                         while let index = next, mine.count < 1_024 {
                             let item = items[index]
@@ -363,7 +379,10 @@ struct ParallelZip {
                 } catch {
                     throw ArchiveError(error, archivePath: output.archivePath)
                 }
-                guard read > 0 else { throw ArchiveError(code: -30, message: "the scratch file \(path) ended early", archivePath: output.archivePath) }
+                guard read > 0 else {
+                    throw ArchiveError(
+                        code: -30, message: "the scratch file \(path) ended early", archivePath: output.archivePath)
+                }
                 try output.write(UnsafeRawBufferPointer(rebasing: slice[0..<read]))
                 done += read
             }

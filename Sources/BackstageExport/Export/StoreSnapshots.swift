@@ -40,14 +40,20 @@ struct StoreSnapshots {
             for root in container.roots where root != .temporary {
                 let folder = container[root]
                 let declarations = root == .documents ? container.declaredStores : .everyDatabase
-                for entry in try FileClassifier(declarations: declarations).scan(folder) where entry.kind == .database && !entry.path.hasPrefix(".backstage/") {
+                for entry in try FileClassifier(declarations: declarations).scan(folder)
+                where entry.kind == .database && !entry.path.hasPrefix(".backstage/") {
                     let live = folder.appending(path: entry.path)
                     let snapshot = scratch + "/\(files.count).sqlite"
                     try StoreSnapshot.write(of: live, to: URL(filePath: snapshot))
-                    guard let status = try fileSystem.status(snapshot), let liveStatus = try fileSystem.status(live.path) else { continue }
+                    guard let status = try fileSystem.status(snapshot),
+                        let liveStatus = try fileSystem.status(live.path)
+                    else { continue }
                     let store = StoreFileSet(main: live)
-                    files.append(File(location: ContainerLocation(root, entry.path), snapshot: snapshot, size: status.size,
-                                      modified: Int64(liveStatus.modificationTime.tv_sec), supportFiles: try supportFiles(of: store)))
+                    files.append(
+                        File(
+                            location: ContainerLocation(root, entry.path), snapshot: snapshot, size: status.size,
+                            modified: Int64(liveStatus.modificationTime.tv_sec),
+                            supportFiles: try supportFiles(of: store)))
                 }
             }
         } catch {
@@ -66,7 +72,10 @@ struct StoreSnapshots {
             case .directory:
                 for name in try fileSystem.contents(of: path) { try walk(path + "/" + name, relative + "/" + name) }
             case .regular:
-                result.append(SupportFile(path: path, relative: relative, size: status.size, modified: Int64(status.modificationTime.tv_sec)))
+                result.append(
+                    SupportFile(
+                        path: path, relative: relative, size: status.size,
+                        modified: Int64(status.modificationTime.tv_sec)))
             case .symlink, .other:
                 break
             }

@@ -22,11 +22,17 @@ struct ZipDirectory {
         var position = 0
         for _ in 0..<count {
             guard position + 46 <= bytes.count, u32(bytes, position) == 0x0201_4b50 else {
-                throw ArchiveError(code: -30, message: "libarchive wrote a central directory Backstage cannot read", archivePath: archivePath)
+                throw ArchiveError(
+                    code: -30, message: "libarchive wrote a central directory Backstage cannot read",
+                    archivePath: archivePath)
             }
-            let next = position + 46 + Int(u16(bytes, position + 28)) + Int(u16(bytes, position + 30)) + Int(u16(bytes, position + 32))
+            let next =
+                position + 46 + Int(u16(bytes, position + 28)) + Int(u16(bytes, position + 30))
+                + Int(u16(bytes, position + 32))
             guard next <= bytes.count else {
-                throw ArchiveError(code: -30, message: "libarchive wrote a central directory Backstage cannot read", archivePath: archivePath)
+                throw ArchiveError(
+                    code: -30, message: "libarchive wrote a central directory Backstage cannot read",
+                    archivePath: archivePath)
             }
             starts.append(position)
             position = next
@@ -37,7 +43,8 @@ struct ZipDirectory {
     /// Appends the record at `start` in `bytes` to `out`, for an entry at `offset` in the
     /// archive modified at `modified`: its zip64 field (if any) rebuilt, its DOS time in UTC.
     func append(recordAt start: Int, in bytes: [UInt8], offset: UInt64, modified: Int64, to out: inout [UInt8]) {
-        let nameLength = Int(Self.u16(bytes, start + 28)), extraLength = Int(Self.u16(bytes, start + 30)), commentLength = Int(Self.u16(bytes, start + 32))
+        let nameLength = Int(Self.u16(bytes, start + 28)), extraLength = Int(Self.u16(bytes, start + 30)),
+            commentLength = Int(Self.u16(bytes, start + 32))
         let extraStart = start + 46 + nameLength, commentStart = extraStart + extraLength
         var compressed = UInt64(Self.u32(bytes, start + 20)), uncompressed = UInt64(Self.u32(bytes, start + 24))
         // libarchive's extra fields but its zip64 one, whose sizes (those that overflowed, in this order) are kept.
@@ -85,7 +92,8 @@ struct ZipDirectory {
             let record = offset + size
             // zip64 end of central directory record, then its locator.
             put32(&out, 0x0606_4b50); put64(&out, 44); put16(&out, 45 | 3 << 8); put16(&out, 45)
-            put32(&out, 0); put32(&out, 0); put64(&out, UInt64(count)); put64(&out, UInt64(count)); put64(&out, size); put64(&out, offset)
+            put32(&out, 0); put32(&out, 0); put64(&out, UInt64(count)); put64(&out, UInt64(count)); put64(&out, size);
+            put64(&out, offset)
             put32(&out, 0x0706_4b50); put32(&out, 0); put64(&out, record); put32(&out, 1)
         }
         let shortCount = count >= 0xFFFF ? 0xFFFF : UInt16(count)
@@ -109,8 +117,12 @@ struct ZipDirectory {
     // MARK: Little-endian fields
 
     private static func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
-    private static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { UInt32(u16(bytes, at)) | UInt32(u16(bytes, at + 2)) << 16 }
-    private static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { UInt64(u32(bytes, at)) | UInt64(u32(bytes, at + 4)) << 32 }
+    private static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+        UInt32(u16(bytes, at)) | UInt32(u16(bytes, at + 2)) << 16
+    }
+    private static func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 {
+        UInt64(u32(bytes, at)) | UInt64(u32(bytes, at + 4)) << 32
+    }
 
     private func put16(_ bytes: inout [UInt8], _ at: Int, _ value: UInt16) {
         bytes[at] = UInt8(value & 0xff); bytes[at + 1] = UInt8(value >> 8)
@@ -119,6 +131,10 @@ struct ZipDirectory {
         for index in 0..<4 { bytes[at + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(index))) }
     }
     private func put16(_ bytes: inout [UInt8], _ value: UInt16) { bytes += [UInt8(value & 0xff), UInt8(value >> 8)] }
-    private func put32(_ bytes: inout [UInt8], _ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
-    private func put64(_ bytes: inout [UInt8], _ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
+    private func put32(_ bytes: inout [UInt8], _ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    }
+    private func put64(_ bytes: inout [UInt8], _ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
 }

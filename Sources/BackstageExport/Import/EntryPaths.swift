@@ -24,7 +24,9 @@ struct EntryPaths {
         if name.isEmpty { return .refused(.emptyName) }
         if name.hasPrefix("/") { return .refused(.absolutePath) }
         if name.contains("\\") { return .refused(.backslash) }
-        if name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) { return .refused(.controlCharacter) }
+        if name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            return .refused(.controlCharacter)
+        }
         var components: [Substring] = []
         for component in name.split(separator: "/", omittingEmptySubsequences: true) {
             if component == "." { continue }

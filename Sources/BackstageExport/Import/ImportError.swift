@@ -100,11 +100,14 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .internalFile(let kind): "it would recreate an internal file (\(kind.rawValue)) in Documents"
         case .tooManyEntries(let limit): "the archive holds more than \(limit) entries"
         case .tooLarge(let limit): "the archive expands to more than \(limit) bytes"
-        case .exceedsFreeSpace(let available): "the archive expands to more than the \(available) bytes free on the disk"
+        case .exceedsFreeSpace(let available):
+            "the archive expands to more than the \(available) bytes free on the disk"
         case .compressionRatio(let limit): "it expands more than \(Int(limit)) times its compressed size"
-        case .archiveCompressionRatio(let limit): "the archive expands more than \(Int(limit)) times its compressed size"
+        case .archiveCompressionRatio(let limit):
+            "the archive expands more than \(Int(limit)) times its compressed size"
         case .conflict(let existing): "Documents already has \(existing) of another kind"
-        case .storeExists(let location): "the container already has a store at \(location); move it away to restore this snapshot"
+        case .storeExists(let location):
+            "the container already has a store at \(location); move it away to restore this snapshot"
         case .unknownStoreLocation: "it names no store location of this container"
         }
     }

@@ -26,7 +26,10 @@ public struct ImportLimits: Sendable, Hashable, Codable {
     /// of zeros is not a bomb). Default 1 MiB.
     public var ratioGraceBytes: Int64
 
-    public init(maxTotalBytes: Int64? = nil, maxEntries: Int = 1_000_000, maxCompressionRatio: Double = 100, ratioGraceBytes: Int64 = 1 << 20) {
+    public init(
+        maxTotalBytes: Int64? = nil, maxEntries: Int = 1_000_000, maxCompressionRatio: Double = 100,
+        ratioGraceBytes: Int64 = 1 << 20
+    ) {
         self.maxTotalBytes = maxTotalBytes
         self.maxEntries = maxEntries
         self.maxCompressionRatio = maxCompressionRatio
@@ -44,8 +47,10 @@ public struct ImportOptions: Sendable, Hashable, Codable {
     /// before anything is written. Off: the snapshots are read past and listed.
     public var restoreDatabases: Bool
 
-    public init(onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits(),
-                restoreDatabases: Bool = false) {
+    public init(
+        onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits(),
+        restoreDatabases: Bool = false
+    ) {
         self.onConflict = onConflict
         self.limits = limits
         self.restoreDatabases = restoreDatabases

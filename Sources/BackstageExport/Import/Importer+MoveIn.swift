@@ -22,14 +22,20 @@ extension Importer {
     /// whole; a folder it has is merged; a file it has follows the conflict policy. A name equal to
     /// an existing one but for Unicode normalization is that same document (what the user sees is
     /// the same name; archivers hand names over in NFC); one equal but for case is refused.
-    func planMoveIn(staging: String, policy: ConflictPolicy, archivePath: String, report: inout ImportReport) throws -> [StagedMove] {
+    func planMoveIn(
+        staging: String, policy: ConflictPolicy, archivePath: String, report: inout ImportReport
+    ) throws -> [StagedMove] {
         var moves: [StagedMove] = []
-        try plan(staged: staging, documents: container.documents.path, relative: "", policy: policy, archivePath: archivePath, moves: &moves, report: &report)
+        try plan(
+            staged: staging, documents: container.documents.path, relative: "", policy: policy,
+            archivePath: archivePath, moves: &moves, report: &report)
         return moves
     }
 
-    private func plan(staged folder: String, documents: String, relative: String, policy: ConflictPolicy, archivePath: String,
-                      moves: inout [StagedMove], report: inout ImportReport) throws {
+    private func plan(
+        staged folder: String, documents: String, relative: String, policy: ConflictPolicy, archivePath: String,
+        moves: inout [StagedMove], report: inout ImportReport
+    ) throws {
         let existingNames = try fileSystem.contents(of: documents)
         var byKey: [String: String] = [:]
         for name in existingNames { byKey[EntryPaths.key(name)] = name }
@@ -43,7 +49,9 @@ extension Importer {
             if let other = byKey[EntryPaths.key(stagedName)], Array(other.utf8) != Array(stagedName.utf8) {
                 guard other == stagedName else {
                     let entry = relative.isEmpty ? stagedName : relative + "/" + stagedName
-                    throw ImportError(archivePath: archivePath, entryPath: entry, reason: .caseCollision(with: relative.isEmpty ? other : relative + "/" + other))
+                    throw ImportError(
+                        archivePath: archivePath, entryPath: entry,
+                        reason: .caseCollision(with: relative.isEmpty ? other : relative + "/" + other))
                 }
                 name = other
             }
@@ -55,11 +63,14 @@ extension Importer {
                 continue
             }
             if stagedStatus.kind == .directory && existing.kind == .directory {
-                try plan(staged: staged, documents: destination, relative: path, policy: policy, archivePath: archivePath, moves: &moves, report: &report)
+                try plan(
+                    staged: staged, documents: destination, relative: path, policy: policy, archivePath: archivePath,
+                    moves: &moves, report: &report)
                 continue
             }
             if policy == .keepBoth, stagedStatus.kind == .regular,
-               let same = try copyWithSameBytes(of: staged, named: name, in: documents, existing: existingNames) {
+                let same = try copyWithSameBytes(of: staged, named: name, in: documents, existing: existingNames)
+            {
                 report.identical.append(relative.isEmpty ? same : relative + "/" + same)
                 try notWritten(staged, report: &report)
                 continue
@@ -100,8 +111,10 @@ extension Importer {
     /// The name of a file of `documents` holding the same bytes as `staged`: `name` itself, or one of
     /// the names keep-both gives a copy (`name 2.ext`, `name 3.ext`...). The same bytes are the same
     /// document: importing an archive twice never makes a byte-identical copy.
-    private func copyWithSameBytes(of staged: String, named name: String, in documents: String,
-                                   existing: [String]) throws -> String? {
+    private func copyWithSameBytes(
+        of staged: String, named name: String, in documents: String,
+        existing: [String]
+    ) throws -> String? {
         let present = Set(existing.map { Array($0.utf8) })
         var candidate = name
         var taken: Set<[UInt8]> = []

@@ -46,7 +46,8 @@ public struct Importer: Sendable {
     public func events(from archive: URL, options: ImportOptions = ImportOptions()) -> WorkStream<ImportEvent> {
         let importer = self
         return WorkStream { yield, isCancelled in
-            let report = try importer.importAndWait(archive, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
+            let report = try importer.importAndWait(
+                archive, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
             yield(.finished(report))
         }
     }
@@ -65,19 +66,24 @@ public struct Importer: Sendable {
     }
 
     /// The synchronous engine.
-    package func importAndWait(_ archive: URL, options: ImportOptions = ImportOptions(),
-                               progress: @escaping (ArchiveProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }) throws -> ImportReport {
+    package func importAndWait(
+        _ archive: URL, options: ImportOptions = ImportOptions(),
+        progress: @escaping (ArchiveProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }
+    ) throws -> ImportReport {
         let archivePath = archive.standardizedFileURL.path
         // The archive may be reached through a link (a Downloads folder linked elsewhere): read its target.
         let archiveFile = fileSystem.resolvedPath(archivePath) ?? archivePath
         guard let archiveStatus = try fileSystem.status(archiveFile), archiveStatus.kind == .regular else {
-            throw FileSystemError(operation: .open, path: archivePath, code: archiveFile == archivePath && fileSystem.exists(archivePath) ? EINVAL : ENOENT)
+            throw FileSystemError(
+                operation: .open, path: archivePath,
+                code: archiveFile == archivePath && fileSystem.exists(archivePath) ? EINVAL : ENOENT)
         }
         let documents = container.documents.path
         // A container that does not exist (a typo in its path) is refused, never created: only
         // Documents itself is made, inside a folder that exists.
         let parent = (documents as NSString).deletingLastPathComponent
-        guard try fileSystem.status(documents)?.kind == .directory || fileSystem.status(parent)?.kind == .directory else {
+        guard try fileSystem.status(documents)?.kind == .directory || fileSystem.status(parent)?.kind == .directory
+        else {
             throw FileSystemError(operation: .open, path: parent, code: ENOENT)
         }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
@@ -95,13 +101,16 @@ public struct Importer: Sendable {
             }
         }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
-        let snapshotStaging = options.restoreDatabases
+        let snapshotStaging =
+            options.restoreDatabases
             ? container.temporary.path + "/" + TemporaryName.unique("restore") : nil
         defer { if let snapshotStaging { try? fileSystem.removeTree(snapshotStaging) } }
         do {
-            var stager = try Stager(archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging, documents: documents,
-                                    limits: options.limits, declarations: container.declaredStores, fileSystem: fileSystem,
-                                    progress: progress, isCancelled: isCancelled)
+            var stager = try Stager(
+                archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging,
+                documents: documents,
+                limits: options.limits, declarations: container.declaredStores, fileSystem: fileSystem,
+                progress: progress, isCancelled: isCancelled)
             if let snapshotStaging {
                 try fileSystem.createDirectories(snapshotStaging, mode: 0o700)
                 stager.databaseStaging = snapshotStaging
@@ -109,7 +118,8 @@ public struct Importer: Sendable {
             try stager.stage(into: &report)
             try refuseInternalFiles(in: staging, archivePath: archivePath)
             let snapshots = try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath) } ?? []
-            let moves = try planMoveIn(staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
+            let moves = try planMoveIn(
+                staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
             try fileSystem.syncFileSystem(containing: staging)
             do {
                 try moveIn(moves, staging: staging)
@@ -142,7 +152,9 @@ public struct Importer: Sendable {
         let temporary = container.temporary.path
         let name = Self.stagingPrefix + UUID().uuidString.prefix(8).lowercased()
         var parent = documents
-        if (try? fileSystem.createDirectories(temporary)) != nil, try fileSystem.canRename(from: temporary, to: documents) {
+        if (try? fileSystem.createDirectories(temporary)) != nil,
+            try fileSystem.canRename(from: temporary, to: documents)
+        {
             parent = temporary
         }
         let staging = parent + "/" + name

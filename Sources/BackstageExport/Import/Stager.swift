@@ -27,9 +27,12 @@ struct Stager {
     /// The total limit: ``ImportLimits/maxTotalBytes``, or the space free at the staging folder.
     private let maxTotalBytes: Int64
 
-    init(archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String, limits: ImportLimits,
-         declarations: StoreDeclarations, fileSystem: FileSystem,
-         progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool) throws {
+    init(
+        archivePath: String, archiveFile: String, archiveSize: Int64, staging: String, documents: String,
+        limits: ImportLimits,
+        declarations: StoreDeclarations, fileSystem: FileSystem,
+        progress: @escaping (ArchiveProgress) -> Void, isCancelled: @escaping () -> Bool
+    ) throws {
         self.declarations = declarations
         self.archivePath = archivePath
         self.archiveFile = archiveFile
@@ -110,7 +113,9 @@ struct Stager {
                     try makeFolders(path, including: false)
                     try writeFile(header, to: destination, mode: mode, reader: reader, report: &report)
                 }
-                let now = ArchiveProgress(entriesDone: report.entries, entriesTotal: nil, bytesDone: reader.bytesConsumed, bytesTotal: archiveSize)
+                let now = ArchiveProgress(
+                    entriesDone: report.entries, entriesTotal: nil, bytesDone: reader.bytesConsumed,
+                    bytesTotal: archiveSize)
                 if throttle.shouldReport(now) { progress(now) }
             }
             // Links last: no entry can be written through one, and each is resolved against them all.
@@ -122,7 +127,8 @@ struct Stager {
             }
             for link in links {
                 guard paths.linkStaysInside(link.path, target: link.target, linkOnDisk: linkOnDisk) else {
-                    throw ImportError(archivePath: archivePath, entryPath: link.path, reason: .linkOutside(target: link.target))
+                    throw ImportError(
+                        archivePath: archivePath, entryPath: link.path, reason: .linkOutside(target: link.target))
                 }
                 try fileSystem.createSymbolicLink(staging + "/" + link.path, target: link.target)
                 try fileSystem.setModificationTime(staging + "/" + link.path, seconds: link.modified)
@@ -131,7 +137,10 @@ struct Stager {
             for folder in folders.reversed() {
                 try fileSystem.setModificationTime(staging + "/" + folder.path, seconds: folder.modified)
             }
-            progress(ArchiveProgress(entriesDone: report.entries, entriesTotal: report.entries, bytesDone: archiveSize, bytesTotal: archiveSize))
+            progress(
+                ArchiveProgress(
+                    entriesDone: report.entries, entriesTotal: report.entries, bytesDone: archiveSize,
+                    bytesTotal: archiveSize))
         }
     }
 
@@ -140,8 +149,10 @@ struct Stager {
         limits.maxTotalBytes != nil ? .tooLarge(limit: maxTotalBytes) : .exceedsFreeSpace(available: maxTotalBytes)
     }
 
-    private mutating func writeFile(_ header: ArchiveEntryHeader, to destination: String, mode: UInt32, reader: ArchiveReader,
-                           report: inout ImportReport) throws {
+    private mutating func writeFile(
+        _ header: ArchiveEntryHeader, to destination: String, mode: UInt32, reader: ArchiveReader,
+        report: inout ImportReport
+    ) throws {
         let archivePath = archivePath
         func refuse(_ reason: ImportError.Reason) -> ImportError {
             ImportError(archivePath: archivePath, entryPath: header.displayPath, reason: reason)
@@ -153,11 +164,15 @@ struct Stager {
         func checkLimits(_ logical: Int64) throws {
             if totalBytes + logical > maxTotalBytes { throw refuse(tooLarge) }
             let ratio = limits.maxCompressionRatio
-            if logical > limits.ratioGraceBytes, Double(logical) > Double(max(reader.bytesConsumed - compressedStart, 1)) * ratio {
+            if logical > limits.ratioGraceBytes,
+                Double(logical) > Double(max(reader.bytesConsumed - compressedStart, 1)) * ratio
+            {
                 throw refuse(.compressionRatio(limit: ratio))
             }
             let archiveLogical = totalBytes + logical
-            if archiveLogical > limits.ratioGraceBytes, Double(archiveLogical) > Double(max(reader.bytesConsumed, 1)) * ratio {
+            if archiveLogical > limits.ratioGraceBytes,
+                Double(archiveLogical) > Double(max(reader.bytesConsumed, 1)) * ratio
+            {
                 throw refuse(.archiveCompressionRatio(limit: ratio))
             }
         }

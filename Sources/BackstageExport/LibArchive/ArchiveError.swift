@@ -30,11 +30,14 @@ extension ArchiveError {
             return status == ARCHIVE_WARN ? "the archive is damaged" : "the archive is damaged or truncated"
         }
         let lower = message.lowercased()
-        if lower.contains("truncated") || lower.contains("premature end") || lower.contains("unexpected end") || lower.contains("ends early") {
+        if lower.contains("truncated") || lower.contains("premature end") || lower.contains("unexpected end")
+            || lower.contains("ends early")
+        {
             return message.hasPrefix("the archive") ? message : "the archive is truncated (\(message))"
         }
         if lower.contains("crc") || lower.contains("checksum") {
-            return message.hasPrefix("the archive") ? message : "the archive is corrupt: a checksum does not match (\(message))"
+            return message.hasPrefix("the archive")
+                ? message : "the archive is corrupt: a checksum does not match (\(message))"
         }
         if lower.contains("unrecognized archive format") {
             return "this is not an archive Backstage can read (\(message))"

@@ -48,7 +48,9 @@ final class ArchiveReader {
     init(path: String, reading file: String? = nil, fileSystem: FileSystem = FileSystem()) throws(ArchiveError) {
         self.path = path
         let file = file ?? path
-        guard let handle = archive_read_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a reader", archivePath: path) }
+        guard let handle = archive_read_new() else {
+            throw ArchiveError(code: -30, message: "libarchive could not allocate a reader", archivePath: path)
+        }
         self.handle = handle
         try check(archive_read_support_filter_all(handle))
         try check(archive_read_support_format_all(handle))
@@ -57,7 +59,9 @@ final class ArchiveReader {
                 gzip = try GzipSource(file: try fileSystem.openForReading(file))
             }
         } catch let error as FileSystemError {
-            throw ArchiveError(code: error.code, message: error.reason.prefix(1).lowercased() + error.reason.dropFirst(), archivePath: path)
+            throw ArchiveError(
+                code: error.code, message: error.reason.prefix(1).lowercased() + error.reason.dropFirst(),
+                archivePath: path)
         } catch let error as ArchiveError {
             throw error
         } catch {
@@ -65,15 +69,18 @@ final class ArchiveReader {
         }
         if let gzip {
             let context = Unmanaged.passUnretained(gzip).toOpaque()
-            try check(archive_read_open(handle, context, nil, { archive, context, block in
-                let source = Unmanaged<GzipSource>.fromOpaque(context!).takeUnretainedValue()
-                guard let bytes = source.read() else {
-                    backstage_archive_set_error(archive, EILSEQ, source.failure ?? "the gzip stream is damaged")
-                    return -1
-                }
-                block?.pointee = bytes.baseAddress
-                return bytes.count
-            }, nil))
+            try check(
+                archive_read_open(
+                    handle, context, nil,
+                    { archive, context, block in
+                        let source = Unmanaged<GzipSource>.fromOpaque(context!).takeUnretainedValue()
+                        guard let bytes = source.read() else {
+                            backstage_archive_set_error(archive, EILSEQ, source.failure ?? "the gzip stream is damaged")
+                            return -1
+                        }
+                        block?.pointee = bytes.baseAddress
+                        return bytes.count
+                    }, nil))
         } else {
             try check(archive_read_open_filename(handle, file, 1 << 20))
         }
@@ -90,13 +97,17 @@ final class ArchiveReader {
             return nil
         }
         try check(status)
-        guard let entry = entryPointer else { throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path) }
+        guard let entry = entryPointer else {
+            throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path)
+        }
         let stored = archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : 0
         let headerEnd = Int64(archive_filter_bytes(handle, 0))
         lastEntryEnd = archive_entry_sparse_count(entry) > 0 ? nil : headerEnd + (stored + 511) / 512 * 512
         let raw = archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
         let decoded = archive_entry_pathname_utf8(entry).map { String(cString: $0) }
-        let hardLink = archive_entry_hardlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_hardlink(entry).map { String(cString: $0) }
+        let hardLink =
+            archive_entry_hardlink_utf8(entry).map { String(cString: $0) }
+            ?? archive_entry_hardlink(entry).map { String(cString: $0) }
         let type = archive_entry_filetype(entry)
         var kind: ArchiveEntryHeader.Kind
         var linkTarget: String?
@@ -109,7 +120,10 @@ final class ArchiveReader {
             kind = .directory
         } else if type == backstage_ae_iflnk() {
             kind = .symlink
-            linkTarget = archive_entry_symlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_symlink(entry).map { String(cString: $0) } ?? ""
+            linkTarget =
+                archive_entry_symlink_utf8(entry).map { String(cString: $0) } ?? archive_entry_symlink(entry).map {
+                    String(cString: $0)
+                } ?? ""
         } else {
             kind = .special(Self.describe(type))
         }
@@ -138,7 +152,8 @@ final class ArchiveReader {
     /// (its end blocks and any later entries gone) as complete. Refused as truncated: what was cut
     /// off is unknown, so importing the rest would hide the loss.
     private func verifyEndOfTar() throws(ArchiveError) {
-        guard let handle, let lastEntryEnd, archive_format(handle) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_TAR else {
+        guard let handle, let lastEntryEnd, archive_format(handle) & ARCHIVE_FORMAT_BASE_MASK == ARCHIVE_FORMAT_TAR
+        else {
             return
         }
         if Int64(archive_filter_bytes(handle, 0)) < lastEntryEnd + 512 {
@@ -153,7 +168,8 @@ final class ArchiveReader {
         guard let gzip else { return }
         while true {
             guard let block = gzip.read() else {
-                throw ArchiveError(code: EILSEQ, message: gzip.failure ?? "the gzip stream is damaged", archivePath: path)
+                throw ArchiveError(
+                    code: EILSEQ, message: gzip.failure ?? "the gzip stream is damaged", archivePath: path)
             }
             if block.isEmpty { return }
         }
@@ -187,6 +203,8 @@ final class ArchiveReader {
         guard status != ARCHIVE_OK && (warningIsError || status != ARCHIVE_WARN) else { return }
         let raw = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) }
         let code = handle.map { archive_errno($0) } ?? 0
-        throw ArchiveError(code: code != 0 ? code : status, message: ArchiveError.sentence(for: raw, status: status), archivePath: path, entryPath: entry)
+        throw ArchiveError(
+            code: code != 0 ? code : status, message: ArchiveError.sentence(for: raw, status: status),
+            archivePath: path, entryPath: entry)
     }
 }

@@ -17,9 +17,13 @@ final class ArchiveWriter {
 
     /// A writer of `format` to the file at `path`, libarchive writing it; errors name
     /// `archivePath` (the destination a temporary file will be renamed to), `path` by default.
-    init(path: String, naming archivePath: String? = nil, format: ArchiveFormat, level: Int?, threads: Int?) throws(ArchiveError) {
+    init(
+        path: String, naming archivePath: String? = nil, format: ArchiveFormat, level: Int?, threads: Int?
+    ) throws(ArchiveError) {
         self.path = archivePath ?? path
-        guard let handle = archive_write_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: self.path) }
+        guard let handle = archive_write_new() else {
+            throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: self.path)
+        }
         self.handle = handle
         try check(configure(handle, format: format, level: level, threads: threads))
         try check(archive_write_open_filename(handle, path))
@@ -29,25 +33,30 @@ final class ArchiveWriter {
     /// `sink` as libarchive produces them; `archivePath` names the archive in errors.
     init(sink: ArchiveSink, format: ArchiveFormat, level: Int?, archivePath: String) throws(ArchiveError) {
         self.path = archivePath
-        guard let handle = archive_write_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: archivePath) }
+        guard let handle = archive_write_new() else {
+            throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: archivePath)
+        }
         self.handle = handle
         let client = SinkClient(sink: sink)
         self.client = client
         try check(configure(handle, format: format == .zip ? .zip : .tar, level: level, threads: nil))
         // No blocking: each write goes straight to the sink (the tar end-of-archive is its two zero records).
         archive_write_set_bytes_per_block(handle, 0)
-        try check(archive_write_open(handle, Unmanaged.passUnretained(client).toOpaque(), nil, { _, context, bytes, count in
-            let client = Unmanaged<SinkClient>.fromOpaque(context!).takeUnretainedValue()
-            // Once the sink failed, nothing more reaches it (libarchive still flushes when freed).
-            guard client.failure == nil else { return -1 }
-            do throws(ArchiveError) {
-                try client.sink.consume(UnsafeRawBufferPointer(start: bytes, count: count))
-                return count
-            } catch {
-                if client.failure == nil { client.failure = error }
-                return -1
-            }
-        }, nil))
+        try check(
+            archive_write_open(
+                handle, Unmanaged.passUnretained(client).toOpaque(), nil,
+                { _, context, bytes, count in
+                    let client = Unmanaged<SinkClient>.fromOpaque(context!).takeUnretainedValue()
+                    // Once the sink failed, nothing more reaches it (libarchive still flushes when freed).
+                    guard client.failure == nil else { return -1 }
+                    do throws(ArchiveError) {
+                        try client.sink.consume(UnsafeRawBufferPointer(start: bytes, count: count))
+                        return count
+                    } catch {
+                        if client.failure == nil { client.failure = error }
+                        return -1
+                    }
+                }, nil))
     }
 
     /// Ends the current entry: for zip, the rest of its compressed bytes and its data descriptor.
@@ -105,8 +114,13 @@ final class ArchiveWriter {
     }
 
     /// Writes a header for a folder, a regular file (its bytes follow with `writeData`) or a link.
-    func writeHeader(path entryPath: String, kind: EntryKind, size: Int64, mode: UInt32, modified: Int64, linkTarget: String? = nil) throws(ArchiveError) {
-        guard let handle, let entry = archive_entry_new() else { throw ArchiveError(code: -30, message: "libarchive could not allocate an entry", archivePath: path, entryPath: entryPath) }
+    func writeHeader(
+        path entryPath: String, kind: EntryKind, size: Int64, mode: UInt32, modified: Int64, linkTarget: String? = nil
+    ) throws(ArchiveError) {
+        guard let handle, let entry = archive_entry_new() else {
+            throw ArchiveError(
+                code: -30, message: "libarchive could not allocate an entry", archivePath: path, entryPath: entryPath)
+        }
         defer { archive_entry_free(entry) }
         archive_entry_set_pathname_utf8(entry, entryPath)
         switch kind {
@@ -158,7 +172,8 @@ final class ArchiveWriter {
             failure.entryPath = failure.entryPath ?? entry
             return failure
         }
-        let message = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "libarchive error \(status)"
+        let message =
+            handle.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "libarchive error \(status)"
         let code = handle.map { archive_errno($0) } ?? status
         return ArchiveError(code: code != 0 ? code : status, message: message, archivePath: path, entryPath: entry)
     }

@@ -71,7 +71,9 @@ final class GzipSource {
                 inflateReset(&stream)
                 inMember = true
             }
-            if stream.avail_in == 0 && inputEnd { throw Failure(message: "the archive is truncated: its gzip stream ends early") }
+            if stream.avail_in == 0 && inputEnd {
+                throw Failure(message: "the archive is truncated: its gzip stream ends early")
+            }
             let status = inflate(&stream, Z_NO_FLUSH)
             compressedBytesConsumed = compressedBytesRead - Int64(stream.avail_in)
             switch status {
@@ -81,9 +83,10 @@ final class GzipSource {
                 continue
             case Z_DATA_ERROR:
                 let detail = stream.msg.map { String(cString: $0) } ?? "invalid data"
-                throw Failure(message: detail.contains("check") || detail.contains("length")
-                    ? "the archive is corrupt: its gzip checksum does not match its content (\(detail))"
-                    : "the archive is corrupt: \(detail)")
+                throw Failure(
+                    message: detail.contains("check") || detail.contains("length")
+                        ? "the archive is corrupt: its gzip checksum does not match its content (\(detail))"
+                        : "the archive is corrupt: \(detail)")
             default:
                 throw Failure(message: "zlib failed with code \(status)")
             }

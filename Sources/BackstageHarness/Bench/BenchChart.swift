@@ -34,7 +34,9 @@ public enum BenchChart {
         String(name.split(whereSeparator: { $0 == " " || $0 == "·" }).first ?? Substring(name)).lowercased()
     }
 
-    public static func svg(_ report: BenchReport, title: String = "Backstage: time against data size, per job")
+    public static func svg(
+        _ report: BenchReport, title: String = "Backstage: time against data size, per job"
+    )
         -> String
     {
         let points = report.results.filter { $0.seconds > 0 && $0.bytes > 0 }

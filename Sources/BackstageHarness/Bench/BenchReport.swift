@@ -196,8 +196,12 @@ public struct BenchReport: Sendable, Hashable, Codable {
         ]
         for row in ratios {
             lines.append(
-                "| " + [Self.size(row.bytes), row.name, time(row.seconds), row.peakBytes > 0 ? "\(row.peakBytes >> 20) MB" : "—",
-                        row.baseline, time(row.baselineSeconds), ratio(row.seconds, row.baselineSeconds)].joined(separator: " | ") + " |"
+                "| "
+                    + [
+                        Self.size(row.bytes), row.name, time(row.seconds),
+                        row.peakBytes > 0 ? "\(row.peakBytes >> 20) MB" : "—",
+                        row.baseline, time(row.baselineSeconds), ratio(row.seconds, row.baselineSeconds),
+                    ].joined(separator: " | ") + " |"
             )
         }
         lines.append("")

@@ -74,7 +74,9 @@ public struct BenchRunner {
         }
         for run in 1...runs {
             for (index, item) in cases.enumerated() {
-                log("run \(run)/\(runs): \(item.name) at \(BenchReport.size(item.bytes))", Double((run - 1) * cases.count + index) / Double(runs * cases.count))
+                log(
+                    "run \(run)/\(runs): \(item.name) at \(BenchReport.size(item.bytes))",
+                    Double((run - 1) * cases.count + index) / Double(runs * cases.count))
                 let folder = workspace.appending(path: "run", directoryHint: .isDirectory)
                 try? fileManager.removeItem(at: folder)
                 try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -89,9 +91,13 @@ public struct BenchRunner {
                 // cannot count on a warm cache.)
                 for input in item.inputs + [folder] { try fileSystem.dropFromCache(input.path) }
                 let command = item.command(folder)
-                let measured = try ChildProcess.measure(URL(filePath: command.executable), command.arguments, environment: command.environment)
+                let measured = try ChildProcess.measure(
+                    URL(filePath: command.executable), command.arguments, environment: command.environment)
                 guard measured.status == 0 else {
-                    throw BenchError(message: "\(item.name) at \(BenchReport.size(item.bytes)) failed (exit \(measured.status)): \(measured.stderr)")
+                    throw BenchError(
+                        message:
+                            "\(item.name) at \(BenchReport.size(item.bytes)) failed (exit \(measured.status)): \(measured.stderr)"
+                    )
                 }
                 let key = "\(item.name)@\(item.bytes)"
                 samples[key, default: []].append(measured.seconds)
@@ -102,11 +108,14 @@ public struct BenchRunner {
         }
         let results = cases.map { item in
             let key = "\(item.name)@\(item.bytes)"
-            return BenchResult(name: item.name, kind: item.kind, bytes: item.bytes, runs: samples[key] ?? [0], peakBytes: peaks[key] ?? 0, baselines: item.baselines)
+            return BenchResult(
+                name: item.name, kind: item.kind, bytes: item.bytes, runs: samples[key] ?? [0],
+                peakBytes: peaks[key] ?? 0, baselines: item.baselines)
         }
         let launchCheck = try measureNeedsUpgrade()
-        var report = BenchReport(date: Date(), machine: Self.machine(), runsPerCase: runs, sizes: sizes, results: results,
-                                 needsUpgradeMicroseconds: launchCheck.steady, budget: budget, skipped: skipped)
+        var report = BenchReport(
+            date: Date(), machine: Self.machine(), runsPerCase: runs, sizes: sizes, results: results,
+            needsUpgradeMicroseconds: launchCheck.steady, budget: budget, skipped: skipped)
         report.needsUpgradeDocumentsChangedMicroseconds = launchCheck.documentsChanged
         return report
     }
@@ -133,7 +142,8 @@ public struct BenchRunner {
         let folder = workspace.appending(path: "data-\(size)", directoryHint: .isDirectory)
         let container = folder.appending(path: "store", directoryHint: .isDirectory)
         if !FileManager.default.fileExists(atPath: container.path) {
-            _ = try FixtureGenerator(executable: executable, catalog: try CatalogFolder.notes()).generate(FixtureSpec(layout: "v1", size: size, state: .clean, seed: 1), at: container)
+            _ = try FixtureGenerator(executable: executable, catalog: try CatalogFolder.notes()).generate(
+                FixtureSpec(layout: "v1", size: size, state: .clean, seed: 1), at: container)
         }
         let store = container.appending(path: "Documents/Notes.sqlite").path
         let support = container.appending(path: "Documents/.Notes_SUPPORT").path
@@ -146,21 +156,28 @@ public struct BenchRunner {
         let documentsBytes = try fileSystem.treeSize(documents.path)
         let archive = folder.appending(path: "tree.tar.gz")
         if !FileManager.default.fileExists(atPath: archive.path) {
-            let made = try ChildProcess.measure(executable, ["export", documents.path, "-o", archive.path], environment: nil)
+            let made = try ChildProcess.measure(
+                executable, ["export", documents.path, "-o", archive.path], environment: nil)
             guard made.status == 0 else { throw BenchError(message: "exporting the tree failed: \(made.stderr)") }
         }
-        return Prepared(size: size, container: container, storeBytes: storeBytes, documents: documents, documentsBytes: documentsBytes, archive: archive)
+        return Prepared(
+            size: size, container: container, storeBytes: storeBytes, documents: documents,
+            documentsBytes: documentsBytes, archive: archive)
     }
 
     /// Text notes in 40 folders (60 % of the bytes, compressible) and 20 MB media files half
     /// random, half text — what a notes app's Documents looks like to a compressor.
     static func writeDocuments(at folder: URL, bytes: Int64) throws {
         var random = SeededRandom(seed: 7)
-        let words = (0..<4000).map { _ in String(decoding: random.bytes(Int(random.next() % 8) + 2).map { 97 + $0 % 26 }, as: UTF8.self) }
+        let words = (0..<4000).map { _ in
+            String(decoding: random.bytes(Int(random.next() % 8) + 2).map { 97 + $0 % 26 }, as: UTF8.self)
+        }
         func text(_ count: Int) -> Data {
             var out = [UInt8]()
             out.reserveCapacity(count + 16)
-            while out.count < count { out += Array(words[Int(random.next() % UInt64(words.count))].utf8); out.append(32) }
+            while out.count < count {
+                out += Array(words[Int(random.next() % UInt64(words.count))].utf8); out.append(32)
+            }
             return Data(out.prefix(count))
         }
         var written: Int64 = 0
@@ -194,54 +211,133 @@ public struct BenchRunner {
         var cases: [Case] = []
         let bytes = data.storeBytes
 
-        cases.append(Case(name: "relocate · rename", kind: .backstage, bytes: bytes, baselines: ["cp + fsync", "naive row copy"],
-                          prepare: copyContainer) { run in (backstage, ["relocate", run.appending(path: "c").path, "--store", "Notes.sqlite", "--strategy", "rename"], nil) })
-        cases.append(Case(name: "cp + fsync", kind: .baseline, bytes: bytes) { run in
-            ("/bin/sh", ["-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", store, support, run.appending(path: "copy").path], nil)
-        })
+        cases.append(
+            Case(
+                name: "relocate · rename", kind: .backstage, bytes: bytes, baselines: ["cp + fsync", "naive row copy"],
+                prepare: copyContainer
+            ) { run in
+                (
+                    backstage,
+                    ["relocate", run.appending(path: "c").path, "--store", "Notes.sqlite", "--strategy", "rename"], nil
+                )
+            })
+        cases.append(
+            Case(name: "cp + fsync", kind: .baseline, bytes: bytes) { run in
+                (
+                    "/bin/sh",
+                    [
+                        "-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh",
+                        store, support, run.appending(path: "copy").path,
+                    ], nil
+                )
+            })
         let spaceOnShm = ((try? FileSystem().space(at: crossDevice.path).available) ?? 0) > data.storeBytes * 2
         if spaceOnShm {
-            cases.append(Case(name: "relocate · copy → /dev/shm", kind: .backstage, bytes: bytes,
-                              baselines: ["cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy → /dev/shm"],
-                              prepare: { run in try Self.copy(data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes")) }) { run in
-                (backstage, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--strategy", "copy"],
-                 ["HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path, "XDG_DATA_HOME": shm + "/data",
-                  "XDG_CACHE_HOME": run.appending(path: "cache").path, "TMPDIR": run.appending(path: "tmp").path, "PATH": "/usr/bin:/bin"])
-            })
-            cases.append(Case(name: "cp + fsync → /dev/shm", kind: .baseline, bytes: bytes) { _ in
-                ("/bin/sh", ["-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"", "sh", store, support, shm + "/copy"], nil)
-            })
+            cases.append(
+                Case(
+                    name: "relocate · copy → /dev/shm", kind: .backstage, bytes: bytes,
+                    baselines: [
+                        "cp + fsync → /dev/shm", "mv → /dev/shm", "sqlite3 .backup", "naive row copy → /dev/shm",
+                    ],
+                    prepare: { run in
+                        try Self.copy(
+                            data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes"))
+                    }
+                ) { run in
+                    (
+                        backstage,
+                        [
+                            "relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--strategy",
+                            "copy",
+                        ],
+                        [
+                            "HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path,
+                            "XDG_DATA_HOME": shm + "/data",
+                            "XDG_CACHE_HOME": run.appending(path: "cache").path,
+                            "TMPDIR": run.appending(path: "tmp").path, "PATH": "/usr/bin:/bin",
+                        ]
+                    )
+                })
+            cases.append(
+                Case(name: "cp + fsync → /dev/shm", kind: .baseline, bytes: bytes) { _ in
+                    (
+                        "/bin/sh",
+                        [
+                            "-c", "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\"",
+                            "sh", store, support, shm + "/copy",
+                        ], nil
+                    )
+                })
             // A move across file systems also deletes the source: mv copies, then unlinks every file;
             // durable as Backstage's move is, the copies synced and the source's folder too.
-            cases.append(Case(name: "mv → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/bin/sh", ["-c", "mkdir -p \"$3\" && mv \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\" && sync -f \"$(dirname \"$1\")\"", "sh", sqliteRun(run),
-                             run.appending(path: "c/Documents/.Notes_SUPPORT").path, shm + "/moved"], nil)
-            })
-            if let python3 = which("python3") {
-                cases.append(Case(name: "naive row copy → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                    Self.naiveMove(python3, store: sqliteRun(run), support: run.appending(path: "c/Documents/.Notes_SUPPORT").path, into: shm + "/naive")
+            cases.append(
+                Case(name: "mv → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
+                    (
+                        "/bin/sh",
+                        [
+                            "-c",
+                            "mkdir -p \"$3\" && mv \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\" && sync -f \"$(dirname \"$1\")\"",
+                            "sh", sqliteRun(run),
+                            run.appending(path: "c/Documents/.Notes_SUPPORT").path, shm + "/moved",
+                        ], nil
+                    )
                 })
+            if let python3 = which("python3") {
+                cases.append(
+                    Case(name: "naive row copy → /dev/shm", kind: .baseline, bytes: bytes, prepare: copyContainer) {
+                        run in
+                        Self.naiveMove(
+                            python3, store: sqliteRun(run),
+                            support: run.appending(path: "c/Documents/.Notes_SUPPORT").path, into: shm + "/naive")
+                    })
             }
         } else {
             skipped.append("copy to /dev/shm at \(BenchReport.size(data.size)): not enough room there")
         }
         if let sqlite3 = which("sqlite3") {
             // Made durable as Backstage's copies are: the new store fsynced before the command ends.
-            cases.append(Case(name: "sqlite3 .backup", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/bin/sh", ["-c", "\"$1\" \"$2\" \".backup '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run), run.appending(path: "backup.sqlite").path], nil)
-            })
-            cases.append(Case(name: "VACUUM INTO", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                ("/bin/sh", ["-c", "\"$1\" \"$2\" \"VACUUM INTO '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run), run.appending(path: "vacuum.sqlite").path], nil)
-            })
-            cases.append(Case(name: "split", kind: .backstage, bytes: bytes, baselines: ["VACUUM INTO"], prepare: { run in
-                try copyContainer(run)
-                try Data(Self.splitPlan.utf8).write(to: run.appending(path: "split.json"))
-            }) { run in (backstage, ["upgrade", run.appending(path: "c").path, "--plan", run.appending(path: "split.json").path], nil) })
+            cases.append(
+                Case(name: "sqlite3 .backup", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
+                    (
+                        "/bin/sh",
+                        [
+                            "-c", "\"$1\" \"$2\" \".backup '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run),
+                            run.appending(path: "backup.sqlite").path,
+                        ], nil
+                    )
+                })
+            cases.append(
+                Case(name: "VACUUM INTO", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
+                    (
+                        "/bin/sh",
+                        [
+                            "-c", "\"$1\" \"$2\" \"VACUUM INTO '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run),
+                            run.appending(path: "vacuum.sqlite").path,
+                        ], nil
+                    )
+                })
+            cases.append(
+                Case(
+                    name: "split", kind: .backstage, bytes: bytes, baselines: ["VACUUM INTO"],
+                    prepare: { run in
+                        try copyContainer(run)
+                        try Data(Self.splitPlan.utf8).write(to: run.appending(path: "split.json"))
+                    }
+                ) { run in
+                    (
+                        backstage,
+                        ["upgrade", run.appending(path: "c").path, "--plan", run.appending(path: "split.json").path],
+                        nil
+                    )
+                })
         }
         if let python3 = which("python3") {
-            cases.append(Case(name: "naive row copy", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                Self.naiveMove(python3, store: sqliteRun(run), support: run.appending(path: "c/Documents/.Notes_SUPPORT").path, into: run.appending(path: "naive").path)
-            })
+            cases.append(
+                Case(name: "naive row copy", kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
+                    Self.naiveMove(
+                        python3, store: sqliteRun(run), support: run.appending(path: "c/Documents/.Notes_SUPPORT").path,
+                        into: run.appending(path: "naive").path)
+                })
         }
         let tree = data.documents.appending(path: "Documents").path
         // Baselines as durable as Backstage: the archive fsynced before the command ends.
@@ -249,37 +345,73 @@ public struct BenchRunner {
             ("/bin/sh", ["-c", command + " && sync -f \"$1\"", "sh", archive, tree], nil)
         }
         if which("bsdtar") != nil {
-            cases.append(Case(name: "export zip (deflate 6)", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar zip (deflate 6)"]) { run in
-                (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.zip").path, "--level", "6"], nil)
-            })
-            cases.append(Case(name: "bsdtar zip (deflate 6)", kind: .baseline, bytes: data.documentsBytes) { run in
-                archiving("bsdtar --format zip --options zip:compression-level=6 -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.zip").path)
-            })
+            cases.append(
+                Case(
+                    name: "export zip (deflate 6)", kind: .backstage, bytes: data.documentsBytes,
+                    baselines: ["bsdtar zip (deflate 6)"]
+                ) { run in
+                    (
+                        backstage,
+                        ["export", data.documents.path, "-o", run.appending(path: "out.zip").path, "--level", "6"], nil
+                    )
+                })
+            cases.append(
+                Case(name: "bsdtar zip (deflate 6)", kind: .baseline, bytes: data.documentsBytes) { run in
+                    archiving(
+                        "bsdtar --format zip --options zip:compression-level=6 -cf \"$1\" -C \"$2\" .",
+                        to: run.appending(path: "out.zip").path)
+                })
             // Import never creates the container it is given (a typo would make one): it exists.
-            cases.append(Case(name: "import tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar -xf"], prepare: { run in
-                try FileManager.default.createDirectory(at: run.appending(path: "imported"), withIntermediateDirectories: true)
-            }) { run in
-                (backstage, ["import", data.archive.path, run.appending(path: "imported").path], nil)
-            })
-            cases.append(Case(name: "bsdtar -xf", kind: .baseline, bytes: data.documentsBytes, prepare: { run in
-                try FileManager.default.createDirectory(at: run.appending(path: "x"), withIntermediateDirectories: true)
-            }) { run in ("/bin/sh", ["-c", "bsdtar -xf \"$1\" -C \"$2\" && sync -f \"$2\"", "sh", data.archive.path, run.appending(path: "x").path], nil) })
+            cases.append(
+                Case(
+                    name: "import tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["bsdtar -xf"],
+                    prepare: { run in
+                        try FileManager.default.createDirectory(
+                            at: run.appending(path: "imported"), withIntermediateDirectories: true)
+                    }
+                ) { run in
+                    (backstage, ["import", data.archive.path, run.appending(path: "imported").path], nil)
+                })
+            cases.append(
+                Case(
+                    name: "bsdtar -xf", kind: .baseline, bytes: data.documentsBytes,
+                    prepare: { run in
+                        try FileManager.default.createDirectory(
+                            at: run.appending(path: "x"), withIntermediateDirectories: true)
+                    }
+                ) { run in
+                    (
+                        "/bin/sh",
+                        [
+                            "-c", "bsdtar -xf \"$1\" -C \"$2\" && sync -f \"$2\"", "sh", data.archive.path,
+                            run.appending(path: "x").path,
+                        ], nil
+                    )
+                })
         }
         if which("pigz") != nil, which("tar") != nil {
-            cases.append(Case(name: "export tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I pigz"]) { run in
-                (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.gz").path], nil)
-            })
-            cases.append(Case(name: "tar -I pigz", kind: .baseline, bytes: data.documentsBytes) { run in
-                archiving("tar -I pigz -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.gz").path)
-            })
+            cases.append(
+                Case(name: "export tar.gz", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I pigz"]) {
+                    run in
+                    (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.gz").path], nil)
+                })
+            cases.append(
+                Case(name: "tar -I pigz", kind: .baseline, bytes: data.documentsBytes) { run in
+                    archiving("tar -I pigz -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.gz").path)
+                })
         }
         if which("zstd") != nil, which("tar") != nil {
-            cases.append(Case(name: "export tar.zst", kind: .backstage, bytes: data.documentsBytes, baselines: ["tar -I 'zstd -T0'"]) { run in
-                (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.zst").path], nil)
-            })
-            cases.append(Case(name: "tar -I 'zstd -T0'", kind: .baseline, bytes: data.documentsBytes) { run in
-                archiving("tar -I 'zstd -T0' -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.zst").path)
-            })
+            cases.append(
+                Case(
+                    name: "export tar.zst", kind: .backstage, bytes: data.documentsBytes,
+                    baselines: ["tar -I 'zstd -T0'"]
+                ) { run in
+                    (backstage, ["export", data.documents.path, "-o", run.appending(path: "out.tar.zst").path], nil)
+                })
+            cases.append(
+                Case(name: "tar -I 'zstd -T0'", kind: .baseline, bytes: data.documentsBytes) { run in
+                    archiving("tar -I 'zstd -T0' -cf \"$1\" -C \"$2\" .", to: run.appending(path: "out.tar.zst").path)
+                })
         }
         for index in cases.indices { cases[index].inputs = data.inputs }
         return cases
@@ -297,7 +429,8 @@ public struct BenchRunner {
         let folder = workspace.appending(path: "data-\(size)/generate-\(app)", directoryHint: .isDirectory)
         let made = folder.appending(path: "fixture")
         if !FileManager.default.fileExists(atPath: made.path) {
-            _ = try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: first.name, size: size, state: .clean, seed: 1), at: made)
+            _ = try FixtureGenerator(executable: executable, catalog: catalog).generate(
+                FixtureSpec(layout: first.name, size: size, state: .clean, seed: 1), at: made)
         }
         let container = catalog.container(at: made)
         let fileSystem = FileSystem()
@@ -305,21 +438,36 @@ public struct BenchRunner {
         var shell = ""
         for (index, store) in first.stores.enumerated() {
             let set = StoreFileSet(main: store.location.url(in: container))
-            bytes += (try fileSystem.status(set.main.path)?.size ?? 0) + (try fileSystem.treeSize(set.supportFolder.path))
+            bytes +=
+                (try fileSystem.status(set.main.path)?.size ?? 0) + (try fileSystem.treeSize(set.supportFolder.path))
             let rows = try StoreInspector.rowCounts(of: set)
             let script = folder.appending(path: "store-\(index).sql")
             // Its external data too, with the shell's writefile(), relative to the run's folder.
             let external = ".store-\(index)_SUPPORT/_EXTERNAL_DATA"
-            try Data(try SchemaGenerator(schema: try catalog.schema(of: store), seed: 1).shellScript(rows: rows, externalDataFolder: external).utf8).write(to: script)
-            shell += (shell.isEmpty ? "cd \"$1\" && " : " && ") + "mkdir -p '\(external)' && sqlite3 store-\(index).sqlite \".read '\(script.path)'\" >/dev/null"
+            try Data(
+                try SchemaGenerator(schema: try catalog.schema(of: store), seed: 1).shellScript(
+                    rows: rows, externalDataFolder: external
+                ).utf8
+            ).write(to: script)
+            shell +=
+                (shell.isEmpty ? "cd \"$1\" && " : " && ")
+                + "mkdir -p '\(external)' && sqlite3 store-\(index).sqlite \".read '\(script.path)'\" >/dev/null"
         }
         let baseline = "sqlite3 shell · \(app)"
         return [
             Case(name: "generate · \(app)", kind: .backstage, bytes: bytes, baselines: [baseline]) { run in
-                (executable.path, ["fixture", run.appending(path: "f").path, "--layout", first.name, "--size", "\(size)B", "--state", "clean", "--seed", "1"]
-                    + (bundled ? [] : ["--catalog", catalog.url.path]), nil)
+                (
+                    executable.path,
+                    [
+                        "fixture", run.appending(path: "f").path, "--layout", first.name, "--size", "\(size)B",
+                        "--state", "clean", "--seed", "1",
+                    ]
+                        + (bundled ? [] : ["--catalog", catalog.url.path]), nil
+                )
             },
-            Case(name: baseline, kind: .baseline, bytes: bytes) { run in ("/bin/sh", ["-c", shell, "sh", run.path], nil) },
+            Case(name: baseline, kind: .baseline, bytes: bytes) { run in
+                ("/bin/sh", ["-c", shell, "sh", run.path], nil)
+            },
         ]
     }
 
@@ -331,10 +479,18 @@ public struct BenchRunner {
 
     /// The naive move of a store into `folder`: ``naiveCopy``, then the source deleted, made as
     /// durable as Backstage's move (the copies synced, the source's folder too).
-    static func naiveMove(_ python3: String, store: String, support: String, into folder: String) -> (String, [String], [String: String]?) {
-        ("/bin/sh", ["-c", """
-            mkdir -p "$4" && "$1" -c "$2" "$3" "$4/Notes.sqlite" "$5" "$4/.Notes_SUPPORT" && rm -rf "$3" "$5" && sync -f "$4" && sync -f "$(dirname "$3")"
-            """, "sh", python3, naiveCopy, store, folder, support], nil)
+    static func naiveMove(
+        _ python3: String, store: String, support: String, into folder: String
+    ) -> (String, [String], [String: String]?) {
+        (
+            "/bin/sh",
+            [
+                "-c",
+                """
+                mkdir -p "$4" && "$1" -c "$2" "$3" "$4/Notes.sqlite" "$5" "$4/.Notes_SUPPORT" && rm -rf "$3" "$5" && sync -f "$4" && sync -f "$(dirname "$3")"
+                """, "sh", python3, naiveCopy, store, folder, support,
+            ], nil
+        )
     }
 
     /// The naive migration: every row of every table read into memory, then written to a new
@@ -370,12 +526,15 @@ public struct BenchRunner {
         try? FileManager.default.removeItem(at: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let catalog = try CatalogFolder.notes()
-        try FixtureGenerator(executable: executable, catalog: catalog).generate(FixtureSpec(layout: "v4", size: 1_000_000, state: .clean, seed: 1), at: root)
+        try FixtureGenerator(executable: executable, catalog: catalog).generate(
+            FixtureSpec(layout: "v4", size: 1_000_000, state: .clean, seed: 1), at: root)
         let container = catalog.container(at: root)
         let chain = UpgradePlan(chain: try catalog.chain(from: "v1", to: "v4").map(\.plan))
         try Upgrader(container: container).runAndWait(chain, budget: .infinity)
         func measure() throws -> Double {
-            guard !Upgrader.needsUpgrade(container, chain) else { throw BenchError(message: "needsUpgrade: the v4 container still needs the v1→v4 chain") }
+            guard !Upgrader.needsUpgrade(container, chain) else {
+                throw BenchError(message: "needsUpgrade: the v4 container still needs the v1→v4 chain")
+            }
             // As every case: nothing left to write back (the upgrade's, the saved file's), which
             // the kernel's flusher would do on a core this loop needs; and 1,000 calls to warm up.
             sync()
@@ -396,18 +555,25 @@ public struct BenchRunner {
     // MARK: Helpers
 
     static func copy(_ source: URL, to target: URL) throws {
-        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let result = try ChildProcess.run(URL(filePath: "/bin/cp"), ["-a", "--reflink=never", source.path, target.path])
+        try FileManager.default.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let result = try ChildProcess.run(
+            URL(filePath: "/bin/cp"), ["-a", "--reflink=never", source.path, target.path])
         guard result.status == 0 else { throw BenchError(message: "cp \(source.path): \(result.stderr)") }
     }
 
     private func which(_ tool: String) -> String? {
-        ["/usr/bin/", "/bin/", "/usr/local/bin/"].map { $0 + tool }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/bin/", "/bin/", "/usr/local/bin/"].map { $0 + tool }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     static func machine() -> String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
-            .first { $0.hasPrefix("model name") }.map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown CPU"
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+            .first { $0.hasPrefix("model name") }.map {
+                $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            } ?? "unknown CPU"
         let memory = ProcessInfo.processInfo.physicalMemory >> 30
         return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu)), \(memory) GiB, Linux"
     }

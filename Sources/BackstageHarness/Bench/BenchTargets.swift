@@ -64,24 +64,39 @@ public struct BenchTarget: Sendable, Hashable, Codable {
     public static func designTargets(generating apps: [String]) -> [BenchTarget] {
         let copy = "relocate · copy → /dev/shm", rename = "relocate · rename"
         return [
-            BenchTarget("relocate, same file system: time independent of size", .sizeIndependence(case: rename), atMost: 2),
-            BenchTarget("relocate across file systems, against a durable move", .ratio(case: copy, baseline: "mv → /dev/shm"), atMost: 1.3),
-            BenchTarget("relocate by rename, ≥ 100× faster than the naive row copy", .ratio(case: rename, baseline: "naive row copy"), atMost: 0.01),
-            BenchTarget("relocate across file systems, ≥ 5× faster than the naive row copy", .ratio(case: copy, baseline: "naive row copy → /dev/shm"), atMost: 0.2),
+            BenchTarget(
+                "relocate, same file system: time independent of size", .sizeIndependence(case: rename), atMost: 2),
+            BenchTarget(
+                "relocate across file systems, against a durable move", .ratio(case: copy, baseline: "mv → /dev/shm"),
+                atMost: 1.3),
+            BenchTarget(
+                "relocate by rename, ≥ 100× faster than the naive row copy",
+                .ratio(case: rename, baseline: "naive row copy"), atMost: 0.01),
+            BenchTarget(
+                "relocate across file systems, ≥ 5× faster than the naive row copy",
+                .ratio(case: copy, baseline: "naive row copy → /dev/shm"), atMost: 0.2),
             BenchTarget("relocate by rename: memory flat", .peakMemory(case: rename), atMost: 64),
             BenchTarget("relocate across file systems: memory flat", .peakMemory(case: copy), atMost: 64),
             BenchTarget("needsUpgrade with nothing pending", .launchCheck, atMost: 10),
             BenchTarget("split a store", .ratio(case: "split", baseline: "VACUUM INTO"), atMost: 1.5),
-            BenchTarget("export zip on every core", .ratio(case: "export zip (deflate 6)", baseline: "bsdtar zip (deflate 6)"), atMost: 0.6),
+            BenchTarget(
+                "export zip on every core", .ratio(case: "export zip (deflate 6)", baseline: "bsdtar zip (deflate 6)"),
+                atMost: 0.6),
             BenchTarget("export zip: memory bounded", .peakMemory(case: "export zip (deflate 6)"), atMost: 64),
-            BenchTarget("export tar.gz on every core", .ratio(case: "export tar.gz", baseline: "tar -I pigz"), atMost: 1.0),
+            BenchTarget(
+                "export tar.gz on every core", .ratio(case: "export tar.gz", baseline: "tar -I pigz"), atMost: 1.0),
             BenchTarget("export tar.gz: memory bounded", .peakMemory(case: "export tar.gz"), atMost: 64),
-            BenchTarget("export tar.zst with its defaults", .ratio(case: "export tar.zst", baseline: "tar -I 'zstd -T0'"), atMost: 1.0),
+            BenchTarget(
+                "export tar.zst with its defaults", .ratio(case: "export tar.zst", baseline: "tar -I 'zstd -T0'"),
+                atMost: 1.0),
             BenchTarget("import", .ratio(case: "import tar.gz", baseline: "bsdtar -xf"), atMost: 1.2),
-        ] + apps.map { app in
-            BenchTarget("generate \(app) at the shell's speed", .ratio(case: "generate · \(app)", baseline: "sqlite3 shell · \(app)"),
-                        atMost: 2, sizes: .from(bytes: generationFrom))
-        }
+        ]
+            + apps.map { app in
+                BenchTarget(
+                    "generate \(app) at the shell's speed",
+                    .ratio(case: "generate · \(app)", baseline: "sqlite3 shell · \(app)"),
+                    atMost: 2, sizes: .from(bytes: generationFrom))
+            }
     }
 
     /// A target checked at one size: the value measured, and whether it meets the limit.
@@ -149,16 +164,19 @@ extension BenchReport {
             return [verdict(Double(largest.peakBytes) / Double(1 << 20), bytes: largest.bytes)]
         case .sizeIndependence(let name):
             let runs = measured(name)
-            guard let smallest = runs.first, let largest = runs.last, largest.bytes > smallest.bytes, smallest.seconds > 0 else {
+            guard let smallest = runs.first, let largest = runs.last, largest.bytes > smallest.bytes,
+                smallest.seconds > 0
+            else {
                 return [verdict(nil, bytes: runs.last?.bytes)]
             }
             return [verdict(largest.seconds / smallest.seconds, bytes: largest.bytes)]
         case .ratio(let name, let baseline):
             let pairs = ratios.filter { $0.name == name && $0.baseline == baseline }.sorted { $0.bytes < $1.bytes }
-            let checked: [BenchReport.Ratio] = switch target.sizes {
-            case .largest: pairs.last.map { [$0] } ?? []
-            case .from(let bytes): pairs.filter { $0.bytes >= bytes }
-            }
+            let checked: [BenchReport.Ratio] =
+                switch target.sizes {
+                case .largest: pairs.last.map { [$0] } ?? []
+                case .from(let bytes): pairs.filter { $0.bytes >= bytes }
+                }
             if checked.isEmpty { return [verdict(nil, bytes: nil)] }
             return checked.map { verdict($0.ratio, bytes: $0.bytes) }
         }
@@ -169,20 +187,25 @@ extension BenchReport {
 
     /// The targets as Markdown: one row per target and size.
     var targetsMarkdown: [String] {
-        ["| target | at | measured | limit | met |", "|---|---|---|---|---|"] + targets.map { check in
-            "| \(check.target.title) | \(check.bytes.map(Self.size) ?? "—") | \(check.measured)\(check.met == nil ? "" : debugMark) | \(check.limit) | \(check.mark) |"
-        }
+        ["| target | at | measured | limit | met |", "|---|---|---|---|---|"]
+            + targets.map { check in
+                "| \(check.target.title) | \(check.bytes.map(Self.size) ?? "—") | \(check.measured)\(check.met == nil ? "" : debugMark) | \(check.limit) | \(check.mark) |"
+            }
     }
 
     /// The targets for a terminal, and a count of those met.
     var targetsTable: [String] {
         let checks = targets
         let measured = checks.filter { $0.met != nil }
-        var lines = ["targets: \(measured.filter { $0.met == true }.count) of \(measured.count) met"
-                     + (measured.count < checks.count ? " (\(checks.count - measured.count) not measured)" : "")]
+        var lines = [
+            "targets: \(measured.filter { $0.met == true }.count) of \(measured.count) met"
+                + (measured.count < checks.count ? " (\(checks.count - measured.count) not measured)" : "")
+        ]
         for check in checks {
             let at = check.bytes.map { " at " + Self.size($0) } ?? ""
-            lines.append("  \(check.mark) \(check.target.title): \(check.measured)\(check.met == nil ? "" : debugMark)\(at) (\(check.limit))")
+            lines.append(
+                "  \(check.mark) \(check.target.title): \(check.measured)\(check.met == nil ? "" : debugMark)\(at) (\(check.limit))"
+            )
         }
         return lines
     }

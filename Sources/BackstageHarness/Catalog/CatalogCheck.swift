@@ -37,8 +37,11 @@ public enum CatalogCheck {
                         problem("table \(table) of \(store.location) is not in its schema \(store.schema)")
                     }
                     if let fresh = store.freshInstall {
-                        let differences = try SchemaDescription(contentsOf: catalog.url.appending(path: fresh)).differences(from: SchemaDescription(schema))
-                        for difference in differences { problem("\(store.location) differs from a fresh install (\(fresh)): \(difference)") }
+                        let differences = try SchemaDescription(contentsOf: catalog.url.appending(path: fresh))
+                            .differences(from: SchemaDescription(schema))
+                        for difference in differences {
+                            problem("\(store.location) differs from a fresh install (\(fresh)): \(difference)")
+                        }
                     }
                 } catch {
                     problem("\(error)")
@@ -73,33 +76,54 @@ public enum CatalogCheck {
 
     /// The errors ``CatalogLint`` finds in `plan` (what would fail or lose data on installs like the
     /// captured ones), as problems of version `name`.
-    static func lintProblems(of plan: UpgradePlan, reaching name: String, from previous: CatalogVersion,
-                             in catalog: CatalogFolder) throws -> [CatalogProblem] {
-        try CatalogLint.findings(of: plan, reaching: name, from: previous, in: catalog).filter { $0.severity == .error }.map {
-            CatalogProblem(version: name, message: "\($0.place): \($0.message)")
-        }
+    static func lintProblems(
+        of plan: UpgradePlan, reaching name: String, from previous: CatalogVersion,
+        in catalog: CatalogFolder
+    ) throws -> [CatalogProblem] {
+        try CatalogLint.findings(of: plan, reaching: name, from: previous, in: catalog).filter { $0.severity == .error }
+            .map {
+                CatalogProblem(version: name, message: "\($0.place): \($0.message)")
+            }
     }
 
     /// Versions whose plan changed since it was added (every version but the newest has shipped),
     /// and, when `reportingMissing`, shipped versions with no fingerprint.
-    static func fingerprintProblems(in catalog: CatalogFolder, versions: [CatalogVersion], reportingMissing: Bool) -> [CatalogProblem] {
+    static func fingerprintProblems(
+        in catalog: CatalogFolder, versions: [CatalogVersion], reportingMissing: Bool
+    ) -> [CatalogProblem] {
         var problems: [CatalogProblem] = []
         for (index, version) in versions.enumerated() {
             guard let file = catalog.planURL(of: version) else { continue }
             guard let frozen = version.frozen else {
                 if reportingMissing && index < versions.count - 1 {
-                    problems.append(CatalogProblem(version: version.name, message: "its plan \(version.plan ?? "") has no fingerprint: it was added before Backstage recorded them; the next `catalog add-version` records it as it is now"))
+                    problems.append(
+                        CatalogProblem(
+                            version: version.name,
+                            message:
+                                "its plan \(version.plan ?? "") has no fingerprint: it was added before Backstage recorded them; the next `catalog add-version` records it as it is now"
+                        ))
                 }
                 continue
             }
-            guard let current = try? PlanFingerprint(of: UpgradePlan.load(from: file)) else { continue }  // unreadable: reported elsewhere
+            // An unreadable plan is reported elsewhere.
+            guard let current = try? PlanFingerprint(of: UpgradePlan.load(from: file)) else { continue }
             let changes = frozen.changes(to: current)
             guard !changes.isEmpty else { continue }
             let what = changes.joined(separator: "; ")
             if index < versions.count - 1 {
-                problems.append(CatalogProblem(version: version.name, message: "has shipped, but its plan \(version.plan ?? "") changed since (\(what)): installs that already ran it will never run the change. Restore the plan and ship the correction as a new version (`backstage catalog add-version`)"))
+                problems.append(
+                    CatalogProblem(
+                        version: version.name,
+                        message:
+                            "has shipped, but its plan \(version.plan ?? "") changed since (\(what)): installs that already ran it will never run the change. Restore the plan and ship the correction as a new version (`backstage catalog add-version`)"
+                    ))
             } else {
-                problems.append(CatalogProblem(version: version.name, message: "its plan \(version.plan ?? "") changed since the version was added (\(what)); its recorded stores come from the old plan: add it again with `backstage catalog add-version DIR \(version.name) --plan FILE --replace`"))
+                problems.append(
+                    CatalogProblem(
+                        version: version.name,
+                        message:
+                            "its plan \(version.plan ?? "") changed since the version was added (\(what)); its recorded stores come from the old plan: add it again with `backstage catalog add-version DIR \(version.name) --plan FILE --replace`"
+                    ))
             }
         }
         return problems
@@ -135,7 +159,8 @@ public enum CatalogCheck {
                 for target in split.into {
                     stores[target.store, default: []].formUnion(bookkeeping)
                     for table in target.tables where !tables.contains(table) {
-                        problem("\(place) puts table \(table) in \(target.store), but \(split.store) has no table \(table)")
+                        problem(
+                            "\(place) puts table \(table) in \(target.store), but \(split.store) has no table \(table)")
                     }
                     stores[target.store, default: []].formUnion(target.tables.filter(tables.contains))
                     placed.formUnion(target.tables)
@@ -144,10 +169,13 @@ public enum CatalogCheck {
                     problem("\(place) discards table \(table), which \(split.store) does not have")
                 }
                 for table in tables.subtracting(placed).subtracting(split.discard).sorted() {
-                    problem("\(place) leaves table \(table) of \(split.store) unaccounted for: keep, move or discard it")
+                    problem(
+                        "\(place) leaves table \(table) of \(split.store) unaccounted for: keep, move or discard it")
                 }
             case .migrateSchema(let migrate):
-                if stores[migrate.store] == nil { problem("\(place) migrates \(migrate.store), which is not there at that step") }
+                if stores[migrate.store] == nil {
+                    problem("\(place) migrates \(migrate.store), which is not there at that step")
+                }
                 migrated.insert(migrate.store)
             case .quarantine:
                 break

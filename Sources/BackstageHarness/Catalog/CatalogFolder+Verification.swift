@@ -26,11 +26,12 @@ extension CatalogFolder {
         for store in try self.version(version).stores {
             let url = store.location.url(in: container)
             guard FileManager.default.fileExists(atPath: url.path) else { continue }
-            let (expected, source) = if let fresh = store.freshInstall {
-                (try SchemaDescription(contentsOf: self.url.appending(path: fresh)), "a fresh install")
-            } else {
-                (try SchemaDescription(schema(of: store)), "the schema recorded for \(version)")
-            }
+            let (expected, source) =
+                if let fresh = store.freshInstall {
+                    (try SchemaDescription(contentsOf: self.url.appending(path: fresh)), "a fresh install")
+                } else {
+                    (try SchemaDescription(schema(of: store)), "the schema recorded for \(version)")
+                }
             for difference in expected.differences(from: try SchemaDescription(contentsOf: url)) {
                 failures.append("schema of \(store.location) differs from \(source): \(difference)")
             }
@@ -40,7 +41,9 @@ extension CatalogFolder {
 
     /// The results of `to`'s `unchanged` data checks on `container` while it is still at `from`:
     /// what ``dataCheckFailures(of:in:before:)`` compares with after the upgrade.
-    public func dataCheckResultsBefore(upgrading from: String, to: String, in container: AppContainer) throws -> [String: [[CheckValue]]] {
+    public func dataCheckResultsBefore(
+        upgrading from: String, to: String, in container: AppContainer
+    ) throws -> [String: [[CheckValue]]] {
         let stores = try version(from).stores.map { StoreFileSet(main: $0.location.url(in: container)) }
         var results: [String: [[CheckValue]]] = [:]
         for check in try version(to).checks ?? [] where check.expect == .unchanged {
@@ -50,7 +53,9 @@ extension CatalogFolder {
     }
 
     /// One line per data check of `version` that fails on `container`, naming the check.
-    public func dataCheckFailures(of version: String, in container: AppContainer, before: [String: [[CheckValue]]] = [:]) throws -> [String] {
+    public func dataCheckFailures(
+        of version: String, in container: AppContainer, before: [String: [[CheckValue]]] = [:]
+    ) throws -> [String] {
         var failures: [String] = []
         for check in try self.version(version).checks ?? [] {
             do {
@@ -73,17 +78,26 @@ extension CatalogFolder {
 public enum BackstageExecutable {
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
         if let path = environment["BACKSTAGE_EXECUTABLE"], !path.isEmpty {
-            guard FileManager.default.isExecutableFile(atPath: path) else { throw FixtureError.executableNotFound(reason: "BACKSTAGE_EXECUTABLE=\(path) is not an executable file") }
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw FixtureError.executableNotFound(reason: "BACKSTAGE_EXECUTABLE=\(path) is not an executable file")
+            }
             return URL(filePath: path)
         }
-        let running = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        var candidates = [running.deletingLastPathComponent(), running.deletingLastPathComponent().deletingLastPathComponent(),
-                          URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()]
+        let running = URL(
+            filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0])
+        var candidates = [
+            running.deletingLastPathComponent(), running.deletingLastPathComponent().deletingLastPathComponent(),
+            URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
         candidates += (environment["PATH"] ?? "").split(separator: ":").map { URL(filePath: String($0)) }
         for folder in candidates {
             let url = folder.appending(path: "backstage")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        throw FixtureError.executableNotFound(reason: "not beside the test bundle nor on PATH; run `swift build --product backstage` before `swift test`, or set BACKSTAGE_EXECUTABLE")
+        throw FixtureError.executableNotFound(
+            reason:
+                "not beside the test bundle nor on PATH; run `swift build --product backstage` before `swift test`, or set BACKSTAGE_EXECUTABLE"
+        )
     }
 }

@@ -10,7 +10,9 @@ extension PlanFingerprint {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var migrations: [String: String] = [:]
         for case .migrateSchema(let step) in plan.steps {
-            for migration in step.migrations { migrations["\(step.store) \(migration.id)"] = SHA256.hash(Array(migration.sql.utf8)) }
+            for migration in step.migrations {
+                migrations["\(step.store) \(migration.id)"] = SHA256.hash(Array(migration.sql.utf8))
+            }
         }
         self.init(plan: SHA256.hash(Array(try encoder.encode(plan))), migrations: migrations)
     }
@@ -85,14 +87,18 @@ extension DataCheck {
         switch expect {
         case .equals(let value):
             guard after.count == 1, after[0].count == 1 else {
-                return "check \"\(name)\" expects one value, \(value); its query returned \(after.count) row(s)" + (after.first.map { " of \($0.count) column(s)" } ?? "")
+                return "check \"\(name)\" expects one value, \(value); its query returned \(after.count) row(s)"
+                    + (after.first.map { " of \($0.count) column(s)" } ?? "")
             }
             return after[0][0].matches(value) ? nil : "check \"\(name)\" expects \(value), found \(after[0][0])"
         case .unchanged:
-            guard let before else { return "check \"\(name)\": no store of the version upgraded from could run its query" }
+            guard let before else {
+                return "check \"\(name)\": no store of the version upgraded from could run its query"
+            }
             guard before != after else { return nil }
             func show(_ rows: [[CheckValue]]) -> String {
-                let shown = rows.prefix(3).map { "(" + $0.map(\.description).joined(separator: ", ") + ")" }.joined(separator: ", ")
+                let shown = rows.prefix(3).map { "(" + $0.map(\.description).joined(separator: ", ") + ")" }.joined(
+                    separator: ", ")
                 return rows.count > 3 ? shown + ", … (\(rows.count) rows)" : shown.isEmpty ? "no rows" : shown
             }
             return "check \"\(name)\" changed: \(show(before)) before the upgrade, \(show(after)) after it"

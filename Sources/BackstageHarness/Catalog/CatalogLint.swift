@@ -131,31 +131,47 @@ public enum CatalogLint {
     /// A rebuilt table's foreign keys into a table the captured data has empty, over a column that
     /// holds values, and its `CHECK (typeof(c) = 'kind')` over a column holding other kinds: every
     /// such row violates the new constraint.
-    private static func newConstraints(in created: [SQLTokens.Token], from source: String,
-                                       tables: [String: (statistics: TableStatistics, sql: String)]) -> [Found] {
+    private static func newConstraints(
+        in created: [SQLTokens.Token], from source: String,
+        tables: [String: (statistics: TableStatistics, sql: String)]
+    ) -> [Found] {
         guard let statistics = tables[source]?.statistics, statistics.rows > 0,
-              let (parts, _) = SQLTokens.parenthesizedParts(created, from: 0) else { return [] }
+            let (parts, _) = SQLTokens.parenthesizedParts(created, from: 0)
+        else { return [] }
         func column(_ name: String) -> ColumnStatistics? { statistics.columns.first { $0.name.lowercased() == name } }
         var found: [Found] = []
         for part in parts {
             let items = Array(part)
             // `c TYPE REFERENCES p` or `FOREIGN KEY (c) REFERENCES p`.
             if let at = items.firstIndex(of: .word("references")), at + 1 < items.count {
-                let name = items.first == .word("foreign") ? (items.count > 3 ? items[3].text : "") : (items.first?.text ?? "")
+                let name =
+                    items.first == .word("foreign") ? (items.count > 3 ? items[3].text : "") : (items.first?.text ?? "")
                 let parent = items[at + 1].text
                 if let captured = column(name), captured.nullFraction < 1, tables[parent]?.statistics.rows == 0 {
-                    found.append((source, .error, "the rebuilt table declares \(captured.name) REFERENCES \(parent), but \(parent) is empty in "
-                                  + "the captured data while \(captured.name) holds values: those rows violate the foreign key"))
+                    found.append(
+                        (
+                            source, .error,
+                            "the rebuilt table declares \(captured.name) REFERENCES \(parent), but \(parent) is empty in "
+                                + "the captured data while \(captured.name) holds values: those rows violate the foreign key"
+                        ))
                 }
             }
             let text = SQLTokens.join(part[...])
-            for (kind, share) in [("integer", \ColumnStatistics.integerFraction), ("real", \.realFraction), ("text", \.textFraction),
-                                  ("blob", \.blobFraction)] {
+            for (kind, share) in [
+                ("integer", \ColumnStatistics.integerFraction), ("real", \.realFraction), ("text", \.textFraction),
+                ("blob", \.blobFraction),
+            ] {
                 guard let name = items.first?.text, let captured = column(name),
-                      text.contains("check ( typeof ( \(name) ) = '\(kind)' )"), captured[keyPath: share] < 1 - 1e-9 else { continue }
-                found.append((source, .error, "the rebuilt table declares CHECK (typeof(\(captured.name)) = '\(kind)'), but "
-                              + String(format: "%.0f%% of its rows hold another kind of value (or NULL) in the captured data",
-                                       (1 - captured[keyPath: share]) * 100)))
+                    text.contains("check ( typeof ( \(name) ) = '\(kind)' )"), captured[keyPath: share] < 1 - 1e-9
+                else { continue }
+                found.append(
+                    (
+                        source, .error,
+                        "the rebuilt table declares CHECK (typeof(\(captured.name)) = '\(kind)'), but "
+                            + String(
+                                format: "%.0f%% of its rows hold another kind of value (or NULL) in the captured data",
+                                (1 - captured[keyPath: share]) * 100)
+                    ))
             }
         }
         return found
@@ -243,7 +259,9 @@ public enum CatalogLint {
     }
 
     /// A table rebuilt as `created` from `source`: NOT NULL columns over NULLs, and its time.
-    private static func rebuild(into created: [SQLTokens.Token], from source: String, statistics: TableStatistics)
+    private static func rebuild(
+        into created: [SQLTokens.Token], from source: String, statistics: TableStatistics
+    )
         -> [Found]
     {
         var found: [Found] = []

@@ -3,9 +3,9 @@
 /// `` `ZNOTE` `` and `znote` are one name to SQLite). String literals keep their case.
 enum SQLTokens {
     enum Token: Equatable {
-        case word(String)      // keyword or identifier, lower-cased and unquoted
-        case literal(String)   // a string or blob literal, as written
-        case symbol(String)    // punctuation, operators, numbers
+        case word(String)  // keyword or identifier, lower-cased and unquoted
+        case literal(String)  // a string or blob literal, as written
+        case symbol(String)  // punctuation, operators, numbers
 
         var text: String {
             switch self {
@@ -18,7 +18,9 @@ enum SQLTokens {
         let chars = Array(sql.unicodeScalars)
         var tokens: [Token] = []
         var i = 0
-        func isWord(_ c: Unicode.Scalar) -> Bool { c == "_" || c == "$" || c.properties.isAlphabetic || ("0"..."9").contains(c) || c.value > 127 }
+        func isWord(_ c: Unicode.Scalar) -> Bool {
+            c == "_" || c == "$" || c.properties.isAlphabetic || ("0"..."9").contains(c) || c.value > 127
+        }
         while i < chars.count {
             let c = chars[i]
             if c.properties.isWhitespace { i += 1; continue }
@@ -55,7 +57,9 @@ enum SQLTokens {
                 i += 1
                 while i < chars.count {
                     if chars[i] == close {
-                        if close != "]", i + 1 < chars.count, chars[i + 1] == close { text.unicodeScalars.append(close); i += 2; continue }
+                        if close != "]", i + 1 < chars.count, chars[i + 1] == close {
+                            text.unicodeScalars.append(close); i += 2; continue
+                        }
                         break
                     }
                     text.unicodeScalars.append(chars[i])
@@ -67,7 +71,9 @@ enum SQLTokens {
             }
             if ("0"..."9").contains(c) || (c == "." && i + 1 < chars.count && ("0"..."9").contains(chars[i + 1])) {
                 var text = ""
-                while i < chars.count, isWord(chars[i]) || chars[i] == "." { text.unicodeScalars.append(chars[i]); i += 1 }
+                while i < chars.count, isWord(chars[i]) || chars[i] == "." {
+                    text.unicodeScalars.append(chars[i]); i += 1
+                }
                 tokens.append(.symbol(text.lowercased()))
                 continue
             }
@@ -77,7 +83,9 @@ enum SQLTokens {
                 tokens.append(.word(text.lowercased()))
                 continue
             }
-            if i + 1 < chars.count, ["<=", ">=", "<>", "!=", "==", "||", "<<", ">>", "->"].contains(String(c) + String(chars[i + 1])) {
+            if i + 1 < chars.count,
+                ["<=", ">=", "<>", "!=", "==", "||", "<<", ">>", "->"].contains(String(c) + String(chars[i + 1]))
+            {
                 tokens.append(.symbol(String(c) + String(chars[i + 1])))
                 i += 2
                 continue
@@ -91,7 +99,9 @@ enum SQLTokens {
     /// The statement as one line of normalized tokens; `IF NOT EXISTS` and a trailing `;` dropped.
     static func normalized(_ sql: String) -> String {
         var list = tokens(sql)
-        if let start = list.firstIndex(of: .word("if")), start + 2 < list.count, list[start + 1] == .word("not"), list[start + 2] == .word("exists") {
+        if let start = list.firstIndex(of: .word("if")), start + 2 < list.count, list[start + 1] == .word("not"),
+            list[start + 2] == .word("exists")
+        {
             list.removeSubrange(start...(start + 2))
         }
         while list.last == .symbol(";") { list.removeLast() }
@@ -104,7 +114,9 @@ enum SQLTokens {
 
     /// A declared type as SQLite reads it for comparison: upper-cased, single-spaced.
     static func normalizedType(_ type: String) -> String {
-        join(tokens(type)[...]).uppercased().replacingOccurrences(of: " ( ", with: "(").replacingOccurrences(of: " )", with: ")").replacingOccurrences(of: " , ", with: ",")
+        join(tokens(type)[...]).uppercased().replacingOccurrences(of: " ( ", with: "(").replacingOccurrences(
+            of: " )", with: ")"
+        ).replacingOccurrences(of: " , ", with: ",")
     }
 
     /// Splits the tokens between the outermost parentheses at top-level commas.
@@ -154,7 +166,9 @@ enum SQLTokens {
     /// `AUTOINCREMENT`, the `CHECK` constraints (a column's and the table's alike, without their
     /// constraint names, sorted: the one `ALTER TABLE ADD COLUMN` appended to a column equals the
     /// one a fresh install declares on the table), and each generated column's expression.
-    static func tableClauses(inCreateTable sql: String) -> (autoincrement: Bool, checks: [String], generated: [String: String]) {
+    static func tableClauses(
+        inCreateTable sql: String
+    ) -> (autoincrement: Bool, checks: [String], generated: [String: String]) {
         let list = tokens(sql)
         guard let (parts, _) = parenthesizedParts(list, from: 0) else { return (false, [], [:]) }
         let constraints: Set<String> = ["constraint", "primary", "unique", "check", "foreign"]
@@ -202,7 +216,9 @@ enum SQLTokens {
             if items[index] == .symbol(")") { depth -= 1 }
             if depth == 0 {
                 var inner = items[(start + 1)..<index]
-                while inner.first == .symbol("("), inner.last == .symbol(")"), encloses(inner) { inner = inner.dropFirst().dropLast() }
+                while inner.first == .symbol("("), inner.last == .symbol(")"), encloses(inner) {
+                    inner = inner.dropFirst().dropLast()
+                }
                 return (join(inner), index + 1)
             }
         }
@@ -223,7 +239,9 @@ enum SQLTokens {
     /// The key terms of a `CREATE INDEX`, normalized, in order (for expression columns).
     static func indexTerms(inCreateIndex sql: String) -> [String] {
         let list = tokens(sql)
-        guard let on = list.firstIndex(of: .word("on")), let (parts, _) = parenthesizedParts(list, from: on) else { return [] }
+        guard let on = list.firstIndex(of: .word("on")), let (parts, _) = parenthesizedParts(list, from: on) else {
+            return []
+        }
         return parts.map { part in
             var items = Array(part)
             if let last = items.last, last == .word("asc") || last == .word("desc") { items.removeLast() }
@@ -236,7 +254,8 @@ enum SQLTokens {
     static func whereClause(inCreateIndex sql: String) -> String? {
         let list = tokens(sql)
         guard let on = list.firstIndex(of: .word("on")), let (_, end) = parenthesizedParts(list, from: on),
-              end + 1 < list.count, list[end + 1] == .word("where") else { return nil }
+            end + 1 < list.count, list[end + 1] == .word("where")
+        else { return nil }
         var rest = list[(end + 2)...]
         while rest.last == .symbol(";") { rest = rest.dropLast() }
         return join(rest)

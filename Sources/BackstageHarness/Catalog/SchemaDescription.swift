@@ -46,7 +46,8 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
 
         public var description: String {
             "(\(columns.joined(separator: ", "))) REFERENCES \(table)(\(referencedColumns.joined(separator: ", ")))"
-                + (onUpdate == "NO ACTION" ? "" : " ON UPDATE \(onUpdate)") + (onDelete == "NO ACTION" ? "" : " ON DELETE \(onDelete)")
+                + (onUpdate == "NO ACTION" ? "" : " ON UPDATE \(onUpdate)")
+                + (onDelete == "NO ACTION" ? "" : " ON DELETE \(onDelete)")
         }
     }
 
@@ -74,7 +75,8 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         public var condition: String?
 
         public var description: String {
-            "\(unique ? "UNIQUE " : "")INDEX \(name) ON \(table)(\(columns.joined(separator: ", ")))" + (condition.map { " WHERE \($0)" } ?? "")
+            "\(unique ? "UNIQUE " : "")INDEX \(name) ON \(table)(\(columns.joined(separator: ", ")))"
+                + (condition.map { " WHERE \($0)" } ?? "")
         }
     }
 
@@ -98,7 +100,9 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
 
     /// The schema of the database `db` is connected to.
     public init(_ db: Database) throws {
-        let objects = try StoreCapture.objects(db).filter { !Self.isBookkeeping($0.name) && !Self.isBookkeeping($0.table) }
+        let objects = try StoreCapture.objects(db).filter {
+            !Self.isBookkeeping($0.name) && !Self.isBookkeeping($0.table)
+        }
         var flags: [String: (withoutRowID: Bool, strict: Bool)] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, wr, strict FROM pragma_table_list WHERE schema = 'main'") {
             flags[row["name"]] = ((row["wr"] as Int) == 1, (row["strict"] as Int) == 1)
@@ -148,10 +152,12 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
             do { script = try String(contentsOf: url, encoding: .utf8) } catch {
                 throw CatalogError.unreadableFile(path: url.path, reason: UpgradePlan.readFailure(error, at: url))
             }
-            return try inMemory(path: url.path, build: { db in
-                try standIns(for: script, in: db)
-                try db.execute(sql: script)
-            }, body)
+            return try inMemory(
+                path: url.path,
+                build: { db in
+                    try standIns(for: script, in: db)
+                    try db.execute(sql: script)
+                }, body)
         }
         let header: [UInt8]
         do { header = try FileSystem().readPrefix(url.path, count: 100) } catch {
@@ -165,10 +171,12 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
 
     /// Runs `body` on an in-memory database holding the recorded schema (no rows).
     static func withDatabase<T>(recorded schema: StoreSchema, _ body: (Database) throws -> T) throws -> T {
-        try inMemory(path: "the recorded schema", build: { db in
-            try standIns(for: schema.objects.map(\.sql).joined(separator: ";\n"), in: db)
-            for object in schema.objects { try db.execute(sql: object.sql) }
-        }, body)
+        try inMemory(
+            path: "the recorded schema",
+            build: { db in
+                try standIns(for: schema.objects.map(\.sql).joined(separator: ";\n"), in: db)
+                for object in schema.objects { try db.execute(sql: object.sql) }
+            }, body)
     }
 
     /// Stand-ins for the functions `sql` calls that only the app registers (a CHECK calling one
@@ -177,60 +185,98 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         for name in try MissingFunctions.missing(in: sql, db: db) { db.add(function: MissingFunctions.standIn(name)) }
     }
 
-    private static func inMemory<T>(path: String, build: (Database) throws -> Void, _ body: (Database) throws -> T) throws -> T {
+    private static func inMemory<T>(
+        path: String, build: (Database) throws -> Void, _ body: (Database) throws -> T
+    ) throws -> T {
         var configuration = Configuration()
         MissingFunctions.configureAsTheApp(&configuration)
         let queue = try DatabaseQueue(configuration: configuration)
         do {
             try queue.write(build)
         } catch let error as DatabaseError {
-            throw CatalogError.unreadableFile(path: path, reason: "SQLite refused it: \(error.message ?? "\(error.resultCode)")" + (error.sql.map { " (in \($0.prefix(120)))" } ?? ""))
+            throw CatalogError.unreadableFile(
+                path: path,
+                reason: "SQLite refused it: \(error.message ?? "\(error.resultCode)")"
+                    + (error.sql.map { " (in \($0.prefix(120)))" } ?? ""))
         }
         return try queue.read(body)
     }
 
-    private static func table(_ object: StoreSchema.Object, flags: (withoutRowID: Bool, strict: Bool), in db: Database) throws -> Table {
+    private static func table(
+        _ object: StoreSchema.Object, flags: (withoutRowID: Bool, strict: Bool), in db: Database
+    ) throws -> Table {
         let collations = SQLTokens.columnCollations(inCreateTable: object.sql)
         let clauses = SQLTokens.tableClauses(inCreateTable: object.sql)
-        let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?)", arguments: [object.name]).compactMap { row -> Column? in
+        let columns = try Row.fetchAll(
+            db, sql: "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo(?)",
+            arguments: [object.name]
+        ).compactMap { row -> Column? in
             let hidden: Int = row["hidden"]
             guard hidden != 1 else { return nil }  // a virtual table's hidden columns
             let name: String = row["name"]
-            return Column(name: name, type: SQLTokens.normalizedType(row["type"] ?? ""), notNull: row["notnull"] as Int == 1,
-                          defaultValue: (row["dflt_value"] as String?).map(SQLTokens.normalized), primaryKey: row["pk"],
-                          collation: collations[name.lowercased()], generated: hidden,
-                          expression: hidden >= 2 ? clauses.generated[name.lowercased()] : nil)
+            return Column(
+                name: name, type: SQLTokens.normalizedType(row["type"] ?? ""), notNull: row["notnull"] as Int == 1,
+                defaultValue: (row["dflt_value"] as String?).map(SQLTokens.normalized), primaryKey: row["pk"],
+                collation: collations[name.lowercased()], generated: hidden,
+                expression: hidden >= 2 ? clauses.generated[name.lowercased()] : nil)
         }
         var keys: [Int: ForeignKey] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [object.name]) {
+        for row in try Row.fetchAll(
+            db,
+            sql:
+                "SELECT id, \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq",
+            arguments: [object.name])
+        {
             let id: Int = row["id"]
-            var key = keys[id] ?? ForeignKey(columns: [], table: (row["table"] as String).lowercased(), referencedColumns: [], onUpdate: row["on_update"], onDelete: row["on_delete"])
+            var key =
+                keys[id]
+                ?? ForeignKey(
+                    columns: [], table: (row["table"] as String).lowercased(), referencedColumns: [],
+                    onUpdate: row["on_update"], onDelete: row["on_delete"])
             key.columns.append(row["from"])
             key.referencedColumns.append((row["to"] as String?) ?? "")
             keys[id] = key
         }
         var uniques: [[String]] = []
-        for row in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE origin = 'u'", arguments: [object.name]) {
-            uniques.append(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [row["name"] as String]))
+        for row in try Row.fetchAll(
+            db, sql: "SELECT name FROM pragma_index_list(?) WHERE origin = 'u'", arguments: [object.name])
+        {
+            uniques.append(
+                try String.fetchAll(
+                    db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [row["name"] as String])
+            )
         }
-        return Table(name: object.name, columns: columns, withoutRowID: flags.withoutRowID, strict: flags.strict,
-                     foreignKeys: keys.values.sorted { $0.description < $1.description },
-                     uniqueConstraints: uniques.sorted { $0.joined(separator: ",") < $1.joined(separator: ",") },
-                     autoincrement: clauses.autoincrement, checks: clauses.checks)
+        return Table(
+            name: object.name, columns: columns, withoutRowID: flags.withoutRowID, strict: flags.strict,
+            foreignKeys: keys.values.sorted { $0.description < $1.description },
+            uniqueConstraints: uniques.sorted { $0.joined(separator: ",") < $1.joined(separator: ",") },
+            autoincrement: clauses.autoincrement, checks: clauses.checks)
     }
 
     private static func index(_ object: StoreSchema.Object, in db: Database) throws -> Index {
-        let unique = try Int.fetchOne(db, sql: "SELECT \"unique\" FROM pragma_index_list(?) WHERE name = ?", arguments: [object.table, object.name]) == 1
-        let keyColumns = try Row.fetchAll(db, sql: "SELECT cid, name, \"desc\", coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [object.name])
+        let unique =
+            try Int.fetchOne(
+                db, sql: "SELECT \"unique\" FROM pragma_index_list(?) WHERE name = ?",
+                arguments: [object.table, object.name]) == 1
+        let keyColumns = try Row.fetchAll(
+            db, sql: "SELECT cid, name, \"desc\", coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno",
+            arguments: [object.name])
         let expressions = SQLTokens.indexTerms(inCreateIndex: object.sql)
         let columns = keyColumns.enumerated().map { position, row -> String in
             let cid: Int = row["cid"]
-            var term = cid == -2 ? (position < expressions.count ? expressions[position] : "<expression>") : (row["name"] as String? ?? "rowid").lowercased()
-            if let collation = row["coll"] as String?, collation.uppercased() != "BINARY" { term += " COLLATE \(collation.lowercased())" }
+            var term =
+                cid == -2
+                ? (position < expressions.count ? expressions[position] : "<expression>")
+                : (row["name"] as String? ?? "rowid").lowercased()
+            if let collation = row["coll"] as String?, collation.uppercased() != "BINARY" {
+                term += " COLLATE \(collation.lowercased())"
+            }
             if (row["desc"] as Int) == 1 { term += " DESC" }
             return term
         }
-        return Index(name: object.name, table: object.table.lowercased(), columns: columns, unique: unique, condition: SQLTokens.whereClause(inCreateIndex: object.sql))
+        return Index(
+            name: object.name, table: object.table.lowercased(), columns: columns, unique: unique,
+            condition: SQLTokens.whereClause(inCreateIndex: object.sql))
     }
 
     /// What differs between this schema (the expected one, such as a fresh install's) and
@@ -238,13 +284,24 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
     /// view or virtual table; empty when they agree.
     public func differences(from actual: SchemaDescription) -> [SchemaDifference] {
         var found: [SchemaDifference] = []
-        func compare<T>(_ kind: String, _ expected: [String: T], _ actual: [String: T], name: (T) -> String, detail: (T, T) -> [String]) {
+        func compare<T>(
+            _ kind: String, _ expected: [String: T], _ actual: [String: T], name: (T) -> String,
+            detail: (T, T) -> [String]
+        ) {
             for key in Set(expected.keys).union(actual.keys).sorted() {
                 switch (expected[key], actual[key]) {
-                case (let e?, nil): found.append(SchemaDifference(object: "\(kind) \(name(e))", message: "missing from the upgraded store"))
-                case (nil, let a?): found.append(SchemaDifference(object: "\(kind) \(name(a))", message: "only in the upgraded store, not in a fresh install"))
+                case (let e?, nil):
+                    found.append(
+                        SchemaDifference(object: "\(kind) \(name(e))", message: "missing from the upgraded store"))
+                case (nil, let a?):
+                    found.append(
+                        SchemaDifference(
+                            object: "\(kind) \(name(a))", message: "only in the upgraded store, not in a fresh install")
+                    )
                 case (let e?, let a?):
-                    for message in detail(e, a) { found.append(SchemaDifference(object: "\(kind) \(name(e))", message: message)) }
+                    for message in detail(e, a) {
+                        found.append(SchemaDifference(object: "\(kind) \(name(e))", message: message))
+                    }
                 default: break
                 }
             }
@@ -252,13 +309,31 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         compare("table", tables, actual.tables, name: \.name, detail: Self.tableDifferences)
         compare("index", indexes, actual.indexes, name: \.name) { e, a in
             var messages: [String] = []
-            if e.table != a.table { messages.append("on table \(e.table) in a fresh install, on \(a.table) in the upgraded store") }
-            if e.columns != a.columns { messages.append("columns (\(e.columns.joined(separator: ", "))) in a fresh install, (\(a.columns.joined(separator: ", "))) in the upgraded store") }
-            if e.unique != a.unique { messages.append(e.unique ? "UNIQUE in a fresh install, not in the upgraded store" : "UNIQUE in the upgraded store, not in a fresh install") }
-            if e.condition != a.condition { messages.append("partial condition \(e.condition.map { "WHERE \($0)" } ?? "none") in a fresh install, \(a.condition.map { "WHERE \($0)" } ?? "none") in the upgraded store") }
+            if e.table != a.table {
+                messages.append("on table \(e.table) in a fresh install, on \(a.table) in the upgraded store")
+            }
+            if e.columns != a.columns {
+                messages.append(
+                    "columns (\(e.columns.joined(separator: ", "))) in a fresh install, (\(a.columns.joined(separator: ", "))) in the upgraded store"
+                )
+            }
+            if e.unique != a.unique {
+                messages.append(
+                    e.unique
+                        ? "UNIQUE in a fresh install, not in the upgraded store"
+                        : "UNIQUE in the upgraded store, not in a fresh install")
+            }
+            if e.condition != a.condition {
+                messages.append(
+                    "partial condition \(e.condition.map { "WHERE \($0)" } ?? "none") in a fresh install, \(a.condition.map { "WHERE \($0)" } ?? "none") in the upgraded store"
+                )
+            }
             return messages
         }
-        for (kind, expected, actual) in [("trigger", triggers, actual.triggers), ("view", views, actual.views), ("virtual table", virtualTables, actual.virtualTables)] {
+        for (kind, expected, actual) in [
+            ("trigger", triggers, actual.triggers), ("view", views, actual.views),
+            ("virtual table", virtualTables, actual.virtualTables),
+        ] {
             compare(kind, expected, actual, name: \.name) { e, a in
                 e.sql == a.sql ? [] : ["defined as `\(e.sql)` in a fresh install, `\(a.sql)` in the upgraded store"]
             }
@@ -268,20 +343,35 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
 
     private static func tableDifferences(_ e: Table, _ a: Table) -> [String] {
         var messages: [String] = []
-        let actualColumns = Dictionary(a.columns.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let actualColumns = Dictionary(
+            a.columns.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         let expectedNames = Set(e.columns.map { $0.name.lowercased() })
         for column in e.columns {
             guard let other = actualColumns[column.name.lowercased()] else {
                 messages.append("column \(column.name) missing from the upgraded store")
                 continue
             }
-            func differs(_ what: String, _ x: String, _ y: String) { messages.append("column \(column.name): \(what) \(x) in a fresh install, \(y) in the upgraded store") }
-            if column.type != other.type { differs("type", column.type.isEmpty ? "none" : column.type, other.type.isEmpty ? "none" : other.type) }
-            if column.notNull != other.notNull { differs("NOT NULL", column.notNull ? "set" : "not set", other.notNull ? "set" : "not set") }
-            if column.defaultValue != other.defaultValue { differs("default", column.defaultValue ?? "none", other.defaultValue ?? "none") }
-            if column.primaryKey != other.primaryKey { differs("primary key position", String(column.primaryKey), String(other.primaryKey)) }
-            if column.collation != other.collation { differs("collation", column.collation ?? "binary", other.collation ?? "binary") }
-            if column.generated != other.generated { differs("generated", column.generated == 0 ? "no" : "yes", other.generated == 0 ? "no" : "yes") }
+            func differs(_ what: String, _ x: String, _ y: String) {
+                messages.append("column \(column.name): \(what) \(x) in a fresh install, \(y) in the upgraded store")
+            }
+            if column.type != other.type {
+                differs("type", column.type.isEmpty ? "none" : column.type, other.type.isEmpty ? "none" : other.type)
+            }
+            if column.notNull != other.notNull {
+                differs("NOT NULL", column.notNull ? "set" : "not set", other.notNull ? "set" : "not set")
+            }
+            if column.defaultValue != other.defaultValue {
+                differs("default", column.defaultValue ?? "none", other.defaultValue ?? "none")
+            }
+            if column.primaryKey != other.primaryKey {
+                differs("primary key position", String(column.primaryKey), String(other.primaryKey))
+            }
+            if column.collation != other.collation {
+                differs("collation", column.collation ?? "binary", other.collation ?? "binary")
+            }
+            if column.generated != other.generated {
+                differs("generated", column.generated == 0 ? "no" : "yes", other.generated == 0 ? "no" : "yes")
+            }
             if column.generated != 0, other.generated != 0, column.expression != other.expression {
                 differs("generated as", "`\(column.expression ?? "?")`", "`\(other.expression ?? "?")`")
             }
@@ -289,17 +379,35 @@ public struct SchemaDescription: Sendable, Hashable, Codable {
         for column in a.columns where !expectedNames.contains(column.name.lowercased()) {
             messages.append("column \(column.name) only in the upgraded store")
         }
-        if e.withoutRowID != a.withoutRowID { messages.append("WITHOUT ROWID \(e.withoutRowID ? "in a fresh install only" : "in the upgraded store only")") }
-        if e.strict != a.strict { messages.append("STRICT \(e.strict ? "in a fresh install only" : "in the upgraded store only")") }
-        if e.autoincrement != a.autoincrement {
-            messages.append("AUTOINCREMENT \(e.autoincrement ? "in a fresh install only" : "in the upgraded store only")")
+        if e.withoutRowID != a.withoutRowID {
+            messages.append(
+                "WITHOUT ROWID \(e.withoutRowID ? "in a fresh install only" : "in the upgraded store only")")
         }
-        for check in e.checks where !a.checks.contains(check) { messages.append("CHECK (\(check)) missing from the upgraded store") }
-        for check in a.checks where !e.checks.contains(check) { messages.append("CHECK (\(check)) only in the upgraded store") }
-        for key in Set(e.foreignKeys).subtracting(a.foreignKeys).sorted(by: { $0.description < $1.description }) { messages.append("foreign key \(key) missing from the upgraded store") }
-        for key in Set(a.foreignKeys).subtracting(e.foreignKeys).sorted(by: { $0.description < $1.description }) { messages.append("foreign key \(key) only in the upgraded store") }
-        for unique in e.uniqueConstraints where !a.uniqueConstraints.contains(unique) { messages.append("UNIQUE (\(unique.joined(separator: ", "))) missing from the upgraded store") }
-        for unique in a.uniqueConstraints where !e.uniqueConstraints.contains(unique) { messages.append("UNIQUE (\(unique.joined(separator: ", "))) only in the upgraded store") }
+        if e.strict != a.strict {
+            messages.append("STRICT \(e.strict ? "in a fresh install only" : "in the upgraded store only")")
+        }
+        if e.autoincrement != a.autoincrement {
+            messages.append(
+                "AUTOINCREMENT \(e.autoincrement ? "in a fresh install only" : "in the upgraded store only")")
+        }
+        for check in e.checks where !a.checks.contains(check) {
+            messages.append("CHECK (\(check)) missing from the upgraded store")
+        }
+        for check in a.checks where !e.checks.contains(check) {
+            messages.append("CHECK (\(check)) only in the upgraded store")
+        }
+        for key in Set(e.foreignKeys).subtracting(a.foreignKeys).sorted(by: { $0.description < $1.description }) {
+            messages.append("foreign key \(key) missing from the upgraded store")
+        }
+        for key in Set(a.foreignKeys).subtracting(e.foreignKeys).sorted(by: { $0.description < $1.description }) {
+            messages.append("foreign key \(key) only in the upgraded store")
+        }
+        for unique in e.uniqueConstraints where !a.uniqueConstraints.contains(unique) {
+            messages.append("UNIQUE (\(unique.joined(separator: ", "))) missing from the upgraded store")
+        }
+        for unique in a.uniqueConstraints where !e.uniqueConstraints.contains(unique) {
+            messages.append("UNIQUE (\(unique.joined(separator: ", "))) only in the upgraded store")
+        }
         return messages
     }
 }

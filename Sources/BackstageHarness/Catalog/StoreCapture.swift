@@ -25,36 +25,49 @@ public enum StoreCapture {
     public static func capture(_ store: StoreFileSet, appRows: [String] = []) throws -> StoreSchema {
         let header = try FileSystem().readPrefix(store.main.path, count: 100)
         guard let parsed = SQLiteHeader(header) else {
-            throw CatalogError.unreadableFile(path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
+            throw CatalogError.unreadableFile(
+                path: store.main.path, reason: "it is not a SQLite database (no \"SQLite format 3\" header)")
         }
-        var schema = try namingThePath(store) { try StoreInspector.withCopy(of: store) { db in
-            let objects = try Self.objects(db)
-            var tables: [String: TableStatistics] = [:]
-            let sizes = try Self.pageBytes(db)
-            for object in objects where object.kind == .table {
-                tables[object.name] = try Self.statistics(of: object.name, bytes: sizes[object.name] ?? 0, in: db)
-            }
-            // A virtual table's size is its shadow tables'; its columns are measured through it.
-            for object in objects where object.kind == .virtualTable {
-                let bytes = (object.shadowTables ?? []).reduce(Int64(0)) { $0 + (sizes[$1] ?? 0) }
-                tables[object.name] = try? Self.statistics(of: object.name, bytes: bytes, in: db)
-            }
-            let facts = try Self.coreDataFacts(db)
-            var schema = StoreSchema(journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects, tables: tables, coreData: facts)
-            try Self.captureHeader(into: &schema, db)
-            schema.foreignKeyViolations = Self.foreignKeyViolations(db)
-            for table in appRows {
-                guard let name = objects.first(where: { $0.kind == .table && $0.name.lowercased() == table.lowercased() })?.name else {
-                    throw CatalogError.unreadable(path: store.main.path, reason: "it has no table \(table) whose rows ship with the app")
+        var schema = try namingThePath(store) {
+            try StoreInspector.withCopy(of: store) { db in
+                let objects = try Self.objects(db)
+                var tables: [String: TableStatistics] = [:]
+                let sizes = try Self.pageBytes(db)
+                for object in objects where object.kind == .table {
+                    tables[object.name] = try Self.statistics(of: object.name, bytes: sizes[object.name] ?? 0, in: db)
                 }
-                schema.appRows = (schema.appRows ?? [:]).merging([name: try Self.insertStatements(of: name, in: db)]) { $1 }
+                // A virtual table's size is its shadow tables'; its columns are measured through it.
+                for object in objects where object.kind == .virtualTable {
+                    let bytes = (object.shadowTables ?? []).reduce(Int64(0)) { $0 + (sizes[$1] ?? 0) }
+                    tables[object.name] = try? Self.statistics(of: object.name, bytes: bytes, in: db)
+                }
+                let facts = try Self.coreDataFacts(db)
+                var schema = StoreSchema(
+                    journalMode: parsed.isWAL ? "wal" : "delete", pageSize: parsed.pageSize, objects: objects,
+                    tables: tables, coreData: facts)
+                try Self.captureHeader(into: &schema, db)
+                schema.foreignKeyViolations = Self.foreignKeyViolations(db)
+                for table in appRows {
+                    guard
+                        let name = objects.first(where: {
+                            $0.kind == .table && $0.name.lowercased() == table.lowercased()
+                        })?.name
+                    else {
+                        throw CatalogError.unreadable(
+                            path: store.main.path, reason: "it has no table \(table) whose rows ship with the app")
+                    }
+                    schema.appRows = (schema.appRows ?? [:]).merging([name: try Self.insertStatements(of: name, in: db)]
+                    ) { $1 }
+                }
+                return schema
             }
-            return schema
-        } }
+        }
         if var facts = schema.coreData {
             let external = store.externalDataFolder.path
             for name in (try? FileManager.default.contentsOfDirectory(atPath: external)) ?? [] {
-                guard let status = try FileSystem().status(external + "/" + name), status.kind == .regular else { continue }
+                guard let status = try FileSystem().status(external + "/" + name), status.kind == .regular else {
+                    continue
+                }
                 facts.externalFiles += 1
                 facts.externalBytes += status.size
             }
@@ -74,22 +87,28 @@ public enum StoreCapture {
             if (row["type"] as String) == "shadow" { shadows.insert(name) }
             if (row["wr"] as Int) == 1 { withoutRowID.insert(name) }
         }
-        let rows = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY rowid")
         var objects: [StoreSchema.Object] = []
         for row in rows {
             let name: String = row["name"], sql: String = row["sql"], type: String = row["type"]
             if name.hasPrefix("sqlite_") || shadows.contains(name) { continue }
             let kind: StoreSchema.Object.Kind
             switch type {
-            case "table": kind = sql.range(of: "CREATE VIRTUAL TABLE", options: [.caseInsensitive, .anchored]) != nil ? .virtualTable : .table
+            case "table":
+                kind =
+                    sql.range(of: "CREATE VIRTUAL TABLE", options: [.caseInsensitive, .anchored]) != nil
+                    ? .virtualTable : .table
             case "index": kind = .index
             case "view": kind = .view
             case "trigger": kind = .trigger
             default: continue
             }
             let owned = kind == .virtualTable ? shadows.filter { $0.hasPrefix(name + "_") }.sorted() : nil
-            objects.append(.init(kind: kind, name: name, table: row["tbl_name"], sql: sql, shadowTables: owned,
-                                 withoutRowID: withoutRowID.contains(name) ? true : nil))
+            objects.append(
+                .init(
+                    kind: kind, name: name, table: row["tbl_name"], sql: sql, shadowTables: owned,
+                    withoutRowID: withoutRowID.contains(name) ? true : nil))
         }
         return objects
     }
@@ -100,17 +119,24 @@ public enum StoreCapture {
         do {
             return try body()
         } catch let error as DatabaseError {
-            throw StoreError.sqlite(path: store.main.path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+            throw StoreError.sqlite(
+                path: store.main.path, code: error.extendedResultCode.rawValue,
+                message: error.message ?? "\(error.resultCode)")
         }
     }
 
     /// The rows of `table` as `INSERT` statements of SQL literals (`quote()`), in rowid order.
     static func insertStatements(of table: String, in db: Database) throws -> [String] {
-        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let columns = try String.fetchAll(
+            db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
         let quoted = columns.map(\.quotedSQLIdentifier)
         let head = "INSERT INTO \(table.quotedSQLIdentifier) (\(quoted.joined(separator: ", "))) VALUES ("
-        return try String.fetchAll(db, sql: "SELECT \(quoted.map { "quote(\($0))" }.joined(separator: " || ', ' || ")) FROM \(table.quotedSQLIdentifier)")
-            .map { head + $0 + ")" }
+        return try String.fetchAll(
+            db,
+            sql:
+                "SELECT \(quoted.map { "quote(\($0))" }.joined(separator: " || ', ' || ")) FROM \(table.quotedSQLIdentifier)"
+        )
+        .map { head + $0 + ")" }
     }
 
     /// The header fields a fixture reproduces: `user_version`, `application_id`, the text
@@ -161,13 +187,15 @@ public enum StoreCapture {
 
     /// Row count and per-column shares and sizes, in one pass over the table.
     static func statistics(of table: String, bytes: Int64, in db: Database) throws -> TableStatistics {
-        let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
+        let columns = try Row.fetchAll(
+            db, sql: "SELECT name, type FROM pragma_table_xinfo(?) WHERE hidden = 0", arguments: [table])
         let quotedTable = table.quotedSQLIdentifier
         var parts = ["COUNT(*)"]
         for column in columns {
             let c = (column["name"] as String).quotedSQLIdentifier
             parts += [
-                "SUM(\(c) IS NULL)", "SUM(typeof(\(c)) = 'integer')", "SUM(typeof(\(c)) = 'real')", "SUM(typeof(\(c)) = 'text')", "SUM(typeof(\(c)) = 'blob')",
+                "SUM(\(c) IS NULL)", "SUM(typeof(\(c)) = 'integer')", "SUM(typeof(\(c)) = 'real')",
+                "SUM(typeof(\(c)) = 'text')", "SUM(typeof(\(c)) = 'blob')",
                 "AVG(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "MAX(CASE WHEN typeof(\(c)) IN ('text', 'blob') THEN length(CAST(\(c) AS BLOB)) END)",
                 "COUNT(DISTINCT \(c))",
@@ -199,14 +227,16 @@ public enum StoreCapture {
             let nonNull = max(Double(total) - number(base), 1)
             let blobs = max(number(base + 4), 1)
             let magnitude = UInt64(max(0, number(base + 8)))
-            statistics.append(ColumnStatistics(
-                name: column["name"], declaredType: column["type"] ?? "",
-                nullFraction: total == 0 ? 1 : number(base) / rows, integerFraction: number(base + 1) / rows, realFraction: number(base + 2) / rows,
-                textFraction: number(base + 3) / rows, blobFraction: number(base + 4) / rows,
-                averageBytes: number(base + 5), maxBytes: Int(number(base + 6)),
-                distinctRatio: total == 0 ? 1 : min(1, number(base + 7) / nonNull),
-                integerBits: magnitude == 0 ? 0 : 64 - magnitude.leadingZeroBitCount,
-                externalFraction: number(base + 4) == 0 ? 0 : number(base + 9) / blobs))
+            statistics.append(
+                ColumnStatistics(
+                    name: column["name"], declaredType: column["type"] ?? "",
+                    nullFraction: total == 0 ? 1 : number(base) / rows, integerFraction: number(base + 1) / rows,
+                    realFraction: number(base + 2) / rows,
+                    textFraction: number(base + 3) / rows, blobFraction: number(base + 4) / rows,
+                    averageBytes: number(base + 5), maxBytes: Int(number(base + 6)),
+                    distinctRatio: total == 0 ? 1 : min(1, number(base + 7) / nonNull),
+                    integerBits: magnitude == 0 ? 0 : 64 - magnitude.leadingZeroBitCount,
+                    externalFraction: number(base + 4) == 0 ? 0 : number(base + 9) / blobs))
         }
         return TableStatistics(rows: total, bytes: bytes, columns: statistics)
     }
@@ -228,13 +258,17 @@ public enum StoreCapture {
         }
         var hashes: [String: String] = [:]
         var identifiers: [String] = []
-        if try db.tableExists("Z_METADATA"), let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA LIMIT 1"),
-           let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any] {
+        if try db.tableExists("Z_METADATA"),
+            let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA LIMIT 1"),
+            let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any]
+        {
             for (entity, hash) in dictionary["NSStoreModelVersionHashes"] as? [String: Any] ?? [:] {
                 if let data = hash as? Data { hashes[entity] = data.base64EncodedString() }
             }
             identifiers = (dictionary["NSStoreModelVersionIdentifiers"] as? [Any] ?? []).map { "\($0)" }
         }
-        return CoreDataFacts(entities: entities, versionHashes: hashes, versionIdentifiers: identifiers, externalFiles: 0, externalBytes: 0)
+        return CoreDataFacts(
+            entities: entities, versionHashes: hashes, versionIdentifiers: identifiers, externalFiles: 0,
+            externalBytes: 0)
     }
 }

@@ -57,14 +57,20 @@ public struct StoreInspection: Sendable, Hashable, Codable {
         walBytes = try fileSystem.status(store.sidecar(.wal).path)?.size
         framesNotCheckpointed = try Self.pendingFrames(store, pageSize: schema.pageSize, fileSystem: fileSystem)
         let journal = try fileSystem.status(store.sidecar(.journal).path)
-        hotJournal = journal.map { $0.size > 0 } ?? false ? SidecarMagic.isJournal(try fileSystem.readPrefix(store.sidecar(.journal).path, count: 8)) : false
+        hotJournal =
+            journal.map { $0.size > 0 } ?? false
+            ? SidecarMagic.isJournal(try fileSystem.readPrefix(store.sidecar(.journal).path, count: 8)) : false
         tables = schema.tables.mapValues(\.rows)
         if let facts = schema.coreData {
             entities = try StoreInspector.withCopy(of: store) { db in
                 try facts.entities.map { entity in
-                    let hasEntityColumn = try db.tableExists(entity.table) && db.columns(in: entity.table).contains { $0.name == "Z_ENT" }
-                    let rows = hasEntityColumn
-                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedSQLIdentifier) WHERE Z_ENT = ?", arguments: [entity.id]) ?? 0 : 0
+                    let hasEntityColumn =
+                        try db.tableExists(entity.table) && db.columns(in: entity.table).contains { $0.name == "Z_ENT" }
+                    let rows =
+                        hasEntityColumn
+                        ? try Int.fetchOne(
+                            db, sql: "SELECT COUNT(*) FROM \(entity.table.quotedSQLIdentifier) WHERE Z_ENT = ?",
+                            arguments: [entity.id]) ?? 0 : 0
                     return Entity(name: entity.name, id: entity.id, table: entity.table, rows: rows)
                 }
             }
@@ -76,7 +82,8 @@ public struct StoreInspection: Sendable, Hashable, Codable {
         if let catalog {
             let objects = Set(schema.objects.map(\.sql))
             for version in catalog.manifest.versions.reversed() {
-                for candidate in version.stores where Set(try catalog.schema(of: candidate).objects.map(\.sql)) == objects {
+                for candidate in version.stores
+                where Set(try catalog.schema(of: candidate).objects.map(\.sql)) == objects {
                     catalogMatch = "\(version.name) \(candidate.location)"
                     break
                 }

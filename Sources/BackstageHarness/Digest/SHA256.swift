@@ -1,6 +1,8 @@
 /// SHA-256 (FIPS 180-4), for manifests' content hashes: Foundation on Linux has no CryptoKit.
 public struct SHA256: Sendable {
-    private var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    private var state: [UInt32] = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+    ]
     private var buffer: [UInt8] = []
     private var length: UInt64 = 0
 
@@ -34,7 +36,9 @@ public struct SHA256: Sendable {
         let total = (length &+ UInt64(buffer.count)) &* 8
         var tail = buffer + [0x80]
         while tail.count % 64 != 56 { tail.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: total >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            tail.append(UInt8(truncatingIfNeeded: total >> UInt64(shift)))
+        }
         var offset = 0
         while offset < tail.count {
             compress(tail, at: offset)
@@ -56,7 +60,8 @@ public struct SHA256: Sendable {
         var w = [UInt32](repeating: 0, count: 64)
         for i in 0..<16 {
             let j = offset + i * 4
-            w[i] = UInt32(block[j]) << 24 | UInt32(block[j + 1]) << 16 | UInt32(block[j + 2]) << 8 | UInt32(block[j + 3])
+            w[i] =
+                UInt32(block[j]) << 24 | UInt32(block[j + 1]) << 16 | UInt32(block[j + 2]) << 8 | UInt32(block[j + 3])
         }
         func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
         for i in 16..<64 {

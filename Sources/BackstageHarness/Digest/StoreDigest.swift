@@ -14,15 +14,22 @@ public struct TableDigest: Sendable, Hashable, Codable {
 public enum StoreDigest {
     /// The digest of each table of the store; with `columns`, only those columns of a table are
     /// hashed (to compare a table before and after a migration that added columns).
-    public static func tables(of store: StoreFileSet, columns: [String: [String]] = [:]) throws -> [String: TableDigest] {
+    public static func tables(of store: StoreFileSet, columns: [String: [String]] = [:]) throws -> [String: TableDigest]
+    {
         try StoreInspector.withCopy(of: store) { db in
             var result: [String: TableDigest] = [:]
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations' ORDER BY name")
+            let tables = try String.fetchAll(
+                db,
+                sql:
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'grdb_migrations' ORDER BY name"
+            )
             for table in tables {
                 let list = columns[table]?.map(\.quotedSQLIdentifier).joined(separator: ", ") ?? "*"
                 var hasher = SHA256()
                 var rows = 0
-                let cursor = try Row.fetchCursor(db, sql: "SELECT \(list) FROM \(table.quotedSQLIdentifier) ORDER BY \(try order(of: table, in: db))")
+                let cursor = try Row.fetchCursor(
+                    db, sql: "SELECT \(list) FROM \(table.quotedSQLIdentifier) ORDER BY \(try order(of: table, in: db))"
+                )
                 while let row = try cursor.next() {
                     rows += 1
                     for value in row.databaseValues { hasher.update(encode(value)) }
@@ -36,10 +43,15 @@ public enum StoreDigest {
 
     /// `rowid`, or the primary key's columns for a WITHOUT ROWID table.
     private static func order(of table: String, in db: Database) throws -> String {
-        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table]) ?? false
+        let withoutRowID =
+            try Bool.fetchOne(
+                db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? AND schema = 'main'", arguments: [table])
+            ?? false
         guard withoutRowID else { return "rowid" }
-        return try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table])
-            .map(\.quotedSQLIdentifier).joined(separator: ", ")
+        return try String.fetchAll(
+            db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table]
+        )
+        .map(\.quotedSQLIdentifier).joined(separator: ", ")
     }
 
     private static func encode(_ value: DatabaseValue) -> [UInt8] {
@@ -47,7 +59,8 @@ public enum StoreDigest {
         case .null: return [0]
         case .int64(let int): return [1] + withUnsafeBytes(of: int.bigEndian, Array.init)
         case .double(let double): return [2] + withUnsafeBytes(of: double.bitPattern.bigEndian, Array.init)
-        case .string(let string): return [3] + withUnsafeBytes(of: UInt32(string.utf8.count).bigEndian, Array.init) + Array(string.utf8)
+        case .string(let string):
+            return [3] + withUnsafeBytes(of: UInt32(string.utf8.count).bigEndian, Array.init) + Array(string.utf8)
         case .blob(let data): return [4] + withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + Array(data)
         }
     }

@@ -31,7 +31,9 @@ public struct FixtureGenerator: Sendable {
     @discardableResult
     public func generate(_ spec: FixtureSpec, at root: URL) throws -> Int {
         let version = try catalog.version(spec.layout)
-        guard let first = catalog.manifest.versions.first else { throw CatalogError.unknownVersion(spec.layout, known: []) }
+        guard let first = catalog.manifest.versions.first else {
+            throw CatalogError.unknownVersion(spec.layout, known: [])
+        }
         let existed = FileManager.default.fileExists(atPath: root.path)
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: root.path), !existing.isEmpty {
             throw FixtureError.notEmpty(path: root.path)
@@ -51,7 +53,8 @@ public struct FixtureGenerator: Sendable {
         }
     }
 
-    private func build(_ spec: FixtureSpec, version: CatalogVersion, first: CatalogVersion, at root: URL) throws -> Int {
+    private func build(_ spec: FixtureSpec, version: CatalogVersion, first: CatalogVersion, at root: URL) throws -> Int
+    {
         let container = catalog.container(at: root)
         for folder in container.roots {
             try FileManager.default.createDirectory(at: container[folder], withIntermediateDirectories: true)
@@ -59,11 +62,12 @@ public struct FixtureGenerator: Sendable {
         try writeDocuments(container.documents, seed: spec.seed)
         var rows = try generateStores(of: first, size: spec.size, seed: spec.seed, in: container)
         let tail = max(4, rows / 10)
-        let killedWriter: SchemaGenerator.Ending? = switch spec.state {
-        case .walPending: .killBeforeCheckpoint
-        case .hotJournal: .killMidTransaction
-        default: nil
-        }
+        let killedWriter: SchemaGenerator.Ending? =
+            switch spec.state {
+            case .walPending: .killBeforeCheckpoint
+            case .hotJournal: .killMidTransaction
+            default: nil
+            }
         if version.name == first.name, let ending = killedWriter {
             try writeKilled(first, rows: tail, ending: ending, seed: spec.seed, in: container)
             rows += tail
@@ -86,10 +90,12 @@ public struct FixtureGenerator: Sendable {
         case .bothLocations:
             // A backup restored the other copy: the app's store in the other of Documents and Application Support.
             guard let store = version.writableStore else { break }
-            let other = store.location.root == .documents
+            let other =
+                store.location.root == .documents
                 ? ContainerLocation(.applicationSupport, store.location.path)
                 : ContainerLocation(.documents, (store.location.path as NSString).lastPathComponent)
-            try copyStore(StoreFileSet(main: store.location.url(in: container)), to: StoreFileSet(main: other.url(in: container)))
+            try copyStore(
+                StoreFileSet(main: store.location.url(in: container)), to: StoreFileSet(main: other.url(in: container)))
         case .interrupted:
             try killUpgrade(into: version, container: container)
         case .orphanSidecars:
@@ -100,15 +106,20 @@ public struct FixtureGenerator: Sendable {
 
     /// Makes every store of `version` from its schema; `size` is shared by their captured sizes.
     /// - returns: The rows of the main table of the store the app writes to.
-    private func generateStores(of version: CatalogVersion, size: Int64, seed: UInt64, in container: AppContainer) throws -> Int {
+    private func generateStores(
+        of version: CatalogVersion, size: Int64, seed: UInt64, in container: AppContainer
+    ) throws -> Int {
         let schemas = try version.stores.map { try catalog.schema(of: $0) }
-        let weights = schemas.map { schema in max(1, schema.tables.values.reduce(Int64(0)) { $0 + $1.bytes } + (schema.coreData?.externalBytes ?? 0)) }
+        let weights = schemas.map { schema in
+            max(1, schema.tables.values.reduce(Int64(0)) { $0 + $1.bytes } + (schema.coreData?.externalBytes ?? 0))
+        }
         let total = weights.reduce(0, +)
         var rows = 0
         for (index, store) in version.stores.enumerated() {
             let set = StoreFileSet(main: store.location.url(in: container))
             try FileManager.default.createDirectory(at: set.directory, withIntermediateDirectories: true)
-            let generator = SchemaGenerator(schema: schemas[index], seed: seed ^ stableHash(store.location.description), mainTable: store.mainTable)
+            let generator = SchemaGenerator(
+                schema: schemas[index], seed: seed ^ stableHash(store.location.description), mainTable: store.mainTable)
             let report = try generator.generate(into: set, bytes: size * weights[index] / total)
             if store == version.writableStore, let main = generator.mainTable { rows = report.rows[main] ?? 0 }
         }
@@ -116,16 +127,30 @@ public struct FixtureGenerator: Sendable {
     }
 
     /// Runs a writer on the store `version`'s app writes to, in a child process that dies by SIGKILL.
-    private func writeKilled(_ version: CatalogVersion, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64, in container: AppContainer) throws {
-        guard let store = version.writableStore else { throw FixtureError.missingResource("a store of version \(version.name)") }
-        try writeKilled(StoreFileSet(main: store.location.url(in: container)), schema: store.schema, rows: rows, ending: ending, seed: seed)
+    private func writeKilled(
+        _ version: CatalogVersion, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64, in container: AppContainer
+    ) throws {
+        guard let store = version.writableStore else {
+            throw FixtureError.missingResource("a store of version \(version.name)")
+        }
+        try writeKilled(
+            StoreFileSet(main: store.location.url(in: container)), schema: store.schema, rows: rows, ending: ending,
+            seed: seed)
     }
 
-    private func writeKilled(_ store: StoreFileSet, schema: String, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64) throws {
-        let outcome = try ChildProcess.run(executable, ["fixture-writer", store.main.path, "--catalog", catalog.url.path, "--schema", schema,
-                                                         "--seed", String(seed), "--rows", String(rows), "--ending", ending.rawValue])
+    private func writeKilled(
+        _ store: StoreFileSet, schema: String, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64
+    ) throws {
+        let outcome = try ChildProcess.run(
+            executable,
+            [
+                "fixture-writer", store.main.path, "--catalog", catalog.url.path, "--schema", schema,
+                "--seed", String(seed), "--rows", String(rows), "--ending", ending.rawValue,
+            ])
         guard outcome.killedBySIGKILL else {
-            throw FixtureError.writerFailed(path: store.main.path, reason: "it ended with status \(outcome.status) instead of being killed: \(outcome.stderr)")
+            throw FixtureError.writerFailed(
+                path: store.main.path,
+                reason: "it ended with status \(outcome.status) instead of being killed: \(outcome.stderr)")
         }
     }
 
@@ -134,7 +159,8 @@ public struct FixtureGenerator: Sendable {
         guard let store = first.writableStore else { return }
         let base = ((store.location.path as NSString).lastPathComponent as NSString).deletingPathExtension
         let gone = StoreFileSet(main: container.documents.appending(path: "\(base) Backup.sqlite"))
-        _ = try SchemaGenerator(schema: try catalog.schema(of: store), seed: seed ^ 0xDEAD, mainTable: store.mainTable).generate(into: gone, bytes: 64_000)
+        _ = try SchemaGenerator(schema: try catalog.schema(of: store), seed: seed ^ 0xDEAD, mainTable: store.mainTable)
+            .generate(into: gone, bytes: 64_000)
         try writeKilled(gone, schema: store.schema, rows: 8, ending: .killBeforeCheckpoint, seed: seed ^ 0xDEAD)
         try FileManager.default.removeItem(at: gone.main)
         try? FileManager.default.removeItem(at: gone.supportFolder)
@@ -145,17 +171,24 @@ public struct FixtureGenerator: Sendable {
     private func killUpgrade(into version: CatalogVersion, container: AppContainer) throws {
         let versions = catalog.manifest.versions
         let isFirst = version.name == versions.first?.name
-        guard let target = isFirst ? versions.dropFirst().first : version, let planFile = catalog.planURL(of: target) else {
-            throw FixtureError.writerFailed(path: catalog.url.path, reason: "version \(version.name) has no upgrade to interrupt")
+        guard let target = isFirst ? versions.dropFirst().first : version, let planFile = catalog.planURL(of: target)
+        else {
+            throw FixtureError.writerFailed(
+                path: catalog.url.path, reason: "version \(version.name) has no upgrade to interrupt")
         }
         let plan = try UpgradePlan.load(from: planFile)
-        let point: CrashPoint = switch plan.steps.first {
-        case .split: CrashPoint(.split, .copied)
-        case .migrateSchema: CrashPoint(.migrateSchema, .migrating)
-        default: CrashPoint(.relocate, isFirst ? .locked : .committed)
-        }
-        let outcome = try ChildProcess.run(executable, ["upgrade", container.documents.deletingLastPathComponent().path,
-                                                         "--plan", planFile.path, "--crash-at", point.description])
+        let point: CrashPoint =
+            switch plan.steps.first {
+            case .split: CrashPoint(.split, .copied)
+            case .migrateSchema: CrashPoint(.migrateSchema, .migrating)
+            default: CrashPoint(.relocate, isFirst ? .locked : .committed)
+            }
+        let outcome = try ChildProcess.run(
+            executable,
+            [
+                "upgrade", container.documents.deletingLastPathComponent().path,
+                "--plan", planFile.path, "--crash-at", point.description,
+            ])
         guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(path: planFile.path, reason: "the upgrade was not killed at \(point)")
         }
@@ -165,8 +198,12 @@ public struct FixtureGenerator: Sendable {
         let fm = FileManager.default
         try fm.createDirectory(at: to.directory, withIntermediateDirectories: true)
         try fm.copyItem(at: from.main, to: to.main)
-        if fm.fileExists(atPath: from.sidecar(.wal).path) { try fm.copyItem(at: from.sidecar(.wal), to: to.sidecar(.wal)) }
-        if fm.fileExists(atPath: from.supportFolder.path) { try fm.copyItem(at: from.supportFolder, to: to.supportFolder) }
+        if fm.fileExists(atPath: from.sidecar(.wal).path) {
+            try fm.copyItem(at: from.sidecar(.wal), to: to.sidecar(.wal))
+        }
+        if fm.fileExists(atPath: from.supportFolder.path) {
+            try fm.copyItem(at: from.supportFolder, to: to.supportFolder)
+        }
     }
 
     /// The user's documents: those given, copied; for the bundled Notes sample, its own (nested
@@ -178,12 +215,17 @@ public struct FixtureGenerator: Sendable {
             }
             return
         }
-        guard let sample = try? CatalogFolder.notes(), sample.url.standardizedFileURL.path == catalog.url.standardizedFileURL.path else { return }
+        guard let sample = try? CatalogFolder.notes(),
+            sample.url.standardizedFileURL.path == catalog.url.standardizedFileURL.path
+        else { return }
         var random = SeededRandom(seed: seed ^ 0xD0C5)
         let files: [(String, Data)] = [
             ("Trips/Lisbon — day 1.md", Data("# Lisbon\n\nPastéis de nata at 9, tram 28 at 10.\n".utf8)),
             ("Trips/Été 2026/Café menu.txt", Data("Café crème 2,50 €\nCroissant 1,80 €\n".utf8)),
-            ("Reports/2026/Q1 résumé.csv", Data("month,notes\njan,\(random.next() % 100)\nfeb,\(random.next() % 100)\n".utf8)),
+            (
+                "Reports/2026/Q1 résumé.csv",
+                Data("month,notes\njan,\(random.next() % 100)\nfeb,\(random.next() % 100)\n".utf8)
+            ),
             ("Photos/北京/天坛.jpg", Data(random.bytes(96_000))),
             ("Scans/receipt 0042.pdf", Data(random.bytes(40_000))),
             ("Large/archive.bin", Data(random.bytes(1_048_576))),
@@ -191,16 +233,20 @@ public struct FixtureGenerator: Sendable {
         ]
         for (path, data) in files {
             let url = documents.appending(path: path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try data.write(to: url)
         }
-        try FileManager.default.createDirectory(at: documents.appending(path: "Empty Folder"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: documents.appending(path: "Empty Folder"), withIntermediateDirectories: true)
     }
 }
 
 extension FixtureManifest {
     /// Generates `spec` at `root` with `generator` and reads its manifest.
-    public static func generate(_ spec: FixtureSpec, at root: URL, with generator: FixtureGenerator) throws -> FixtureManifest {
+    public static func generate(
+        _ spec: FixtureSpec, at root: URL, with generator: FixtureGenerator
+    ) throws -> FixtureManifest {
         let rows = try generator.generate(spec, at: root)
         return try read(container: generator.catalog.container(at: root), spec: spec, rows: rows)
     }
@@ -210,17 +256,22 @@ extension FixtureManifest {
     public static func read(container: AppContainer, spec: FixtureSpec, rows: Int) throws -> FixtureManifest {
         var stores: [String: [String: TableDigest]] = [:]
         for root in container.roots where root != .temporary {
-            for entry in try FileClassifier(declarations: .everyDatabase).scan(container[root]) where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
+            for entry in try FileClassifier(declarations: .everyDatabase).scan(container[root])
+            where entry.kind == .database && !entry.path.hasPrefix(".backstage") {
                 let location = ContainerLocation(root, entry.path)
-                stores[location.description] = try StoreDigest.tables(of: StoreFileSet(main: location.url(in: container)))
+                stores[location.description] = try StoreDigest.tables(
+                    of: StoreFileSet(main: location.url(in: container)))
             }
         }
         var documents: [Document] = []
         var empty: [String] = []
-        for entry in try FileClassifier(declarations: .everyDatabase).scan(container.documents) where !entry.kind.isInternal {
+        for entry in try FileClassifier(declarations: .everyDatabase).scan(container.documents)
+        where !entry.kind.isInternal {
             let url = container.documents.appending(path: entry.path)
             if entry.isDirectory {
-                if (try? FileManager.default.contentsOfDirectory(atPath: url.path))?.isEmpty == true { empty.append(entry.path) }
+                if (try? FileManager.default.contentsOfDirectory(atPath: url.path))?.isEmpty == true {
+                    empty.append(entry.path)
+                }
             } else {
                 let data = try Data(contentsOf: url)
                 documents.append(Document(path: entry.path, bytes: Int64(data.count), sha256: SHA256.hash(data)))

@@ -34,7 +34,9 @@ public struct FixtureSpec: Sendable, Hashable, Codable {
 
     /// Parses `500KB`, `2MB`, `1.5GB` or a number of bytes (decimal units).
     public static func parseSize(_ text: String) -> Int64? {
-        let units: [(String, Double)] = [("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("B", 1)]
+        let units: [(String, Double)] = [
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("B", 1),
+        ]
         let upper = text.uppercased().trimmingCharacters(in: .whitespaces)
         for (suffix, factor) in units where upper.hasSuffix(suffix) {
             guard let value = Double(upper.dropLast(suffix.count)), value > 0 else { return nil }

@@ -34,8 +34,10 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     /// A UUID string made from the generator.
     public mutating func uuid() -> String {
         let b = bytes(16)
-        let hex = b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined().uppercased()
+        let hex = b.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined().uppercased()
         let c = Array(hex)
-        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-"
+            + String(c[20..<32])
     }
 }

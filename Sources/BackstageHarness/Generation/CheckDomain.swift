@@ -45,7 +45,9 @@ enum CheckParser {
     typealias Token = SQLTokens.Token
 
     /// The constraints of `createTable` and the domain each column's own constraints give it.
-    static func parse(_ createTable: String, columns: [String]) -> (checks: [CheckConstraint], domains: [String: ColumnDomain]) {
+    static func parse(
+        _ createTable: String, columns: [String]
+    ) -> (checks: [CheckConstraint], domains: [String: ColumnDomain]) {
         let names = Set(columns.map { $0.lowercased() })
         let tokens = SQLTokens.tokens(createTable)
         var checks: [CheckConstraint] = []
@@ -53,11 +55,16 @@ enum CheckParser {
         var index = 0
         while index < tokens.count {
             defer { index += 1 }
-            guard tokens[index] == .word("check"), let (expression, end) = balanced(tokens, from: index + 1) else { continue }
+            guard tokens[index] == .word("check"), let (expression, end) = balanced(tokens, from: index + 1) else {
+                continue
+            }
             index = end
             var used: [String] = []
-            for case .word(let word) in expression where names.contains(word) && !used.contains(word) { used.append(word) }
-            checks.append(CheckConstraint(sql: SQLTokens.join(expression[...]), columns: used, literals: literals(expression)))
+            for case .word(let word) in expression where names.contains(word) && !used.contains(word) {
+                used.append(word)
+            }
+            checks.append(
+                CheckConstraint(sql: SQLTokens.join(expression[...]), columns: used, literals: literals(expression)))
             if used.count == 1 {
                 var domain = domains[used[0]] ?? ColumnDomain()
                 for conjunct in split(expression, on: "and") { apply(conjunct, column: used[0], to: &domain) }
@@ -101,7 +108,9 @@ enum CheckParser {
     /// The tokens without the parentheses that wrap all of them.
     static func unwrapped(_ tokens: [Token]) -> [Token] {
         var tokens = tokens
-        while tokens.first == .symbol("("), let (inner, end) = balanced(tokens, from: 0), end == tokens.count - 1 { tokens = inner }
+        while tokens.first == .symbol("("), let (inner, end) = balanced(tokens, from: 0), end == tokens.count - 1 {
+            tokens = inner
+        }
         return tokens
     }
 
@@ -109,7 +118,11 @@ enum CheckParser {
         let tokens = unwrapped(tokens)
         var sign = 1.0
         var rest = tokens[...]
-        if rest.first == .symbol("-") { sign = -1; rest = rest.dropFirst() } else if rest.first == .symbol("+") { rest = rest.dropFirst() }
+        if rest.first == .symbol("-") {
+            sign = -1; rest = rest.dropFirst()
+        } else if rest.first == .symbol("+") {
+            rest = rest.dropFirst()
+        }
         guard rest.count == 1, let token = rest.first else { return nil }
         switch token {
         case .literal(let text) where text.hasPrefix("'"):
@@ -147,7 +160,9 @@ enum CheckParser {
         let alternatives = split(tokens, on: "or").map(unwrapped)
         if alternatives.count > 1 {
             // `c IS NULL OR …`: the rest; `c = 'a' OR c = 'b'`: a list.
-            let rest = alternatives.filter { $0 != [.word(column), .word("is"), .word("null")] && $0 != [.word(column), .word("isnull")] }
+            let rest = alternatives.filter {
+                $0 != [.word(column), .word("is"), .word("null")] && $0 != [.word(column), .word("isnull")]
+            }
             if rest.count == 1 { apply(rest[0], column: column, to: &domain); return }
             var values: [DatabaseValue] = []
             for alternative in rest {
@@ -160,30 +175,42 @@ enum CheckParser {
             return
         }
         guard let first = tokens.first else { return }
-        if tokens == [.word(column), .word("is"), .word("not"), .word("null")] || tokens == [.word(column), .word("notnull")]
-            || tokens == [.word(column), .word("not"), .word("null")] {
+        if tokens == [.word(column), .word("is"), .word("not"), .word("null")]
+            || tokens == [.word(column), .word("notnull")]
+            || tokens == [.word(column), .word("not"), .word("null")]
+        {
             domain.notNull = true
             return
         }
         // c NOT LIKE '%X%': no X; c = lower(c) (or turned around): lower-case text.
-        if tokens.count == 4, tokens[0] == .word(column), tokens[1] == .word("not"), [.word("like"), .word("glob")].contains(tokens[2]),
-           case .literal(let quoted) = tokens[3] {
+        if tokens.count == 4, tokens[0] == .word(column), tokens[1] == .word("not"),
+            [.word("like"), .word("glob")].contains(tokens[2]),
+            case .literal(let quoted) = tokens[3]
+        {
             let pattern = quoted.dropFirst().dropLast()
             let inner = pattern.filter { $0 != "%" && $0 != "*" }
-            if pattern.count == inner.count + 2, inner.count == 1, let character = inner.first { domain.excluded.insert(character); return }
+            if pattern.count == inner.count + 2, inner.count == 1, let character = inner.first {
+                domain.excluded.insert(character); return
+            }
         }
         for function in ["lower", "upper", "trim"] {
             let call: [Token] = [.word(function), .symbol("("), .word(column), .symbol(")")]
-            if tokens == [.word(column), .symbol("=")] + call || tokens == call + [.symbol("="), .word(column)] { domain.caseFunction = function; return }
+            if tokens == [.word(column), .symbol("=")] + call || tokens == call + [.symbol("="), .word(column)] {
+                domain.caseFunction = function; return
+            }
         }
         // json_valid(c), date(c) IS NOT NULL, c = datetime(c): what the function reads.
         if tokens.contains(where: { $0 == .word("json_valid") || $0 == .word("json") }) { domain.json = true }
-        if tokens.contains(where: { ["date", "datetime", "julianday", "strftime", "unixepoch", "time"].contains($0.text) && $0 != .word(column) }) {
+        if tokens.contains(where: {
+            ["date", "datetime", "julianday", "strftime", "unixepoch", "time"].contains($0.text) && $0 != .word(column)
+        }) {
             domain.date = true
         }
         // length(c) …, typeof(c) …
-        if case .word(let function) = first, ["length", "typeof"].contains(function), let (inner, end) = balanced(tokens, from: 1),
-           unwrapped(inner) == [.word(column)] {
+        if case .word(let function) = first, ["length", "typeof"].contains(function),
+            let (inner, end) = balanced(tokens, from: 1),
+            unwrapped(inner) == [.word(column)]
+        {
             let rest = Array(tokens[(end + 1)...])
             if function == "typeof" {
                 var kinds = ColumnDomain()
@@ -193,8 +220,13 @@ enum CheckParser {
             } else {
                 var lengths = ColumnDomain()
                 comparison(rest, to: &lengths)
-                if let low = lengths.lower { domain.minLength = max(domain.minLength ?? 0, Int(low.rounded(.up)) + (lengths.lowerStrict ? 1 : 0)) }
-                if let high = lengths.upper { domain.maxLength = min(domain.maxLength ?? .max, Int(high.rounded(.down)) - (lengths.upperStrict ? 1 : 0)) }
+                if let low = lengths.lower {
+                    domain.minLength = max(domain.minLength ?? 0, Int(low.rounded(.up)) + (lengths.lowerStrict ? 1 : 0))
+                }
+                if let high = lengths.upper {
+                    domain.maxLength = min(
+                        domain.maxLength ?? .max, Int(high.rounded(.down)) - (lengths.upperStrict ? 1 : 0))
+                }
                 if let exact = lengths.values?.compactMap({ Int.fromDatabaseValue($0) }), let length = exact.first {
                     domain.minLength = length
                     domain.maxLength = length
@@ -226,7 +258,9 @@ enum CheckParser {
             if items.allSatisfy({ $0 != nil }) { domain.values = items.compactMap { $0 }.filter { !$0.isNull } }
         case .word("between"):
             let bounds = operand.split(separator: .word("and")).map { literal(Array($0)) }
-            if bounds.count == 2, let low = bounds[0].flatMap(Double.fromDatabaseValue), let high = bounds[1].flatMap(Double.fromDatabaseValue) {
+            if bounds.count == 2, let low = bounds[0].flatMap(Double.fromDatabaseValue),
+                let high = bounds[1].flatMap(Double.fromDatabaseValue)
+            {
                 domain.lower = max(domain.lower ?? -.infinity, low)
                 domain.upper = min(domain.upper ?? .infinity, high)
             }

@@ -65,15 +65,17 @@ struct ColumnPlan {
     /// What a column of a table the capture saw empty looks like: its declared type's values,
     /// mostly present, of a modest size.
     static func defaultStatistics(name: String, declared: String, affinity: Affinity) -> ColumnStatistics {
-        let kinds: (Double, Double, Double, Double) = switch affinity {
-        case .integer, .numeric: (0.9, 0, 0, 0)
-        case .real: (0, 0.9, 0, 0)
-        case .text: (0, 0, 0.9, 0)
-        case .blob: declared.isEmpty ? (0, 0, 0.9, 0) : (0, 0, 0, 0.9)
-        }
-        return ColumnStatistics(name: name, declaredType: declared, nullFraction: 0.1, integerFraction: kinds.0, realFraction: kinds.1,
-                                textFraction: kinds.2, blobFraction: kinds.3, averageBytes: 24, maxBytes: 64, distinctRatio: 0.8,
-                                integerBits: 20)
+        let kinds: (Double, Double, Double, Double) =
+            switch affinity {
+            case .integer, .numeric: (0.9, 0, 0, 0)
+            case .real: (0, 0.9, 0, 0)
+            case .text: (0, 0, 0.9, 0)
+            case .blob: declared.isEmpty ? (0, 0, 0.9, 0) : (0, 0, 0, 0.9)
+            }
+        return ColumnStatistics(
+            name: name, declaredType: declared, nullFraction: 0.1, integerFraction: kinds.0, realFraction: kinds.1,
+            textFraction: kinds.2, blobFraction: kinds.3, averageBytes: 24, maxBytes: 64, distinctRatio: 0.8,
+            integerBits: 20)
     }
 
     enum Affinity { case integer, real, text, blob, numeric }
@@ -91,8 +93,10 @@ struct ColumnPlan {
 /// Makes the value of one column for one row, deterministically from the row's generator.
 struct ValueMaker {
     /// Words for text values: ASCII and not, so names and bodies exercise UTF-8.
-    static let words = ["note", "lisbon", "café", "meeting", "idea", "naïve", "résumé", "北京", "garden", "invoice", "draft", "plan",
-                        "budget", "river", "photo", "über", "sketch", "travel", "recipe", "book", "σοφία", "straße", "ocean", "city"]
+    static let words = [
+        "note", "lisbon", "café", "meeting", "idea", "naïve", "résumé", "北京", "garden", "invoice", "draft", "plan",
+        "budget", "river", "photo", "über", "sketch", "travel", "recipe", "book", "σοφία", "straße", "ocean", "city",
+    ]
 
     /// Writes Core Data external data files for the store being generated, when asked to.
     var external: ExternalDataWriter?
@@ -105,7 +109,8 @@ struct ValueMaker {
             return row.databaseValue
         case .reference(let parentRows):
             if !plan.notNull && random.unit() < plan.statistics.nullFraction { return .null }
-            return parentRows == 0 ? (plan.notNull ? 0.databaseValue : .null) : Int(1 + random.next() % UInt64(parentRows)).databaseValue
+            return parentRows == 0
+                ? (plan.notNull ? 0.databaseValue : .null) : Int(1 + random.next() % UInt64(parentRows)).databaseValue
         case .entity(let ids):
             return ids[Int(random.next() % UInt64(max(ids.count, 1)))].databaseValue
         case .version:
@@ -118,14 +123,18 @@ struct ValueMaker {
         }
     }
 
-    private func statistical(_ plan: ColumnPlan, unique: Bool, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
+    private func statistical(
+        _ plan: ColumnPlan, unique: Bool, row: Int, rows: Int, random: inout SeededRandom
+    ) throws -> DatabaseValue {
         let s = plan.statistics
         var pick = random.unit()
         if !plan.notNull && !unique {
             if pick < s.nullFraction { return .null }
             pick -= s.nullFraction
         }
-        let kinds: [(Double, ColumnPlan.Affinity)] = [(s.integerFraction, .integer), (s.realFraction, .real), (s.textFraction, .text), (s.blobFraction, .blob)]
+        let kinds: [(Double, ColumnPlan.Affinity)] = [
+            (s.integerFraction, .integer), (s.realFraction, .real), (s.textFraction, .text), (s.blobFraction, .blob),
+        ]
         let measured = kinds.reduce(0) { $0 + $1.0 }
         var kind = plan.affinity == .numeric ? .integer : plan.affinity
         if measured > 0 {
@@ -139,7 +148,11 @@ struct ValueMaker {
         }
         // Few distinct values (flags, states, enumerations): draw from a small pool; else from the row.
         let poolSize = unique ? rows : max(1, Int((s.distinctRatio * Double(max(rows, 1))).rounded()))
-        let key = unique ? row : (poolSize >= rows ? Int(random.next() % UInt64(max(rows, 1) * 4 + 1)) : Int(random.next() % UInt64(poolSize)))
+        let key =
+            unique
+            ? row
+            : (poolSize >= rows
+                ? Int(random.next() % UInt64(max(rows, 1) * 4 + 1)) : Int(random.next() % UInt64(poolSize)))
         var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ stableHash(plan.name))
         switch kind {
         case .integer, .numeric:
@@ -152,7 +165,9 @@ struct ValueMaker {
             return text(bytes: size(s, &random), unique: unique ? row : nil, random: &keyed).databaseValue
         case .blob:
             if let external, s.externalFraction > 0, random.unit() < s.externalFraction {
-                return try external.write(size: Int(Double(external.averageSize) * (0.5 + random.unit())), random: &random).databaseValue
+                return try external.write(
+                    size: Int(Double(external.averageSize) * (0.5 + random.unit())), random: &random
+                ).databaseValue
             }
             return Data(keyed.bytes(max(1, size(s, &random)))).databaseValue
         }

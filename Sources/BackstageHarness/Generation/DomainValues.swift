@@ -5,7 +5,9 @@ import GRDB
 extension ColumnDomain {
     /// `value` made to satisfy the domain. `distinct` is a number that differs row to row when the
     /// column's values must (a key, a `UNIQUE` column): the value made then differs too.
-    func fit(_ value: DatabaseValue, distinct: Int?, affinity: ColumnPlan.Affinity, random: inout SeededRandom) -> DatabaseValue {
+    func fit(
+        _ value: DatabaseValue, distinct: Int?, affinity: ColumnPlan.Affinity, random: inout SeededRandom
+    ) -> DatabaseValue {
         if value.isNull && distinct == nil && !notNull { return value }
         if date {
             // A day and time from the number: distinct when it is (a second apart).
@@ -18,7 +20,9 @@ extension ColumnDomain {
         }
         if json {
             let text = String.fromDatabaseValue(value) ?? String(describing: distinct ?? 0)
-            let escaped = text.unicodeScalars.map { $0 == "\"" || $0 == "\\" ? "\\\($0)" : ($0.value < 0x20 ? " " : String($0)) }.joined()
+            let escaped = text.unicodeScalars.map {
+                $0 == "\"" || $0 == "\\" ? "\\\($0)" : ($0.value < 0x20 ? " " : String($0))
+            }.joined()
             return "[\"\(distinct.map { String($0) + " " } ?? "")\(escaped)\"]".databaseValue
         }
         if let values, !values.isEmpty {
@@ -32,23 +36,29 @@ extension ColumnDomain {
                 if let number = number(value, kind: kind, distinct: distinct, random: &random) { value = number }
             }
         }
-        if kind == "text" || glob != nil || like != nil || minLength != nil || maxLength != nil || !excluded.isEmpty || caseFunction != nil {
-            if kind == "text" || !(value.storage.isNumeric) { value = text(value, distinct: distinct, random: &random).databaseValue }
+        if kind == "text" || glob != nil || like != nil || minLength != nil || maxLength != nil || !excluded.isEmpty
+            || caseFunction != nil
+        {
+            if kind == "text" || !(value.storage.isNumeric) {
+                value = text(value, distinct: distinct, random: &random).databaseValue
+            }
         }
-        if kind == "blob", case .blob = value.storage {} else if kind == "blob" {
+        if kind == "blob", case .blob = value.storage {
+        } else if kind == "blob" {
             value = Data(String(describing: distinct ?? Int(random.next() % 1_000_000)).utf8).databaseValue
         }
         return value
     }
 
     private func targetKind(of value: DatabaseValue, affinity: ColumnPlan.Affinity) -> String {
-        let current: String = switch value.storage {
-        case .int64: "integer"
-        case .double: "real"
-        case .string: "text"
-        case .blob: "blob"
-        case .null: "null"
-        }
+        let current: String =
+            switch value.storage {
+            case .int64: "integer"
+            case .double: "real"
+            case .string: "text"
+            case .blob: "blob"
+            case .null: "null"
+            }
         if let kinds, !kinds.contains(current) {
             return ["integer", "real", "text", "blob"].first { kinds.contains($0) } ?? current
         }
@@ -72,12 +82,16 @@ extension ColumnDomain {
     }
 
     /// A number within the range: an integer where one fits, else a real.
-    private func number(_ value: DatabaseValue, kind: String, distinct: Int?, random: inout SeededRandom) -> DatabaseValue? {
+    private func number(
+        _ value: DatabaseValue, kind: String, distinct: Int?, random: inout SeededRandom
+    ) -> DatabaseValue? {
         let low = lower ?? -.infinity, high = upper ?? .infinity
         let current = Double.fromDatabaseValue(value)
         if distinct == nil, let current, current > low || (current == low && !lowerStrict),
-           current < high || (current == high && !upperStrict), kind != "text" {
-            return kind == "integer" && current.rounded() != current ? Int64(current.rounded(.down)).databaseValue : value
+            current < high || (current == high && !upperStrict), kind != "text"
+        {
+            return kind == "integer" && current.rounded() != current
+                ? Int64(current.rounded(.down)).databaseValue : value
         }
         var first = low.isFinite ? low.rounded(.up) : (high.isFinite ? high.rounded(.down) - 1_000_000 : 0)
         if lowerStrict && first == low { first += 1 }
@@ -96,18 +110,23 @@ extension ColumnDomain {
 
     /// Text that matches the pattern and the lengths, built around `value`'s text.
     private func text(_ value: DatabaseValue, distinct: Int?, random: inout SeededRandom) -> String {
-        var filler: String = switch value.storage {
-        case .string(let text): text
-        case .int64(let integer): String(integer)
-        case .double(let real): String(real)
-        default: ""
+        var filler: String =
+            switch value.storage {
+            case .string(let text): text
+            case .int64(let integer): String(integer)
+            case .double(let real): String(real)
+            default: ""
+            }
+        if let distinct, !filler.hasPrefix(String(distinct, radix: 36)) {
+            filler = String(distinct, radix: 36) + " " + filler
         }
-        if let distinct, !filler.hasPrefix(String(distinct, radix: 36)) { filler = String(distinct, radix: 36) + " " + filler }
         var result: String
         if let glob {
-            result = Self.expand(glob, any: "*", one: "?", sets: true, filler: filler, distinct: distinct, random: &random)
+            result = Self.expand(
+                glob, any: "*", one: "?", sets: true, filler: filler, distinct: distinct, random: &random)
         } else if let like {
-            result = Self.expand(like, any: "%", one: "_", sets: false, filler: filler, distinct: distinct, random: &random)
+            result = Self.expand(
+                like, any: "%", one: "_", sets: false, filler: filler, distinct: distinct, random: &random)
         } else {
             result = filler
         }
@@ -116,13 +135,17 @@ extension ColumnDomain {
             if let distinct, glob == nil, like == nil, maxLength > 0 {
                 // Too short for the number and a word: the number alone, in base 36, left-padded.
                 let code = String(distinct, radix: 36)
-                result = String(repeating: "0", count: max(0, min(maxLength, minLength ?? 0) - code.count)) + code.suffix(maxLength)
+                result =
+                    String(repeating: "0", count: max(0, min(maxLength, minLength ?? 0) - code.count))
+                    + code.suffix(maxLength)
             }
         }
         if let minLength, result.count < minLength {
             result += String(repeating: "x", count: minLength - result.count)
         }
-        if !excluded.isEmpty { result = String(result.map { excluded.contains($0) ? (excluded.contains("-") ? "x" : "-") : $0 }) }
+        if !excluded.isEmpty {
+            result = String(result.map { excluded.contains($0) ? (excluded.contains("-") ? "x" : "-") : $0 })
+        }
         switch caseFunction {
         case "lower": result = result.lowercased()
         case "upper": result = result.uppercased()
@@ -134,8 +157,10 @@ extension ColumnDomain {
 
     /// A string `pattern` matches: `any` becomes the filler, `one` a letter, a `[set]` one of its
     /// characters; when there is no `any` to hold a distinct number, its digits vary the letters.
-    static func expand(_ pattern: String, any: Character, one: Character, sets: Bool, filler: String, distinct: Int?,
-                       random: inout SeededRandom) -> String {
+    static func expand(
+        _ pattern: String, any: Character, one: Character, sets: Bool, filler: String, distinct: Int?,
+        random: inout SeededRandom
+    ) -> String {
         let characters = Array(pattern)
         let holdsFiller = characters.contains(any)
         var choices: [[Character]] = []
@@ -164,7 +189,8 @@ extension ColumnDomain {
             } else if choice.count == 1 {
                 result = String(choice[0]) + result
             } else {
-                let pick = holdsFiller || distinct == nil ? Int(random.next() % UInt64(choice.count)) : digits % choice.count
+                let pick =
+                    holdsFiller || distinct == nil ? Int(random.next() % UInt64(choice.count)) : digits % choice.count
                 digits /= choice.count
                 result = String(choice[pick]) + result
             }
@@ -182,8 +208,11 @@ extension ColumnDomain {
         while index < body.endIndex {
             let c = body[index]
             if index + 2 < body.endIndex, body[index + 1] == "-", let a = c.unicodeScalars.first?.value,
-               let b = body[index + 2].unicodeScalars.first?.value, a <= b {
-                for code in a...min(b, a + 200) { if let scalar = Unicode.Scalar(code) { members.append(Character(scalar)) } }
+                let b = body[index + 2].unicodeScalars.first?.value, a <= b
+            {
+                for code in a...min(b, a + 200) {
+                    if let scalar = Unicode.Scalar(code) { members.append(Character(scalar)) }
+                }
                 index += 3
             } else {
                 members.append(c)

@@ -46,14 +46,18 @@ enum EdgeValues {
             values += [Int64.max.databaseValue, Int64.min.databaseValue, 0.databaseValue, (-1).databaseValue]
         case .real:
             duplicate = 0.5.databaseValue
-            values += [(-0.0).databaseValue, Double.leastNonzeroMagnitude.databaseValue,
-                       Double.leastNormalMagnitude.databaseValue, Double.greatestFiniteMagnitude.databaseValue,
-                       (-Double.greatestFiniteMagnitude).databaseValue]
+            values += [
+                (-0.0).databaseValue, Double.leastNonzeroMagnitude.databaseValue,
+                Double.leastNormalMagnitude.databaseValue, Double.greatestFiniteMagnitude.databaseValue,
+                (-Double.greatestFiniteMagnitude).databaseValue,
+            ]
         case .text:
             duplicate = "duplicate".databaseValue
             let limit = plan.domain?.maxLength ?? longText(plan)
-            let texts = ["", String(repeating: "m", count: max(limit, 0)), "naïve café 北京 Ελληνικά",
-                         "👩‍👩‍👧‍👦 🎉", "שלום עולם مرحبا", "a\u{0}b"]
+            let texts = [
+                "", String(repeating: "m", count: max(limit, 0)), "naïve café 北京 Ελληνικά",
+                "👩‍👩‍👧‍👦 🎉", "שלום עולם مرحبا", "a\u{0}b",
+            ]
             // Too long for a length() CHECK: cut (by code points, as SQLite counts).
             values += texts.map { text in
                 String(String.UnicodeScalarView(text.unicodeScalars.prefix(max(limit, 0)))).databaseValue
@@ -70,19 +74,23 @@ enum EdgeValues {
     /// parser does not read is met by the insertion's repair, which draws ordinary values).
     private static func admits(_ value: DatabaseValue, _ plan: ColumnPlan) -> Bool {
         let domain = plan.domain
-        let kind: String = switch value.storage {
-        case .null: "null"
-        case .int64: "integer"
-        case .double: "real"
-        case .string: "text"
-        case .blob: "blob"
-        }
+        let kind: String =
+            switch value.storage {
+            case .null: "null"
+            case .int64: "integer"
+            case .double: "real"
+            case .string: "text"
+            case .blob: "blob"
+            }
         if value.isNull && plan.notNull { return false }
         guard let domain else { return true }
         if let kinds = domain.kinds, !kinds.contains(kind) { return false }
         if value.isNull { return true }
         if domain.values != nil || domain.date || domain.json || domain.glob != nil || domain.like != nil
-            || domain.caseFunction != nil { return false }
+            || domain.caseFunction != nil
+        {
+            return false
+        }
         switch value.storage {
         case .int64, .double:
             guard let number = Double.fromDatabaseValue(value) else { return false }

@@ -25,28 +25,37 @@ extension SchemaGenerator {
             var repaired = false
             for _ in 0..<4 where !key.tuples.isEmpty && !repaired {
                 let tuple = key.tuples[Int(random.next() % UInt64(key.tuples.count))]
-                repaired = (try? db.execute(sql: sql, arguments: StatementArguments(tuple + [rowid.databaseValue]))) != nil
+                repaired =
+                    (try? db.execute(sql: sql, arguments: StatementArguments(tuple + [rowid.databaseValue]))) != nil
             }
             if !repaired {
-                try? db.execute(sql: sql, arguments: StatementArguments(key.from.map { _ in DatabaseValue.null } + [rowid.databaseValue]))
+                try? db.execute(
+                    sql: sql,
+                    arguments: StatementArguments(key.from.map { _ in DatabaseValue.null } + [rowid.databaseValue]))
             }
         }
     }
 
     /// The columns of foreign key `id` of `table`, and up to 10,000 keys of its parent's rows.
-    private func referencedKeys(_ table: String, id: Int, in db: Database) throws -> (from: [String], tuples: [[DatabaseValue]]) {
-        let rows = try Row.fetchAll(db, sql: "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq",
-                                    arguments: [table, id])
+    private func referencedKeys(
+        _ table: String, id: Int, in db: Database
+    ) throws -> (from: [String], tuples: [[DatabaseValue]]) {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) WHERE id = ? ORDER BY seq",
+            arguments: [table, id])
         guard let parent: String = rows.first?["table"] else { return ([], []) }
         let from = rows.map { $0["from"] as String }
         var to = rows.compactMap { $0["to"] as String? }
         if to.count != from.count {
-            to = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent])
+            to = try String.fetchAll(
+                db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent])
             if to.isEmpty { to = ["rowid"] }
         }
         guard to.count == from.count else { return ([], []) }
         let columns = to.map(\.quotedSQLIdentifier).joined(separator: ", ")
-        let tuples = try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(parent.quotedSQLIdentifier) LIMIT 10000").map { Array($0.databaseValues) }
+        let tuples = try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(parent.quotedSQLIdentifier) LIMIT 10000").map {
+            Array($0.databaseValues)
+        }
         return (from, tuples.filter { !$0.contains(where: \.isNull) })
     }
 }
@@ -59,8 +68,9 @@ extension SchemaGenerator {
     func leaveDanglingReferences(_ db: Database, rows: [String: Int]) throws {
         for (number, violation) in (schema.foreignKeyViolations ?? []).enumerated() {
             guard let table = schema.tableNames.first(where: { $0.lowercased() == violation.table.lowercased() }),
-                  let generated = rows[table], generated > 0, !violation.columns.isEmpty,
-                  schema.objects.first(where: { $0.name == table })?.withoutRowID != true else { continue }
+                let generated = rows[table], generated > 0, !violation.columns.isEmpty,
+                schema.objects.first(where: { $0.name == table })?.withoutRowID != true
+            else { continue }
             let captured = max(schema.tables[table]?.rows ?? 0, violation.rows)
             let share = Double(violation.rows) / Double(max(captured, 1))
             let wanted = min(generated, max(1, Int((share * Double(generated)).rounded())))
@@ -88,16 +98,21 @@ extension SchemaGenerator {
         let keys = "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq"
         let rows = try Row.fetchAll(db, sql: keys, arguments: [violation.table])
         return try violation.columns.map { column in
-            let key = rows.first { ($0["from"] as String).lowercased() == column.lowercased()
-                && ($0["table"] as String).lowercased() == violation.parent.lowercased() }
+            let key = rows.first {
+                ($0["from"] as String).lowercased() == column.lowercased()
+                    && ($0["table"] as String).lowercased() == violation.parent.lowercased()
+            }
             var to: String? = key?["to"]
             if to == nil {
-                to = try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
-                                         arguments: [violation.parent]) ?? "rowid"
+                to =
+                    try String.fetchOne(
+                        db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
+                        arguments: [violation.parent]) ?? "rowid"
             }
             guard let to, try db.tableExists(violation.parent) else { return 0 }
             let (column, parent) = (to.quotedSQLIdentifier, violation.parent.quotedSQLIdentifier)
-            let texts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent) WHERE typeof(\(column)) = 'text'")
+            let texts =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(parent) WHERE typeof(\(column)) = 'text'")
                 ?? 0
             let largest = "SELECT MAX(\(column)) FROM \(parent) WHERE typeof(\(column)) = 'integer'"
             return texts > 0 ? nil : (try Int64.fetchOne(db, sql: largest) ?? 0)

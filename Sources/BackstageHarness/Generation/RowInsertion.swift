@@ -7,8 +7,10 @@ extension SchemaGenerator {
     /// Inserts one row. A constraint the drawn values still broke (one over several columns, or
     /// a trigger's `RAISE`) is repaired from the constraint's columns and literals; a row whose
     /// key exists already (a trigger made it) is left out.
-    func insert(_ statement: Statement, _ values: [DatabaseValue], table: String, plan: TablePlan, row: Int, rows: Int,
-                        maker: ValueMaker, memory: RepairMemory, random: inout SeededRandom) throws {
+    func insert(
+        _ statement: Statement, _ values: [DatabaseValue], table: String, plan: TablePlan, row: Int, rows: Int,
+        maker: ValueMaker, memory: RepairMemory, random: inout SeededRandom
+    ) throws {
         var values = values
         let attempts = 24
         var next = 0, tried: Set<Int> = [], applied: (message: String, attempt: Int)?
@@ -21,7 +23,10 @@ extension SchemaGenerator {
                 sqlite3_reset(statement.sqliteStatement)  // bindings are refused after a step until then
                 for (index, value) in values.enumerated() {
                     let code = EdgeValues.bind(value, to: statement.sqliteStatement, at: CInt(index + 1))
-                    guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "binding column \(index + 1) of \(table)") }
+                    guard code == 0 else {
+                        throw DatabaseError(
+                            resultCode: ResultCode(rawValue: code), message: "binding column \(index + 1) of \(table)")
+                    }
                 }
                 try statement.execute()
                 if let applied { memory.learned[applied.message] = applied.attempt }
@@ -31,11 +36,19 @@ extension SchemaGenerator {
                 let normalized = memory.normalized(message)
                 let check = plan.checks.first { normalized.hasSuffix($0.sql) }
                 // "UNIQUE constraint failed: t.a, t.b" names its columns; a CHECK, its expression.
-                let named = message.split(separator: ": ", maxSplits: 1).last.map { $0.split(separator: ", ").compactMap { $0.split(separator: ".").last.map(String.init) } } ?? []
-                let columns = check?.columns ?? (named.allSatisfy { name in plan.columns.contains { $0.name == name } } && !named.isEmpty ? named : plan.checks.flatMap(\.columns))
+                let named =
+                    message.split(separator: ": ", maxSplits: 1).last.map {
+                        $0.split(separator: ", ").compactMap { $0.split(separator: ".").last.map(String.init) }
+                    } ?? []
+                let columns =
+                    check?.columns
+                    ?? (named.allSatisfy { name in plan.columns.contains { $0.name == name } } && !named.isEmpty
+                        ? named : plan.checks.flatMap(\.columns))
                 guard step < attempts - 1, error.extendedResultCode != .SQLITE_CONSTRAINT_PRIMARYKEY,
-                      !(error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && step >= 3) else {
-                    throw GeneratorError.constraint(table: table, column: columns.isEmpty ? "-" : columns.joined(separator: ", "), message: message)
+                    !(error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && step >= 3)
+                else {
+                    throw GeneratorError.constraint(
+                        table: table, column: columns.isEmpty ? "-" : columns.joined(separator: ", "), message: message)
                 }
                 // The repair that met this constraint last time first, then the others in turn.
                 let attempt: Int
@@ -47,13 +60,15 @@ extension SchemaGenerator {
                 }
                 tried.insert(attempt)
                 applied = (message, attempt)
-                values = try repaired(values, plan: plan, columns: Set(columns), check: check, attempt: attempt, row: row, rows: rows,
-                                      maker: maker, random: &random)
+                values = try repaired(
+                    values, plan: plan, columns: Set(columns), check: check, attempt: attempt, row: row, rows: rows,
+                    maker: maker, random: &random)
             } catch is DatabaseError where step == 0 {
                 // An edge value a trigger or generated column cannot take (abs() of the smallest
                 // integer overflows): the row again with ordinary values.
-                values = try repaired(values, plan: plan, columns: [], check: nil, attempt: 0, row: row, rows: rows,
-                                      maker: maker, random: &random)
+                values = try repaired(
+                    values, plan: plan, columns: [], check: nil, attempt: 0, row: row, rows: rows,
+                    maker: maker, random: &random)
             } catch let error as DatabaseError {
                 throw GeneratorError.constraint(table: table, column: "-", message: error.message ?? "\(error)")
             }
@@ -63,23 +78,33 @@ extension SchemaGenerator {
     /// New values for the columns a failed constraint reads: new draws, then NULL where allowed,
     /// then the constraint's own literals, then one column's value copied to the others (and one
     /// more, one less: `a <= b`, `a < b`).
-    func repaired(_ values: [DatabaseValue], plan: TablePlan, columns: Set<String>, check: CheckConstraint?, attempt: Int,
-                          row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
+    func repaired(
+        _ values: [DatabaseValue], plan: TablePlan, columns: Set<String>, check: CheckConstraint?, attempt: Int,
+        row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom
+    ) throws -> [DatabaseValue] {
         var values = values, maker = maker
         maker.edges = false
         let all = columns.isEmpty
-        let involved = plan.columns.indices.filter { (all || columns.contains(plan.columns[$0].name.lowercased())) && plan.columns[$0].isFree }
+        let involved = plan.columns.indices.filter {
+            (all || columns.contains(plan.columns[$0].name.lowercased())) && plan.columns[$0].isFree
+        }
         switch attempt {
         case 0..<8:
-            for index in involved { values[index] = try maker.value(plan.columns[index], row: row, rows: rows, random: &random) }
+            for index in involved {
+                values[index] = try maker.value(plan.columns[index], row: row, rows: rows, random: &random)
+            }
         case 8:
             for index in involved where !plan.columns[index].notNull { values[index] = .null }
         case 18, 19:
             // Exactly one of them set (`(a IS NULL) <> (b IS NULL)`): the first, or the last, NULL.
-            guard let index = attempt == 18 ? involved.first : involved.last, !plan.columns[index].notNull else { break }
+            guard let index = attempt == 18 ? involved.first : involved.last, !plan.columns[index].notNull else {
+                break
+            }
             for other in involved where other != index {
                 var value = try maker.value(plan.columns[other], row: row, rows: rows, random: &random)
-                for _ in 0..<8 where value.isNull { value = try maker.value(plan.columns[other], row: row, rows: rows, random: &random) }
+                for _ in 0..<8 where value.isNull {
+                    value = try maker.value(plan.columns[other], row: row, rows: rows, random: &random)
+                }
                 values[other] = value.isNull ? row.databaseValue : value
             }
             values[index] = .null
@@ -91,7 +116,11 @@ extension SchemaGenerator {
             guard let first = involved.first else { break }
             for (n, index) in involved.enumerated().dropFirst() {
                 let step = attempt % 3 == 0 ? 0 : (attempt % 3 == 1 ? n : -n)
-                if let number = Int64.fromDatabaseValue(values[first]) { values[index] = (number + Int64(step)).databaseValue } else { values[index] = values[first] }
+                if let number = Int64.fromDatabaseValue(values[first]) {
+                    values[index] = (number + Int64(step)).databaseValue
+                } else {
+                    values[index] = values[first]
+                }
             }
         }
         return values

@@ -47,7 +47,9 @@ public struct SchemaGenerator: Sendable {
 
     /// Creates the store at `store.main` (which must not exist) with about `bytes` of data.
     public func generate(into store: StoreFileSet, bytes: Int64) throws -> Report {
-        guard !FileManager.default.fileExists(atPath: store.main.path) else { throw GeneratorError.exists(path: store.main.path) }
+        guard !FileManager.default.fileExists(atPath: store.main.path) else {
+            throw GeneratorError.exists(path: store.main.path)
+        }
         let counts = try rowCounts(for: bytes)
         let queue = try DatabaseQueue(path: store.main.path, configuration: try configuration())
         let external = externalWriter(for: store)
@@ -56,7 +58,8 @@ public struct SchemaGenerator: Sendable {
             report.rows = try populate(queue, counts: counts, external: external)
             try external?.finish()
             try queue.writeWithoutTransaction { db in
-                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = \(schema.journalMode == "wal" ? "WAL" : "DELETE")")
+                _ = try String.fetchOne(
+                    db, sql: "PRAGMA journal_mode = \(schema.journalMode == "wal" ? "WAL" : "DELETE")")
             }
             try queue.close()
         } catch {
@@ -97,9 +100,12 @@ public struct SchemaGenerator: Sendable {
 
     /// Creates the schema in `queue`'s empty database and inserts `counts` rows per table, in one
     /// transaction; returns the rows per table.
-    private func populate(_ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?) throws -> [String: Int] {
+    private func populate(
+        _ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?
+    ) throws -> [String: Int] {
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+            try db.execute(
+                sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
             if let encoding = schema.textEncoding { try db.execute(sql: "PRAGMA encoding = '\(encoding)'") }
             if let mode = schema.autoVacuum { try db.execute(sql: "PRAGMA auto_vacuum = \(mode)") }
         }
@@ -110,19 +116,27 @@ public struct SchemaGenerator: Sendable {
         let early = tablesTriggersTouch
         try queue.inTransaction { db in
             for object in schema.objects where object.kind != .index { try create(object, in: db) }
-            for object in schema.objects where object.kind == .index && early.contains(object.table.uppercased()) { try create(object, in: db) }
+            for object in schema.objects where object.kind == .index && early.contains(object.table.uppercased()) {
+                try create(object, in: db)
+            }
             let maker = ValueMaker(external: external)
             for (table, inserts) in (schema.appRows ?? [:]).sorted(by: { $0.key < $1.key }) {
-                for insert in inserts { try create(.init(kind: .table, name: table, table: table, sql: insert), in: db) }
+                for insert in inserts {
+                    try create(.init(kind: .table, name: table, table: table, sql: insert), in: db)
+                }
             }
             for table in try insertionOrder(db) {
                 let count = counts[table] ?? 0
                 // Triggers may have added rows already (a history table fed by inserts): keys continue after them.
                 let existing = try existingRows(table, in: db)
-                rows[table] = count == 0 ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
+                rows[table] =
+                    count == 0
+                    ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
             }
             try rebuildExternalContent(db)
-            for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) { try create(object, in: db) }
+            for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) {
+                try create(object, in: db)
+            }
             try repairForeignKeys(db)
             try leaveDanglingReferences(db, rows: rows)
             if schema.coreData != nil { try finishCoreData(db) }
@@ -149,7 +163,8 @@ public struct SchemaGenerator: Sendable {
     public var mainTable: String? {
         if let preferredMainTable, schema.tables[preferredMainTable] != nil { return preferredMainTable }
         return schema.tables.filter { name, _ in
-            schema.objects.first { $0.name == name }?.kind == .table && !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name)
+            schema.objects.first { $0.name == name }?.kind == .table
+                && !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name)
         }.max { ($0.value.rows, $0.value.bytes, $1.key) < ($1.value.rows, $1.value.bytes, $0.key) }?.key
     }
 
@@ -170,8 +185,9 @@ public struct SchemaGenerator: Sendable {
         let maker = ValueMaker(external: external)
         // Rows continue after the last key (a WITHOUT ROWID table: after its row count).
         let start = try queue.read { db in
-            try existingRows(table, in: db) + (schema.objects.first { $0.name == table }?.withoutRowID == true
-                ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0 : 0)
+            try existingRows(table, in: db)
+                + (schema.objects.first { $0.name == table }?.withoutRowID == true
+                    ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0 : 0)
         }
         switch ending {
         case .close:
@@ -206,7 +222,8 @@ public struct SchemaGenerator: Sendable {
                     // Never committed: about half the rows deleted and more added, so the tiny cache
                     // spills changed pages into the database file itself.
                     try db.execute(sql: "DELETE FROM \(table.quotedSQLIdentifier) WHERE abs(random()) % 2 = 0")
-                    _ = try fill(table, rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), maker: maker, in: db)
+                    _ = try fill(
+                        table, rows: (start + rows + 1)...(start + rows + max(rows * 4, 200)), maker: maker, in: db)
                 } catch {
                     try? db.execute(sql: "ROLLBACK")
                     throw error
@@ -240,11 +257,17 @@ public struct SchemaGenerator: Sendable {
     /// the line where the weight does not grow in proportion.
     func rowCounts(for bytes: Int64) throws -> [String: Int] {
         // A table of a few pages says more of its page than of its rows: its rows' measured sizes then.
-        let captured = schema.tables.values.reduce(Int64(0)) { total, table in
-            let rows = Int64(table.rows == 0 ? emptyTableRows : table.rows)
-            let rowBytes = Int64(table.columns.reduce(12.0) { $0 + $1.averageBytes * ($1.textFraction + $1.blobFraction) + 8 * ($1.integerFraction + $1.realFraction) })
-            return total + (table.bytes > Int64(schema.pageSize) * 8 ? table.bytes : max(rows * max(rowBytes, 16), 1))
-        } + (schema.coreData?.externalBytes ?? 0)
+        let captured =
+            schema.tables.values.reduce(Int64(0)) { total, table in
+                let rows = Int64(table.rows == 0 ? emptyTableRows : table.rows)
+                let rowBytes = Int64(
+                    table.columns.reduce(12.0) {
+                        $0 + $1.averageBytes * ($1.textFraction + $1.blobFraction) + 8
+                            * ($1.integerFraction + $1.realFraction)
+                    })
+                return total
+                    + (table.bytes > Int64(schema.pageSize) * 8 ? table.bytes : max(rows * max(rowBytes, 16), 1))
+            } + (schema.coreData?.externalBytes ?? 0)
         let target = Double(bytes)
         let estimate = target / Double(max(captured, 1))
         let pilot = min(max(target / 16, 1_048_576), 16_777_216, target)
@@ -256,7 +279,9 @@ public struct SchemaGenerator: Sendable {
             large *= min(16, max(2, pilot / max(weight, 1)))
             weight = try weigh(counts: rowCounts(scale: large))
         }
-        var points = [(scale: large / 4, weight: try weigh(counts: rowCounts(scale: large / 4))), (scale: large, weight: weight)]
+        var points = [
+            (scale: large / 4, weight: try weigh(counts: rowCounts(scale: large / 4))), (scale: large, weight: weight),
+        ]
         /// The factor for `bytes` on the line through the last two pilots.
         func predicted() -> Double? {
             let (a, b) = (points[points.count - 2], points[points.count - 1])
@@ -292,12 +317,17 @@ public struct SchemaGenerator: Sendable {
                 counts[table] = table == "Z_PRIMARYKEY" ? 0 : min(statistics.rows, 1)
                 continue
             }
-            counts[table] = max(1, Int((Double(statistics.rows == 0 ? emptyTableRows : statistics.rows) * scale).rounded()))
+            counts[table] = max(
+                1, Int((Double(statistics.rows == 0 ? emptyTableRows : statistics.rows) * scale).rounded()))
         }
-        for table in schema.tableNames where counts[table] == nil { counts[table] = max(1, Int((Double(emptyTableRows) * scale).rounded())) }
+        for table in schema.tableNames where counts[table] == nil {
+            counts[table] = max(1, Int((Double(emptyTableRows) * scale).rounded()))
+        }
         let empty = Set((schema.emptyTables ?? []).map { $0.lowercased() })
-        for table in schema.tableNames where externalContent(of: table) != nil || schema.appRows?[table] != nil
-            || empty.contains(table.lowercased()) { counts[table] = 0 }
+        for table in schema.tableNames
+        where externalContent(of: table) != nil || schema.appRows?[table] != nil
+            || empty.contains(table.lowercased())
+        { counts[table] = 0 }
         return counts
     }
 
@@ -311,8 +341,9 @@ public struct SchemaGenerator: Sendable {
     /// The table an FTS table with external content (`content=table`) indexes; nil for others.
     func externalContent(of table: String) -> String? {
         guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .virtualTable,
-              object.sql.range(of: #"USING\s+FTS[345]"#, options: [.regularExpression, .caseInsensitive]) != nil,
-              let match = object.sql.firstMatch(of: #/(?i)content\s*=\s*['"\[`]?([^'"\]`,)\s]+)/#) else { return nil }
+            object.sql.range(of: #"USING\s+FTS[345]"#, options: [.regularExpression, .caseInsensitive]) != nil,
+            let match = object.sql.firstMatch(of: #/(?i)content\s*=\s*['"\[`]?([^'"\]`,)\s]+)/#)
+        else { return nil }
         return String(match.1)
     }
 
@@ -339,8 +370,10 @@ public struct SchemaGenerator: Sendable {
     /// (`callersOnly`: the functions triggers and views call, which the shell baseline rewrites;
     /// else also those of CHECKs, defaults and indexes, and harmless stand-ins for type names.)
     func stubFunctions(callersOnly: Bool = false) throws -> [DatabaseFunction] {
-        let sql = schema.objects.filter { !callersOnly || $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(separator: " ")
-        return try DatabaseQueue().read { db in try MissingFunctions.missing(in: sql, db: db) }.map(MissingFunctions.standIn)
+        let sql = schema.objects.filter { !callersOnly || $0.kind == .trigger || $0.kind == .view }.map(\.sql).joined(
+            separator: " ")
+        return try DatabaseQueue().read { db in try MissingFunctions.missing(in: sql, db: db) }.map(
+            MissingFunctions.standIn)
     }
 
     // MARK: Creating
@@ -355,7 +388,9 @@ public struct SchemaGenerator: Sendable {
 
     /// The largest rowid of a table that has one (0 when empty, or for WITHOUT ROWID and virtual tables).
     private func existingRows(_ table: String, in db: Database) throws -> Int {
-        guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .table, object.withoutRowID != true else { return 0 }
+        guard let object = schema.objects.first(where: { $0.name == table }), object.kind == .table,
+            object.withoutRowID != true
+        else { return 0 }
         return try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(rowid), 0) FROM \(table.quotedSQLIdentifier)") ?? 0
     }
 
@@ -365,7 +400,8 @@ public struct SchemaGenerator: Sendable {
         var parents: [String: Set<String>] = [:]
         for table in tables where schema.objects.first(where: { $0.name == table })?.kind == .table {
             let list = try Row.fetchAll(db, sql: "SELECT \"table\" FROM pragma_foreign_key_list(?)", arguments: [table])
-            parents[table] = Set(list.map { $0["table"] as String } + triggerReferences(of: table).map(\.parent)).subtracting([table])
+            parents[table] = Set(list.map { $0["table"] as String } + triggerReferences(of: table).map(\.parent))
+                .subtracting([table])
         }
         var ordered: [String] = []
         var placed: Set<String> = []
@@ -388,11 +424,13 @@ public struct SchemaGenerator: Sendable {
         let plans = plan.columns
         guard !plans.isEmpty else { return 0 }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
-        let sql = "INSERT INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
+        let sql =
+            "INSERT INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
         let statement = try db.makeStatement(sql: sql)
         statement.setUncheckedArguments(StatementArguments())  // values are bound row by row, in insert
         var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
-        let rtree = isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
+        let rtree =
+            isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
         let memory = RepairMemory()
         var inserted = 0, failedInARow = 0
         var failure: GeneratorError?
@@ -408,7 +446,9 @@ public struct SchemaGenerator: Sendable {
                 values = try makeRow(plan, row: row, rows: rows, maker: maker, random: &random)
             }
             do {
-                try insert(statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, memory: memory, random: &random)
+                try insert(
+                    statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, memory: memory,
+                    random: &random)
                 inserted += 1
                 failedInARow = 0
                 for reference in plan.references where reference.ownColumns != nil {
@@ -422,13 +462,19 @@ public struct SchemaGenerator: Sendable {
             }
         }
         // (Rows a trigger made already may hold every key there is: `totals` of each athlete.)
-        if inserted == 0, let failure, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") == 0 { throw failure }
+        if inserted == 0, let failure,
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") == 0
+        {
+            throw failure
+        }
         return inserted
     }
 
     /// One row's values: drawn, then each foreign key given a real parent's key (or NULL where
     /// allowed), and the enumerated parts their combination for this row.
-    private func makeRow(_ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom) throws -> [DatabaseValue] {
+    private func makeRow(
+        _ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom
+    ) throws -> [DatabaseValue] {
         var values = try plan.columns.map { try maker.value($0, row: row, rows: rows, random: &random) }
         let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
         for reference in plan.references {
@@ -440,7 +486,8 @@ public struct SchemaGenerator: Sendable {
             } else if !reference.tuples.isEmpty {
                 tuple = reference.tuples[Int(random.next() % UInt64(reference.tuples.count))]
             } else if let own = reference.ownColumns {
-                tuple = own.map { $0 >= 0 ? values[$0] : row.databaseValue }  // the first row of a self-reference: itself
+                // The first row of a self-reference refers to itself.
+                tuple = own.map { $0 >= 0 ? values[$0] : row.databaseValue }
             }
             for (position, index) in reference.indices.enumerated() where index >= 0 {
                 values[index] = tuple?[position] ?? (plan.columns[index].notNull ? values[index] : .null)
@@ -453,7 +500,6 @@ public struct SchemaGenerator: Sendable {
         }
         return values
     }
-
 
     private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {
         var values: [DatabaseValue] = [row.databaseValue]
@@ -479,11 +525,16 @@ public struct SchemaGenerator: Sendable {
             try db.execute(sql: "DELETE FROM Z_PRIMARYKEY")
             for entity in facts.entities {
                 var max = 0
-                if try db.tableExists(entity.table), try db.columns(in: entity.table).contains(where: { $0.name == "Z_PK" }) {
-                    max = try Int.fetchOne(db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedSQLIdentifier)") ?? 0
+                if try db.tableExists(entity.table),
+                    try db.columns(in: entity.table).contains(where: { $0.name == "Z_PK" })
+                {
+                    max =
+                        try Int.fetchOne(
+                            db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedSQLIdentifier)") ?? 0
                 }
-                try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-                               arguments: [entity.id, entity.name, entity.superID, max])
+                try db.execute(
+                    sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                    arguments: [entity.id, entity.name, entity.superID, max])
             }
         }
         if try db.tableExists("Z_METADATA") {
@@ -491,13 +542,16 @@ public struct SchemaGenerator: Sendable {
             let uuid = random.uuid()
             var hashes: [String: Data] = [:]
             for (entity, hash) in facts.versionHashes { hashes[entity] = Data(base64Encoded: hash) ?? Data() }
-            let plist: [String: Any] = ["NSStoreModelVersionHashes": hashes, "NSStoreModelVersionIdentifiers": facts.versionIdentifiers,
-                                        "NSStoreType": "SQLite", "NSStoreUUID": uuid, "_NSAutoVacuumLevel": "2"]
+            let plist: [String: Any] = [
+                "NSStoreModelVersionHashes": hashes, "NSStoreModelVersionIdentifiers": facts.versionIdentifiers,
+                "NSStoreType": "SQLite", "NSStoreUUID": uuid, "_NSAutoVacuumLevel": "2",
+            ]
             // XML: its writer sorts the keys, so the same seed gives the same bytes (the binary
             // writer follows the dictionary's order, which changes from run to run).
             let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
             try db.execute(sql: "DELETE FROM Z_METADATA")
-            try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
+            try db.execute(
+                sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
         }
     }
 }

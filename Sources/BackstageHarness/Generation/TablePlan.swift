@@ -47,7 +47,9 @@ struct TablePlan {
     /// How many distinct rows the enumeration allows (nil: no limit).
     var capacity: Int? {
         guard !enumeration.isEmpty else { return nil }
-        return enumeration.reduce(1) { total, part in total.multipliedReportingOverflow(by: max(part.size, 0)).overflow ? Int.max : total * part.size }
+        return enumeration.reduce(1) { total, part in
+            total.multipliedReportingOverflow(by: max(part.size, 0)).overflow ? Int.max : total * part.size
+        }
     }
 
     /// The index each enumerated part takes in row `index` (0-based): mixed radix, each digit
@@ -67,24 +69,33 @@ struct TablePlan {
 extension SchemaGenerator {
     /// The plan of `table` in the database being generated (its parents already filled).
     func tablePlan(_ table: String, in db: Database) throws -> TablePlan {
-        let columns = try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
+        let columns = try Row.fetchAll(
+            db, sql: "SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?)", arguments: [table])
         let object = schema.objects.first { $0.name == table }
         let isTable = object?.kind == .table
         let names = columns.filter { ($0["hidden"] as Int) == 0 }.map { $0["name"] as String }
         let parsed = isTable ? CheckParser.parse(object?.sql ?? "", columns: names) : ([], [:])
         let keys = columns.filter { ($0["pk"] as Int) > 0 }
-        let rowidAlias = keys.count == 1 && (keys[0]["type"] as String? ?? "").uppercased() == "INTEGER" && object?.withoutRowID != true && isTable
+        let rowidAlias =
+            keys.count == 1 && (keys[0]["type"] as String? ?? "").uppercased() == "INTEGER"
+            && object?.withoutRowID != true && isTable
         let references = isTable ? try referencePlans(table, names: names, columns: columns, in: db) : []
-        let referenced = Dictionary(references.enumerated().flatMap { group, reference in
-            reference.columns.enumerated().map { ($0.element.lowercased(), (group, $0.offset)) } }, uniquingKeysWith: { first, _ in first })
+        let referenced = Dictionary(
+            references.enumerated().flatMap { group, reference in
+                reference.columns.enumerated().map { ($0.element.lowercased(), (group, $0.offset)) }
+            }, uniquingKeysWith: { first, _ in first })
         let statistics = schema.tables[table].flatMap { $0.rows > 0 ? $0.columns : nil } ?? []
         let entities = schema.coreData?.entities.filter { $0.table == table }.map(\.id) ?? []
-        let strict = (object?.sql ?? "").uppercased().range(of: #"\)\s*(WITHOUT\s+ROWID\s*,\s*)?STRICT"#, options: .regularExpression) != nil
+        let strict =
+            (object?.sql ?? "").uppercased().range(
+                of: #"\)\s*(WITHOUT\s+ROWID\s*,\s*)?STRICT"#, options: .regularExpression) != nil
         var plans: [ColumnPlan] = []
         for column in columns where (column["hidden"] as Int) == 0 {
             let name: String = column["name"], declared: String = column["type"] ?? ""
             let affinity = strict ? ColumnPlan.strictAffinity(of: declared) : ColumnPlan.affinity(of: declared)
-            let stats = statistics.first { $0.name == name } ?? ColumnPlan.defaultStatistics(name: name, declared: declared, affinity: affinity)
+            let stats =
+                statistics.first { $0.name == name }
+                ?? ColumnPlan.defaultStatistics(name: name, declared: declared, affinity: affinity)
             let role: ColumnPlan.Role
             let link = referenced[name.lowercased()]
             if let link {
@@ -100,27 +111,40 @@ extension SchemaGenerator {
             }
             // A NULL rowid alias is given a new rowid by SQLite: no NULL for it, nor for a WITHOUT ROWID key.
             let key = (column["pk"] as Int) > 0 && (rowidAlias || object?.withoutRowID == true)
-            var plan = ColumnPlan(name: name, role: role, notNull: (column["notnull"] as Int) == 1 || key,
-                                  statistics: stats, affinity: affinity)
+            var plan = ColumnPlan(
+                name: name, role: role, notNull: (column["notnull"] as Int) == 1 || key,
+                statistics: stats, affinity: affinity)
             plan.link = link
             plan.domain = parsed.1[name.lowercased()]
             if plan.domain?.notNull == true { plan.notNull = true }
             plans.append(plan)
         }
         var tablePlan = TablePlan(columns: plans, references: references, enumeration: [], checks: parsed.0)
-        if isTable { try planUniqueness(&tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db) }
+        if isTable {
+            try planUniqueness(
+                &tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db)
+        }
         // Looked up once here, not for every row.
         for (group, reference) in references.enumerated() {
-            reference.indices = reference.columns.map { column in plans.firstIndex { $0.name.lowercased() == column.lowercased() } ?? -1 }
-            reference.enumerated = tablePlan.enumeration.firstIndex { if case .reference(group) = $0.part { true } else { false } }
-            reference.nullShare = reference.indices.first.flatMap { $0 >= 0 ? plans[$0].statistics.nullFraction : nil } ?? 0.1
+            reference.indices = reference.columns.map { column in
+                plans.firstIndex { $0.name.lowercased() == column.lowercased() } ?? -1
+            }
+            reference.enumerated = tablePlan.enumeration.firstIndex {
+                if case .reference(group) = $0.part { true } else { false }
+            }
+            reference.nullShare =
+                reference.indices.first.flatMap { $0 >= 0 ? plans[$0].statistics.nullFraction : nil } ?? 0.1
         }
         return tablePlan
     }
 
     /// Each declared foreign key with the tuples of its parent's rows.
-    private func referencePlans(_ table: String, names: [String], columns: [Row], in db: Database) throws -> [ReferencePlan] {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [table])
+    private func referencePlans(
+        _ table: String, names: [String], columns: [Row], in db: Database
+    ) throws -> [ReferencePlan] {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
+            arguments: [table])
         var grouped: [(parent: String, from: [String], to: [String?])] = []
         var ids: [Int] = []
         for row in rows {
@@ -130,24 +154,43 @@ extension SchemaGenerator {
             grouped[grouped.count - 1].to.append(row["to"])
         }
         let declared = Set(grouped.flatMap(\.from).map { $0.lowercased() })
-        for implicit in triggerReferences(of: table) where !declared.contains(implicit.column.lowercased())
-            && names.contains(where: { $0.lowercased() == implicit.column.lowercased() }) && !grouped.contains(where: { $0.from == [implicit.column] }) {
+        for implicit in triggerReferences(of: table)
+        where !declared.contains(implicit.column.lowercased())
+            && names.contains(where: { $0.lowercased() == implicit.column.lowercased() })
+            && !grouped.contains(where: { $0.from == [implicit.column] })
+        {
             grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn]))
         }
         var plans: [ReferencePlan] = []
         for group in grouped {
-            guard let parent = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [group.parent]) else { continue }
+            guard
+                let parent = try String.fetchOne(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                    arguments: [group.parent])
+            else { continue }
             var to = group.to.compactMap { $0 }
             if to.count != group.from.count {
-                to = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent])
+                to = try String.fetchAll(
+                    db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent])
                 if to.isEmpty { to = ["rowid"] }
             }
             guard to.count == group.from.count else { continue }
             let selfReference = parent.lowercased() == table.lowercased()
-            let tuples = try Row.fetchAll(db, sql: "SELECT \(to.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) WHERE \(to.map { "\($0.quotedSQLIdentifier) IS NOT NULL" }.joined(separator: " AND "))").map { Array($0.databaseValues) }
-            let own = selfReference ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
-            let nullable = group.from.contains { from in columns.first { ($0["name"] as String).lowercased() == from.lowercased() }.map { ($0["notnull"] as Int) == 0 } ?? true }
-            plans.append(ReferencePlan(parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable))
+            let tuples = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT \(to.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) WHERE \(to.map { "\($0.quotedSQLIdentifier) IS NOT NULL" }.joined(separator: " AND "))"
+            ).map { Array($0.databaseValues) }
+            let own =
+                selfReference
+                ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
+            let nullable = group.from.contains { from in
+                columns.first { ($0["name"] as String).lowercased() == from.lowercased() }.map {
+                    ($0["notnull"] as Int) == 0
+                } ?? true
+            }
+            plans.append(
+                ReferencePlan(parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable))
         }
         return plans
     }
@@ -155,10 +198,13 @@ extension SchemaGenerator {
     /// References a `RAISE` trigger enforces instead of a declared foreign key (`SELECT RAISE(ABORT,
     /// …) WHERE (SELECT id FROM parent WHERE id = NEW.parentId) IS NULL`): column, parent, parent column.
     func triggerReferences(of table: String) -> [(column: String, parent: String, parentColumn: String)] {
-        let tables = Dictionary(schema.tableNames.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let tables = Dictionary(
+            schema.tableNames.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         var found: [(String, String, String)] = []
-        for trigger in schema.objects where trigger.kind == .trigger && trigger.table.lowercased() == table.lowercased()
-            && trigger.sql.range(of: "RAISE", options: .caseInsensitive) != nil {
+        for trigger in schema.objects
+        where trigger.kind == .trigger && trigger.table.lowercased() == table.lowercased()
+            && trigger.sql.range(of: "RAISE", options: .caseInsensitive) != nil
+        {
             let tokens = SQLTokens.tokens(trigger.sql)
             for index in tokens.indices where tokens[index] == .word("from") && index + 2 < tokens.count {
                 guard case .word(let parentName) = tokens[index + 1], let parent = tables[parentName] else { continue }
@@ -169,13 +215,18 @@ extension SchemaGenerator {
                 func column(_ side: ArraySlice<SQLTokens.Token>) -> String? {
                     let items = Array(side)
                     if items.count == 1, case .word(let name) = items[0] { return name }
-                    if items.count == 3, items[1] == .symbol("."), case .word(let name) = items[2] { return items[0] == .word("new") ? "new." + name : name }
+                    if items.count == 3, items[1] == .symbol("."), case .word(let name) = items[2] {
+                        return items[0] == .word("new") ? "new." + name : name
+                    }
                     return nil
                 }
-                guard let equals = condition.firstIndex(where: { $0 == .symbol("=") || $0 == .symbol("==") }) else { continue }
+                guard let equals = condition.firstIndex(where: { $0 == .symbol("=") || $0 == .symbol("==") }) else {
+                    continue
+                }
                 let left = condition[..<equals].suffix(3), right = condition[(equals + 1)...].prefix(3)
                 for (a, b) in [(left, right), (right, left)] {
-                    let lhs = column(a.count == 3 || a.count == 1 ? a : a.suffix(1)), rhs = column(b.count >= 3 ? b.prefix(3) : b.prefix(1))
+                    let lhs = column(a.count == 3 || a.count == 1 ? a : a.suffix(1)),
+                        rhs = column(b.count >= 3 ? b.prefix(3) : b.prefix(1))
                     if let lhs, let rhs, rhs.hasPrefix("new."), !lhs.hasPrefix("new.") {
                         found.append((String(rhs.dropFirst(4)), parent, lhs))
                     }
@@ -186,20 +237,31 @@ extension SchemaGenerator {
     }
 
     /// Makes every `UNIQUE` group of the table distinct row to row.
-    private func planUniqueness(_ plan: inout TablePlan, table: String, keyColumns: [String], rowidAlias: Bool, in db: Database) throws {
+    private func planUniqueness(
+        _ plan: inout TablePlan, table: String, keyColumns: [String], rowidAlias: Bool, in db: Database
+    ) throws {
         var groups: [[String]] = []
         // A rowid alias counts rows by itself, unless it is a foreign key (`totals(athleteId
         // INTEGER PRIMARY KEY REFERENCES athlete)`): then each parent at most once.
-        if !keyColumns.isEmpty && (!rowidAlias || plan.columns.contains { $0.link != nil && keyColumns.contains($0.name) }) {
+        if !keyColumns.isEmpty
+            && (!rowidAlias || plan.columns.contains { $0.link != nil && keyColumns.contains($0.name) })
+        {
             groups.append(keyColumns)
         }
-        for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table]) {
-            groups.append(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) WHERE name IS NOT NULL", arguments: [index["name"] as String]))
+        for index in try Row.fetchAll(
+            db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table])
+        {
+            groups.append(
+                try String.fetchAll(
+                    db, sql: "SELECT name FROM pragma_index_info(?) WHERE name IS NOT NULL",
+                    arguments: [index["name"] as String]))
         }
         let names = plan.columns.map { $0.name.lowercased() }
         // Unique indexes made after the rows go in: from their statements.
-        for index in schema.objects where index.kind == .index && index.table.lowercased() == table.lowercased()
-            && index.sql.range(of: #"^\s*CREATE\s+UNIQUE"#, options: [.regularExpression, .caseInsensitive]) != nil {
+        for index in schema.objects
+        where index.kind == .index && index.table.lowercased() == table.lowercased()
+            && index.sql.range(of: #"^\s*CREATE\s+UNIQUE"#, options: [.regularExpression, .caseInsensitive]) != nil
+        {
             let words = SQLTokens.indexTerms(inCreateIndex: index.sql).flatMap { SQLTokens.tokens($0) }
             groups.append(words.compactMap { if case .word(let w) = $0, names.contains(w) { w } else { nil } })
         }
@@ -207,7 +269,9 @@ extension SchemaGenerator {
         for group in groups.map({ Set($0.map { $0.lowercased() }) }) where !group.isEmpty {
             let members = plan.columns.indices.filter { group.contains(names[$0]) }
             if members.contains(where: { plan.columns[$0].distinct || plan.columns[$0].isRowNumber }) { continue }
-            if let free = members.first(where: { plan.columns[$0].link == nil && plan.columns[$0].domain?.isFinite != true && plan.columns[$0].isFree }) {
+            if let free = members.first(where: {
+                plan.columns[$0].link == nil && plan.columns[$0].domain?.isFinite != true && plan.columns[$0].isFree
+            }) {
                 plan.columns[free].distinct = true
                 continue
             }

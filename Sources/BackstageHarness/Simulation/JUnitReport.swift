@@ -6,17 +6,22 @@ import Foundation
 public enum JUnitReport {
     public static func xml(_ runs: [SimulationRun], suite: String, seconds: Double) -> String {
         let failures = runs.filter { !$0.passed }.count
-        var lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#,
-                     #"<testsuites name="backstage simulate" tests="\#(runs.count)" failures="\#(failures)" time="\#(time(seconds))">"#,
-                     #"  <testsuite name="\#(escape(suite))" tests="\#(runs.count)" failures="\#(failures)" errors="0" skipped="0" time="\#(time(seconds))">"#]
+        var lines = [
+            #"<?xml version="1.0" encoding="UTF-8"?>"#,
+            #"<testsuites name="backstage simulate" tests="\#(runs.count)" failures="\#(failures)" time="\#(time(seconds))">"#,
+            #"  <testsuite name="\#(escape(suite))" tests="\#(runs.count)" failures="\#(failures)" errors="0" skipped="0" time="\#(time(seconds))">"#,
+        ]
         for run in runs {
             let name = "\(run.size) bytes, \(run.state.rawValue), crash \(run.crashPoint ?? "none")"
-            let open = #"    <testcase classname="\#(escape(suite))" name="\#(escape(name))" time="\#(time(run.seconds))""#
+            let open =
+                #"    <testcase classname="\#(escape(suite))" name="\#(escape(name))" time="\#(time(run.seconds))""#
             if run.passed {
                 lines.append(open + "/>")
             } else {
                 lines.append(open + ">")
-                lines.append(#"      <failure message="\#(escape(run.failures[0]))" type="invariant">\#(escape(run.failures.joined(separator: "\n")))</failure>"#)
+                lines.append(
+                    #"      <failure message="\#(escape(run.failures[0]))" type="invariant">\#(escape(run.failures.joined(separator: "\n")))</failure>"#
+                )
                 lines.append("    </testcase>")
             }
         }
@@ -38,7 +43,11 @@ public enum JUnitReport {
             case "'": result += "&apos;"
             case "\t", "\n", "\r": result.unicodeScalars.append(scalar)
             default:
-                if scalar.value < 0x20 || (0xFFFE...0xFFFF).contains(scalar.value) { result += "\u{FFFD}" } else { result.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 || (0xFFFE...0xFFFF).contains(scalar.value) {
+                    result += "\u{FFFD}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
             }
         }
         return result

@@ -32,8 +32,12 @@ public struct DiskEvent: Sendable, Hashable {
         let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count >= 3, let index = Int(fields[0]), let operation = Operation(rawValue: fields[1]) else { return nil }
-            return DiskEvent(index: index, operation: operation, path: unescaped(fields[2]), second: fields.count > 3 ? unescaped(fields[3]) : "")
+            guard fields.count >= 3, let index = Int(fields[0]), let operation = Operation(rawValue: fields[1]) else {
+                return nil
+            }
+            return DiskEvent(
+                index: index, operation: operation, path: unescaped(fields[2]),
+                second: fields.count > 3 ? unescaped(fields[3]) : "")
         }
         .sorted { $0.index < $1.index }
     }
@@ -82,8 +86,10 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         var effect = Effect()
         if losesUnsyncedWrites {
             let unsynced = ran.enumerated().compactMap { position, event -> (DiskEvent, String)? in
-                guard event.operation == .write, let path = Self.unsyncedFile(written: event, then: ran[(position + 1)...]),
-                      Self.isRegularFile(path) else { return nil }
+                guard event.operation == .write,
+                    let path = Self.unsyncedFile(written: event, then: ran[(position + 1)...]),
+                    Self.isRegularFile(path)
+                else { return nil }
                 return (event, path)
             }
             // Newest first: each of SQLite's writes puts back the bytes it replaced; a file
@@ -213,7 +219,8 @@ public struct PowerLossRun: Sendable {
     /// Runs `arguments` to the end, recorded: the operations it made on the disk.
     public func record(_ arguments: [String], environment: [String: String] = [:]) throws -> [DiskEvent] {
         try prepare()
-        let outcome = try ChildProcess.run(executable, arguments, environment: childEnvironment(with: environment, cut: nil))
+        let outcome = try ChildProcess.run(
+            executable, arguments, environment: childEnvironment(with: environment, cut: nil))
         guard outcome.status == 0 || outcome.status == 1 else {
             throw PowerLossError.runFailed(status: outcome.status, message: outcome.stderr)
         }
@@ -224,9 +231,12 @@ public struct PowerLossRun: Sendable {
 
     /// Runs `arguments` killed before operation `cut.after`, then turns what it left into the
     /// state of the power cut. Returns whether the run was cut (false: it ended before) and the cut's effect.
-    public func run(_ arguments: [String], environment: [String: String] = [:], cut: PowerCut) throws -> (cut: Bool, effect: PowerCut.Effect) {
+    public func run(
+        _ arguments: [String], environment: [String: String] = [:], cut: PowerCut
+    ) throws -> (cut: Bool, effect: PowerCut.Effect) {
         try prepare()
-        let outcome = try ChildProcess.run(executable, arguments, environment: childEnvironment(with: environment, cut: cut.after))
+        let outcome = try ChildProcess.run(
+            executable, arguments, environment: childEnvironment(with: environment, cut: cut.after))
         let events = try DiskEvent.log(at: log)
         let effect = try cut.apply(to: events, stash: stash)
         return (outcome.killedBySIGKILL, effect)
@@ -236,7 +246,9 @@ public struct PowerLossRun: Sendable {
     /// kill -9 leaves, to compare with a power cut at the same point.
     public func kill(_ arguments: [String], environment: [String: String] = [:], before: Int) throws -> Bool {
         try prepare()
-        return try ChildProcess.run(executable, arguments, environment: childEnvironment(with: environment, cut: before)).killedBySIGKILL
+        return try ChildProcess.run(
+            executable, arguments, environment: childEnvironment(with: environment, cut: before)
+        ).killedBySIGKILL
     }
 
     private func prepare() throws {

@@ -46,8 +46,10 @@ public struct SimulationRun: Sendable, Hashable, Codable {
 
     public var passed: Bool { failures.isEmpty }
 
-    public init(from: String, to: String, size: Int64, state: FixtureState, crashPoint: String?, crashed: Bool, reruns: Int,
-                seconds: Double, exceedsBudget: Bool, failures: [String]) {
+    public init(
+        from: String, to: String, size: Int64, state: FixtureState, crashPoint: String?, crashed: Bool, reruns: Int,
+        seconds: Double, exceedsBudget: Bool, failures: [String]
+    ) {
         self.from = from
         self.to = to
         self.size = size
@@ -100,31 +102,43 @@ public struct Simulator: Sendable {
     }
 
     /// Runs the matrix, calling `progress` after each run.
-    public func simulate(from: String, to: String, sizes: [Int64], states: [FixtureState], crashPoints: CrashPoints,
-                         progress: (SimulationRun) -> Void = { _ in }) throws -> [SimulationRun] {
+    public func simulate(
+        from: String, to: String, sizes: [Int64], states: [FixtureState], crashPoints: CrashPoints,
+        progress: (SimulationRun) -> Void = { _ in }
+    ) throws -> [SimulationRun] {
         let all = try self.crashPoints(from: from, to: to)
-        let points: [CrashPoint?] = switch crashPoints {
-        case .none: [nil]
-        case .all: all
-        case .count(let n): n == 0 ? [nil] : stride(from: 0, to: all.count, by: max(1, all.count / n)).prefix(n).map { all[$0] }
-        }
-        let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
+        let points: [CrashPoint?] =
+            switch crashPoints {
+            case .none: [nil]
+            case .all: all
+            case .count(let n):
+                n == 0 ? [nil] : stride(from: 0, to: all.count, by: max(1, all.count / n)).prefix(n).map { all[$0] }
+            }
+        let scratch = FileManager.default.temporaryDirectory.appending(
+            path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: scratch) }
         var runs: [SimulationRun] = []
         for size in sizes {
             for state in states {
                 let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
-                let manifest = try FixtureManifest.generate(spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
+                let manifest = try FixtureManifest.generate(
+                    spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
                 let columns = try Self.columns(of: catalog.version(from), in: catalog.container(at: pristine))
-                let before = try catalog.dataCheckResultsBefore(upgrading: from, to: to, in: catalog.container(at: pristine))
-                var random = SeededRandom(seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
+                let before = try catalog.dataCheckResultsBefore(
+                    upgrading: from, to: to, in: catalog.container(at: pristine))
+                var random = SeededRandom(
+                    seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
                 var baseline = 0.05
                 // Random instants are fractions of an uninterrupted run's time, so one runs first.
                 let boundaries = randomKills > 0 && !points.contains(nil) ? [nil] + points : points
-                var kills: [Kill] = boundaries.map { Kill.boundary($0) } + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
+                var kills: [Kill] =
+                    boundaries.map { Kill.boundary($0) }
+                    + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
                 if let powerCuts {
-                    kills += try self.powerCuts(from: from, to: to, pristine: pristine, scratch: scratch, scope: powerCuts).map(Kill.powerCut)
+                    kills += try self.powerCuts(
+                        from: from, to: to, pristine: pristine, scratch: scratch, scope: powerCuts
+                    ).map(Kill.powerCut)
                 }
                 for kill in kills {
                     let root = scratch.appending(path: "run")
@@ -136,15 +150,18 @@ public struct Simulator: Sendable {
                         run = try execute(from: from, to: to, root: root, crashPoint: point)
                         if point == nil { baseline = max(baseline, run.seconds) }
                     case .randomInstant(let fraction):
-                        run = try execute(from: from, to: to, root: root, crashPoint: nil, killAfter: fraction * baseline)
+                        run = try execute(
+                            from: from, to: to, root: root, crashPoint: nil, killAfter: fraction * baseline)
                     case .powerCut(let cut):
-                        run = try execute(from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch)
+                        run = try execute(
+                            from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch)
                     }
                     run.size = size
                     run.state = state
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
                     run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
-                    run.failures += try catalog.dataCheckFailures(of: to, in: catalog.container(at: root), before: before)
+                    run.failures += try catalog.dataCheckFailures(
+                        of: to, in: catalog.container(at: root), before: before)
                     runs.append(run)
                     progress(run)
                 }
@@ -160,18 +177,23 @@ public struct Simulator: Sendable {
     }
 
     /// The power cuts to try: the chain run once on a copy of `pristine`, recorded, gives its operations.
-    private func powerCuts(from: String, to: String, pristine: URL, scratch: URL, scope: PowerCutScope) throws -> [PowerCut] {
+    private func powerCuts(
+        from: String, to: String, pristine: URL, scratch: URL, scope: PowerCutScope
+    ) throws -> [PowerCut] {
         let root = scratch.appending(path: "recorded")
         try? FileManager.default.removeItem(at: root)
         try FileManager.default.copyItem(at: pristine, to: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let recorder = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
         let events = try recorder.record(try upgradeArguments(from: from, to: to, root: root))
-        let limit: Int? = switch scope {
-        case .all: nil
-        case .bounded(let limit): limit
+        let limit: Int? =
+            switch scope {
+            case .all: nil
+            case .bounded(let limit): limit
+            }
+        return PowerLossRun.cuts(of: events, limit: limit).flatMap {
+            [PowerCut(after: $0, losesUnsyncedWrites: false), PowerCut(after: $0, losesUnsyncedWrites: true)]
         }
-        return PowerLossRun.cuts(of: events, limit: limit).flatMap { [PowerCut(after: $0, losesUnsyncedWrites: false), PowerCut(after: $0, losesUnsyncedWrites: true)] }
     }
 
     private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
@@ -179,11 +201,14 @@ public struct Simulator: Sendable {
         return ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
     }
 
-    private func execute(from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil,
-                         powerCut: PowerCut? = nil, scratch: URL? = nil) throws -> SimulationRun {
+    private func execute(
+        from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil,
+        powerCut: PowerCut? = nil, scratch: URL? = nil
+    ) throws -> SimulationRun {
         let base = try upgradeArguments(from: from, to: to, root: root)
-        var run = SimulationRun(from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
-                                reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
+        var run = SimulationRun(
+            from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
+            reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
         if let powerCut, let scratch {
             run.crashPoint = powerCut.description
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
@@ -191,7 +216,9 @@ public struct Simulator: Sendable {
         } else if let crashPoint {
             let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint.description])
             run.crashed = killed.killedBySIGKILL
-            if !run.crashed && killed.status != 0 { run.failures.append("the interrupted run failed: \(killed.stderr)") }
+            if !run.crashed && killed.status != 0 {
+                run.failures.append("the interrupted run failed: \(killed.stderr)")
+            }
         } else if let delay {
             run.crashPoint = String(format: "random:%.0fms", delay * 1000)
             run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
@@ -216,7 +243,8 @@ public struct Simulator: Sendable {
         for case .migrateSchema(let step) in steps {
             for migration in step.migrations {
                 let tokens = SQLTokens.tokens(migration.sql)
-                for (index, token) in tokens.enumerated() where [.word("update"), .word("into"), .word("from")].contains(token) {
+                for (index, token) in tokens.enumerated()
+                where [.word("update"), .word("into"), .word("from")].contains(token) {
                     // UPDATE t, INSERT/REPLACE INTO t, DELETE FROM t (a SELECT's FROM reads only: harmless to include).
                     if index + 1 < tokens.count, case .word(let name) = tokens[index + 1] {
                         if token == .word("from"), index > 0, tokens[index - 1] != .word("delete") { continue }
@@ -238,7 +266,8 @@ public struct Simulator: Sendable {
             try StoreInspector.withCopy(of: set) { db in
                 for table in store.tables {
                     // Generated columns too: `SELECT *` (the fixture's digest) has them.
-                    result[table] = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden != 1", arguments: [table])
+                    result[table] = try String.fetchAll(
+                        db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden != 1", arguments: [table])
                 }
             }
         }
@@ -246,15 +275,18 @@ public struct Simulator: Sendable {
     }
 
     /// The invariants, as the failures found.
-    private func check(root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]) throws -> [String] {
+    private func check(
+        root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]
+    ) throws -> [String] {
         var failures: [String] = []
         let container = catalog.container(at: root)
         let target = try catalog.version(to)
         let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
-        let discarded = Set(steps.flatMap { step -> [String] in
-            if case .split(let split) = step { return split.discard }
-            return []
-        })
+        let discarded = Set(
+            steps.flatMap { step -> [String] in
+                if case .split(let split) = step { return split.discard }
+                return []
+            })
         let rewritten = Self.tablesWrittenByMigrations(steps)
         // Every row kept, where the plans say it goes.
         let source = try catalog.version(from)
@@ -263,8 +295,10 @@ public struct Simulator: Sendable {
             guard let before = manifest.stores[store.location.description] else { continue }
             for (table, digest) in before.sorted(by: { $0.key < $1.key }) where !discarded.contains(table) {
                 // A virtual table's shadow tables (`<name>_data`, ...) live where it does.
-                guard let home = target.stores.first(where: { $0.tables.contains(table) })
-                        ?? target.stores.first(where: { $0.tables.contains { table.hasPrefix($0 + "_") } }) else {
+                guard
+                    let home = target.stores.first(where: { $0.tables.contains(table) })
+                        ?? target.stores.first(where: { $0.tables.contains { table.hasPrefix($0 + "_") } })
+                else {
                     failures.append("table \(table) has no store in \(to)")
                     continue
                 }
@@ -274,13 +308,18 @@ public struct Simulator: Sendable {
                     continue
                 }
                 // One copy and one pass per store, whatever the number of its tables.
-                if digests[set.main.path] == nil { digests[set.main.path] = try StoreDigest.tables(of: set, columns: columns) }
+                if digests[set.main.path] == nil {
+                    digests[set.main.path] = try StoreDigest.tables(of: set, columns: columns)
+                }
                 let after = digests[set.main.path] ?? [:]
                 let found = after[table]
                 if found?.rows != digest.rows {
-                    failures.append("rows lost: \(table) had \(digest.rows) rows, \(home.location) has \(found?.rows ?? 0)")
+                    failures.append(
+                        "rows lost: \(table) had \(digest.rows) rows, \(home.location) has \(found?.rows ?? 0)")
                 } else if found != digest && !rewritten.contains(table.lowercased()) {
-                    failures.append("rows changed: the content of \(table) in \(home.location) differs from before the upgrade, and no migration writes to it")
+                    failures.append(
+                        "rows changed: the content of \(table) in \(home.location) differs from before the upgrade, and no migration writes to it"
+                    )
                 }
             }
         }
@@ -294,14 +333,24 @@ public struct Simulator: Sendable {
             if result != "ok" { failures.append("integrity_check of \(store.location): \(result ?? "no answer")") }
             // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
             let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
-            if missing > 0 { failures.append("external data lost: \(missing) of the \(referenced.count) files the rows of \(store.location) reference are missing") }
+            if missing > 0 {
+                failures.append(
+                    "external data lost: \(missing) of the \(referenced.count) files the rows of \(store.location) reference are missing"
+                )
+            }
         }
         // No internal file visible; documents byte-identical; nothing temporary left.
         let audit = try Auditor(container: container).audit()
-        if !audit.isClean { failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))") }
+        if !audit.isClean {
+            failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))")
+        }
         let after = try FixtureManifest.read(container: container, spec: manifest.spec, rows: manifest.rows)
-        if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders { failures.append("user documents changed") }
-        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter { TemporaryName.isTemporary($0) || $0.hasSuffix(".backstage/journal.json") }
+        if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders {
+            failures.append("user documents changed")
+        }
+        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter {
+            TemporaryName.isTemporary($0) || $0.hasSuffix(".backstage/journal.json")
+        }
         if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
         return failures
     }

@@ -20,13 +20,19 @@ struct MigrateRun {
     var store: StoreFileSet { StoreFileSet(main: step.store.url(in: context.container)) }
 
     /// Cheap: a `stat`, a 100-byte header read and a tiny stamp file. True when a migration may be pending.
-    static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool {
+    static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool
+    {
         var probe = LaunchProbe()
         return isNeeded(step, in: container, fileSystem: fileSystem, probe: &probe)
     }
 
-    static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe) -> Bool {
-        guard let (status, header) = probe.statusAndPrefix(step.store, in: container, count: 100, fileSystem: fileSystem), header.count == 100 else { return false }
+    static func isNeeded(
+        _ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe
+    ) -> Bool {
+        guard
+            let (status, header) = probe.statusAndPrefix(step.store, in: container, count: 100, fileSystem: fileSystem),
+            header.count == 100
+        else { return false }
         guard let stamp = Stamp.read(step, in: container, fileSystem: fileSystem) else { return true }
         return stamp.device != status.device || stamp.inode != status.inode || cookie(header) < stamp.cookie
     }
@@ -34,7 +40,8 @@ struct MigrateRun {
     func run() throws -> Bool {
         guard context.fileSystem.exists(store.main.path) else { return false }
         let observer = context.observer(for: step.store.path)
-        let record = UpgradeJournal(step: .migrateSchema, phase: .journaled, source: step.store, destination: step.store)
+        let record = UpgradeJournal(
+            step: .migrateSchema, phase: .journaled, source: step.store, destination: step.store)
         try context.journal.write(record)
         observer.phase(.journaled)
         var configuration = Configuration()
@@ -61,7 +68,9 @@ struct MigrateRun {
             migrator.registerMigration(migration.id, foreignKeyChecks: .immediate) { db in
                 let before = checks == .deferred ? try ForeignKeyViolation.all(db) : []
                 try MigrationSQL.execute(sql, in: db)
-                if checks == .deferred, let added = try ForeignKeyViolation.all(db).subtracting(before).min() { throw added }
+                if checks == .deferred, let added = try ForeignKeyViolation.all(db).subtracting(before).min() {
+                    throw added
+                }
             }
         }
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
@@ -79,19 +88,24 @@ struct MigrateRun {
         var appliedNow: [String] = []
         for migration in step.migrations where !applied.contains(migration.id) {
             if context.isCancelled() { throw UpgradeError.cancelled(step: "migrate \(step.store)") }
-            let kept = appliedNow.isEmpty ? "" : " (\(appliedNow.joined(separator: ", ")), applied before it in this step, stay applied)"
+            let kept =
+                appliedNow.isEmpty
+                ? "" : " (\(appliedNow.joined(separator: ", ")), applied before it in this step, stay applied)"
             do {
                 try migrator.migrate(queue, upTo: migration.id)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && context.isCancelled() {
                 throw UpgradeError.cancelled(step: "migrate \(step.store)")
             } catch let error as DatabaseError {
-                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id,
-                                                   message: (error.message ?? "\(error.resultCode)") + kept)
+                throw UpgradeError.migrationFailed(
+                    store: store.main.path, id: migration.id,
+                    message: (error.message ?? "\(error.resultCode)") + kept)
             } catch let refusal as MigrationSQL.Refusal {
-                throw UpgradeError.migrationRefused(store: store.main.path, id: migration.id, statement: refusal.statement,
-                                                    reason: refusal.reason + kept)
+                throw UpgradeError.migrationRefused(
+                    store: store.main.path, id: migration.id, statement: refusal.statement,
+                    reason: refusal.reason + kept)
             } catch let violation as ForeignKeyViolation {
-                throw UpgradeError.migrationFailed(store: store.main.path, id: migration.id, message: violation.description + kept)
+                throw UpgradeError.migrationFailed(
+                    store: store.main.path, id: migration.id, message: violation.description + kept)
             }
             appliedNow.append(migration.id)
             observer.phase(.migrating)
@@ -120,10 +134,14 @@ struct MigrateRun {
 
         var text: String { "\(cookie) \(device) \(inode)" }
 
-        static func read(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Stamp? {
+        static func read(
+            _ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem
+        ) -> Stamp? {
             guard let bytes = try? fileSystem.readPrefix(stampPath(step, in: container), count: 64) else { return nil }
             let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
-            guard fields.count == 3, let cookie = UInt32(fields[0]), let device = UInt64(fields[1]), let inode = UInt64(fields[2]) else { return nil }
+            guard fields.count == 3, let cookie = UInt32(fields[0]), let device = UInt64(fields[1]),
+                let inode = UInt64(fields[2])
+            else { return nil }
             return Stamp(cookie: cookie, device: device, inode: inode)
         }
     }
@@ -138,7 +156,8 @@ struct MigrateRun {
     }
 
     static func cookie(_ header: [UInt8]) -> UInt32 {
-        header.count >= 44 ? UInt32(header[40]) << 24 | UInt32(header[41]) << 16 | UInt32(header[42]) << 8 | UInt32(header[43]) : 0
+        header.count >= 44
+            ? UInt32(header[40]) << 24 | UInt32(header[41]) << 16 | UInt32(header[42]) << 8 | UInt32(header[43]) : 0
     }
 
     /// One stamp per store and list of migrations: FNV-1a of the location and the identifiers.
@@ -147,7 +166,8 @@ struct MigrateRun {
         for byte in ([step.store.description] + step.migrations.map(\.id)).joined(separator: "\u{0}").utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
-        return ContainerLocation(.applicationSupport, ".backstage/schema/" + String(hash, radix: 16)).filePath(in: container)
+        return ContainerLocation(.applicationSupport, ".backstage/schema/" + String(hash, radix: 16)).filePath(
+            in: container)
     }
 }
 
@@ -163,9 +183,10 @@ struct ForeignKeyViolation: Error, Hashable, Comparable, CustomStringConvertible
 
     /// Every violation in the database (`PRAGMA foreign_key_check`).
     static func all(_ db: Database) throws -> Set<ForeignKeyViolation> {
-        Set(try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row in
-            ForeignKeyViolation(table: row[0], rowid: row[1], parent: row[2], key: row[3])
-        })
+        Set(
+            try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row in
+                ForeignKeyViolation(table: row[0], rowid: row[1], parent: row[2], key: row[3])
+            })
     }
 
     var description: String {
@@ -190,10 +211,12 @@ final class MigrationHeartbeat {
     /// handler lives as long as this object, which outlives the connection's migrations.
     func install(on db: Database) {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_progress_handler(db.sqliteConnection, 10_000, { context in
-            guard let context else { return 0 }
-            return Unmanaged<MigrationHeartbeat>.fromOpaque(context).takeUnretainedValue().tick()
-        }, context)
+        sqlite3_progress_handler(
+            db.sqliteConnection, 10_000,
+            { context in
+                guard let context else { return 0 }
+                return Unmanaged<MigrationHeartbeat>.fromOpaque(context).takeUnretainedValue().tick()
+            }, context)
     }
 
     /// Nonzero interrupts the statement.

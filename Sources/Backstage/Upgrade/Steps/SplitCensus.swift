@@ -28,7 +28,8 @@ package final class SplitCensus: @unchecked Sendable {
         /// - parameter copied: The rows inserted into each table, a dictionary a target.
         /// - parameter targets: The targets' paths, in the same order.
         package func verify(copied: [[String: Int]], targets: [String]) throws(RelocationError) {
-            for (inserted, target) in zip(copied, targets) where inserted.contains(where: { rows[$0.key] != $0.value }) {
+            for (inserted, target) in zip(copied, targets) where inserted.contains(where: { rows[$0.key] != $0.value })
+            {
                 throw .verificationFailed(path: target)
             }
         }
@@ -85,7 +86,8 @@ package final class SplitCensus: @unchecked Sendable {
             (counts.rows[table], counts.references[table]) = try countAndReferences(db, table: table)
         }
         for shadow in shadows {
-            counts.rows[shadow] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedSQLIdentifier)") ?? 0
+            counts.rows[shadow] =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedSQLIdentifier)") ?? 0
         }
         return counts
     }
@@ -99,12 +101,18 @@ package final class SplitCensus: @unchecked Sendable {
         let lists = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
             .filter { ($0["type"] as String? ?? "").uppercased().contains("BLOB") }
             .map { ($0["name"] as String).quotedSQLIdentifier }
-            .map { "group_concat(CASE WHEN typeof(\($0)) = 'blob' AND length(\($0)) BETWEEN 37 AND 38 AND substr(\($0), 1, 1) = x'02' THEN CAST(substr(\($0), 2, 36) AS TEXT) END, ',')" }
-        guard let row = try Row.fetchOne(db, sql: "SELECT \((["COUNT(*)"] + lists).joined(separator: ", ")) FROM main.\(name)") else { return (0, []) }
+            .map {
+                "group_concat(CASE WHEN typeof(\($0)) = 'blob' AND length(\($0)) BETWEEN 37 AND 38 AND substr(\($0), 1, 1) = x'02' THEN CAST(substr(\($0), 2, 36) AS TEXT) END, ',')"
+            }
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT \((["COUNT(*)"] + lists).joined(separator: ", ")) FROM main.\(name)")
+        else { return (0, []) }
         var references: Set<String> = []
         for index in lists.indices {
             guard let list = row[index + 1] as String? else { continue }
-            references.formUnion(list.split(separator: ",").lazy.map(String.init).filter { UUID(uuidString: $0) != nil })
+            references.formUnion(
+                list.split(separator: ",").lazy.map(String.init).filter { UUID(uuidString: $0) != nil })
         }
         return (row[0], references)
     }
@@ -113,6 +121,7 @@ package final class SplitCensus: @unchecked Sendable {
     /// `%`, `?` and `#` (and anything not allowed in a URI path) percent-encoded.
     package static func immutableURI(_ path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        return "file://" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute) + "?immutable=1"
+        return "file://" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute)
+            + "?immutable=1"
     }
 }

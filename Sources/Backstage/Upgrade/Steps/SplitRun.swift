@@ -46,7 +46,9 @@ struct SplitRun {
             report.quarantined += try context.quarantine.moveStaleFiles(of: target)
             try fileSystem.createDirectories(target.directory.path)
         }
-        let record = UpgradeJournal(step: .split, phase: .journaled, source: step.store, destination: step.store, targets: step.into.map(\.store))
+        let record = UpgradeJournal(
+            step: .split, phase: .journaled, source: step.store, destination: step.store,
+            targets: step.into.map(\.store))
         observer.phase(.preflight)
         try context.journal.write(record)
         observer.phase(.journaled)
@@ -58,7 +60,8 @@ struct SplitRun {
             let plan = try lock.withConnection { db in try self.plan(db) }
             // Counted on the second core while this one copies; never outlives the lock (the
             // defers run in reverse order: the census stops before the lock is released).
-            let census = try SplitCensus(store: src.main.path, tables: plan.sql.keys.sorted(), shadows: plan.shadows.values.joined().sorted())
+            let census = try SplitCensus(
+                store: src.main.path, tables: plan.sql.keys.sorted(), shadows: plan.shadows.values.joined().sorted())
             var counted = false
             defer { if !counted { census.cancel() } }
             // Progress in bytes: the targets' pages against the source's.
@@ -67,13 +70,14 @@ struct SplitRun {
             var copied: [[String: Int]] = []
             for (index, target) in targets.enumerated() {
                 try removeTemporaries(target)
-                copied.append(try lock.withConnection { db in
-                    try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { bytes in
-                        observer.progress(min(written + bytes, total), total)
-                        if bytes > 0 { observer.phase(.copying) }
-                        if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
-                    }
-                })
+                copied.append(
+                    try lock.withConnection { db in
+                        try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { bytes in
+                            observer.progress(min(written + bytes, total), total)
+                            if bytes > 0 { observer.phase(.copying) }
+                            if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
+                        }
+                    })
                 written += try fileSystem.status(target.temporaryMain.path)?.size ?? 0
             }
             let counts = try census.wait()
@@ -148,9 +152,11 @@ struct SplitRun {
     /// then not completed (the journal stays, the source's remaining files are kept).
     private func verifyExternalData(referencedBy: [Set<String>]) throws {
         for (index, target) in targets.enumerated() {
-            let missing = ExternalDataReferences.missing(referencedBy[index], in: target.externalDataFolder, fileSystem: fileSystem)
+            let missing = ExternalDataReferences.missing(
+                referencedBy[index], in: target.externalDataFolder, fileSystem: fileSystem)
             if missing > 0 {
-                throw UpgradeError.externalDataMissing(store: step.into[index].store.description, missing: missing, referenced: referencedBy[index].count)
+                throw UpgradeError.externalDataMissing(
+                    store: step.into[index].store.description, missing: missing, referenced: referencedBy[index].count)
             }
         }
     }
@@ -170,7 +176,8 @@ struct SplitRun {
     }
 
     private func plan(_ db: Database) throws -> Plan {
-        let tables = try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        let tables = try Row.fetchAll(
+            db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         // Shadow tables (an RTREE's _node, an FTS5's _data...) are not named in plans: they move
         // with their virtual table, by its own name.
         let listed = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_list WHERE schema = 'main'")
@@ -201,7 +208,9 @@ struct SplitRun {
 
     /// Builds one target in its temporary file, attached to the locked connection; returns the rows
     /// inserted into each table. `progress` gets the target's bytes after each table.
-    private func build(_ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int64) throws -> Void) throws -> [String: Int] {
+    private func build(
+        _ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int64) throws -> Void
+    ) throws -> [String: Int] {
         try db.execute(sql: "ATTACH DATABASE ? AS backstage_target", arguments: [target.temporaryMain.path])
         defer { try? db.execute(sql: "DETACH DATABASE backstage_target") }
         // The temporary is thrown away after a crash, so it needs no journal while it is built.
@@ -219,10 +228,16 @@ struct SplitRun {
         // the page cache; a full quick_check, the whole file.
         var copied: [String: Int] = [:]
         func inserted(_ table: String) { copied[table] = db.changesCount }
-        func written() throws -> Int64 { Int64(try Int.fetchOne(db, sql: "PRAGMA backstage_target.page_count") ?? 0) * Int64(plan.pageSize) }
+        func written() throws -> Int64 {
+            Int64(try Int.fetchOne(db, sql: "PRAGMA backstage_target.page_count") ?? 0) * Int64(plan.pageSize)
+        }
         try db.inTransaction {
             func schema(_ type: String, of table: String) throws -> [String] {
-                try String.fetchAll(db, sql: "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name = ? ORDER BY name", arguments: [type, table])
+                try String.fetchAll(
+                    db,
+                    sql:
+                        "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name = ? ORDER BY name",
+                    arguments: [type, table])
             }
             for table in tables {
                 guard let create = plan.sql[table] else { continue }
@@ -247,35 +262,55 @@ struct SplitRun {
                     // Like VACUUM: indexes first, then the bare INSERT ... SELECT *, which SQLite runs
                     // as a raw copy of the table's and the indexes' records, already in order (its
                     // transfer optimisation). The rowid is the primary key here, so it is kept.
-                    for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
+                    for index in try schema("index", of: table) {
+                        try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
+                    }
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
                     inserted(table)
                 } else {
-                    let list = (["rowid"] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(separator: ", ")
-                    try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
+                    let list = (["rowid"] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(
+                        separator: ", ")
+                    try db.execute(
+                        sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
                     inserted(table)
                     // Indexes built from the rows: 32 MiB for their sorts, the default page cache
                     // for the copies (a bigger one only spreads them over cold memory).
                     let cache = try Int.fetchOne(db, sql: "PRAGMA main.cache_size") ?? -2000
                     try db.execute(sql: "PRAGMA main.cache_size = -32768")
                     defer { try? db.execute(sql: "PRAGMA main.cache_size = \(cache)") }
-                    for index in try schema("index", of: table) { try db.execute(sql: Self.qualify(index, schema: "backstage_target")) }
+                    for index in try schema("index", of: table) {
+                        try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
+                    }
                 }
                 try progress(try written())
             }
             // Triggers last, so the copy fires none; a view goes where every table it reads is.
             for table in tables {
-                for trigger in try schema("trigger", of: table) { try db.execute(sql: Self.qualify(trigger, schema: "backstage_target")) }
+                for trigger in try schema("trigger", of: table) {
+                    try db.execute(sql: Self.qualify(trigger, schema: "backstage_target"))
+                }
             }
             for view in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'") {
                 let text: String = view["sql"]
-                let reads = plan.sql.keys.filter { text.range(of: "\\b\(NSRegularExpression.escapedPattern(for: $0))\\b", options: .regularExpression) != nil }
-                if !reads.isEmpty, reads.allSatisfy(tables.contains) { try db.execute(sql: Self.qualify(text, schema: "backstage_target")) }
+                let reads = plan.sql.keys.filter {
+                    text.range(of: "\\b\(NSRegularExpression.escapedPattern(for: $0))\\b", options: .regularExpression)
+                        != nil
+                }
+                if !reads.isEmpty, reads.allSatisfy(tables.contains) {
+                    try db.execute(sql: Self.qualify(text, schema: "backstage_target"))
+                }
             }
             let placeholders = databaseQuestionMarks(count: tables.count)
-            if try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM main.sqlite_master WHERE name = 'sqlite_sequence'") == true,
-               try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM backstage_target.sqlite_master WHERE name = 'sqlite_sequence'") == true {
-                try db.execute(sql: "INSERT INTO backstage_target.sqlite_sequence SELECT * FROM main.sqlite_sequence WHERE name IN (\(placeholders))", arguments: StatementArguments(tables))
+            if try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM main.sqlite_master WHERE name = 'sqlite_sequence'")
+                == true,
+                try Bool.fetchOne(
+                    db, sql: "SELECT COUNT(*) > 0 FROM backstage_target.sqlite_master WHERE name = 'sqlite_sequence'")
+                    == true
+            {
+                try db.execute(
+                    sql:
+                        "INSERT INTO backstage_target.sqlite_sequence SELECT * FROM main.sqlite_sequence WHERE name IN (\(placeholders))",
+                    arguments: StatementArguments(tables))
             }
             return .commit
         }
@@ -287,7 +322,10 @@ struct SplitRun {
     /// Inserts `schema.` before the object name of a statement from `sqlite_master`, whose prefix
     /// SQLite normalises (`CREATE TABLE `, `CREATE UNIQUE INDEX `, `CREATE TRIGGER `...).
     static func qualify(_ sql: String, schema: String) -> String {
-        for prefix in ["CREATE TABLE ", "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER ", "CREATE VIEW ", "CREATE VIRTUAL TABLE "]
+        for prefix in [
+            "CREATE TABLE ", "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER ", "CREATE VIEW ",
+            "CREATE VIRTUAL TABLE ",
+        ]
         where sql.uppercased().hasPrefix(prefix) {
             return String(sql.prefix(prefix.count)) + schema + "." + String(sql.dropFirst(prefix.count))
         }
@@ -315,10 +353,15 @@ struct SplitRun {
     /// so a crash before `verified` still leaves it whole. The other targets get hard links (the files
     /// are write-once, and the source's names go only after the commit), or copies across mounts.
     /// A reference is a BLOB of byte 0x02 then the file's UUID (Core Data's external-storage marker).
-    private func placeExternalData(tablesByTarget: [[String]], references: [String: Set<String>]) throws -> ExternalData {
+    private func placeExternalData(tablesByTarget: [[String]], references: [String: Set<String>]) throws -> ExternalData
+    {
         let external = source.externalDataFolder
-        guard fileSystem.exists(external.path) else { return ExternalData(referencedBy: targets.map { _ in [] }, bulk: nil) }
-        let referencedBy = tablesByTarget.map { tables in tables.reduce(into: Set<String>()) { $0.formUnion(references[$1] ?? []) } }
+        guard fileSystem.exists(external.path) else {
+            return ExternalData(referencedBy: targets.map { _ in [] }, bulk: nil)
+        }
+        let referencedBy = tablesByTarget.map { tables in
+            tables.reduce(into: Set<String>()) { $0.formUnion(references[$1] ?? []) }
+        }
         var bulk = referencedBy.indices.max { referencedBy[$0].count < referencedBy[$1].count }
         if let index = bulk, !canRenameExternalData(to: targets[index], naming: referencedBy[index]) { bulk = nil }
         for (index, target) in targets.enumerated() where index != bulk {
@@ -337,7 +380,9 @@ struct SplitRun {
     /// with `EXDEV`; a link fails the same way.)
     private func canRenameExternalData(to target: StoreFileSet, naming names: Set<String>) -> Bool {
         let external = source.externalDataFolder
-        guard let name = names.sorted().first(where: { fileSystem.exists(external.appending(path: $0).path) }) else { return false }
+        guard let name = names.sorted().first(where: { fileSystem.exists(external.appending(path: $0).path) }) else {
+            return false
+        }
         let probe = Self.linkProbe(of: target)
         do {
             try fileSystem.createDirectories(target.directory.path)
@@ -355,11 +400,12 @@ struct SplitRun {
     /// when another target has its own link or copy, quarantined when no target references them
     /// (nothing is silently deleted). Without a moved folder, the source's unreferenced files are quarantined.
     private func cleanUpExternalData(_ external: ExternalData) throws -> [RelocationReport.QuarantinedFile] {
-        let folder = if let bulk = external.bulk {
-            targets[bulk].externalDataFolder
-        } else {
-            source.externalDataFolder
-        }
+        let folder =
+            if let bulk = external.bulk {
+                targets[bulk].externalDataFolder
+            } else {
+                source.externalDataFolder
+            }
         guard fileSystem.exists(folder.path) else { return [] }
         let kept = external.bulk.map { external.referencedBy[$0] } ?? []
         let all = external.all
@@ -368,7 +414,8 @@ struct SplitRun {
             if external.bulk != nil && all.contains(name) {
                 try fileSystem.removeFile(folder.appending(path: name).path)
             } else if !all.contains(name) {
-                moved.append(try context.quarantine.move(folder.appending(path: name), reason: .unreferencedExternalData))
+                moved.append(
+                    try context.quarantine.move(folder.appending(path: name), reason: .unreferencedExternalData))
             }
         }
         return moved
