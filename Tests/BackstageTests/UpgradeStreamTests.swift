@@ -47,11 +47,11 @@ import Testing
 
     /// A migration statement that runs for a while: the bar keeps moving (an event at least
     /// every 100 ms or so), and a Cancel interrupts the statement, whose transaction is rolled back.
-    static func slowMigration() -> UpgradePlan {
+    static func slowMigration(rows: Int = 5_000_000) -> UpgradePlan {
         UpgradePlan(name: "slow") {
             UpgradeStep.migrateSchema(ContainerLocation(.applicationSupport, "Notes.sqlite"), [
                 .init(id: "v2-numbers", sql: """
-                    CREATE TABLE numbers AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000)
+                    CREATE TABLE numbers AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < \(rows))
                     SELECT x FROM c;
                     """),
             ])
@@ -72,7 +72,8 @@ import Testing
         try PythonSQLite.createStore(other.supportStore().main, rows: 50, journalMode: "wal")
         let consumer = Task {
             var locked = 0
-            for try await event in Upgrader(container: other.container).run(Self.slowMigration()) {
+            // Long enough (tens of seconds) that the cancellation lands while it runs, however busy the machine.
+            for try await event in Upgrader(container: other.container).run(Self.slowMigration(rows: 100_000_000)) {
                 // The second event at `locked` is a heartbeat: the statement is running.
                 if case .progress(let progress) = event, progress.phase == .locked {
                     locked += 1
