@@ -122,9 +122,7 @@ struct Upgrade: AsyncParsableCommand {
                                 plan.name, estimate.seconds, budget))
                     }
                 case .progress(let p):
-                    if p.phase == .done, !completed.contains(where: { $0.index == p.stepIndex }) {
-                        completed.append((p.stepIndex, p.step))
-                    }
+                    if p.phase == .done { completed.append((p.stepIndex, p.step)) }
                     progress.update(
                         "step \(p.stepIndex + 1)", fraction: p.fractionDone, detail: "\(p.phase.rawValue) \(p.step)")
                 case .finished(let report):

@@ -23,6 +23,14 @@ final class ProgressMeter {
         }
     }
 
+    /// The steps whose end was reported.
+    private var ended: Set<Int> = []
+
+    /// False for a second report of a step's end (the step's own `done` boundary, then the runner's).
+    func isFirstReport(of phase: StepPhase, step index: Int) -> Bool {
+        phase != .done || ended.insert(index).inserted
+    }
+
     /// The plan's fraction done at `phase` of step `index` (of kind `kind`), with the step's bytes.
     func advance(step index: Int, kind: UpgradeStep, phase: StepPhase, bytesDone: Int64, bytesTotal: Int64) -> Double {
         guard let span = spans[index] else { return fraction }

@@ -295,6 +295,8 @@ public struct Upgrader: Sendable {
         func progress(
             _ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0
         ) {
+            // A step that reports its own end is not reported ended twice by the runner.
+            guard meter.isFirstReport(of: phase, step: index) else { return }
             let fraction = meter.advance(
                 step: index, kind: step, phase: phase, bytesDone: bytesDone, bytesTotal: bytesTotal)
             events(
