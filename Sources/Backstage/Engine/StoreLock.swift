@@ -65,10 +65,10 @@ package final class StoreLock {
     }
 
     /// An error of opening or reading the store at `path`, typed: SQLite's by ``map(_:path:timeout:)``,
-    /// anything else as ``RelocationError/sqlite(path:code:message:)`` with code -1.
+    /// anything else kept whole in ``RelocationError/failed(path:underlying:)``.
     static func map(any error: any Error, path: String, timeout: Double) -> RelocationError {
         if let error = error as? DatabaseError { return map(error, path: path, timeout: timeout) }
-        return .sqlite(path: path, code: -1, message: "\(error)")
+        return .failed(path: path, underlying: UnderlyingError(error))
     }
 
     static func map(_ error: DatabaseError, path: String, timeout: Double) -> RelocationError {

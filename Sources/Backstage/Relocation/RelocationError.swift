@@ -44,6 +44,12 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     case undefinedAppGroup(String)
     /// The source and destination are the same root. Nothing was changed.
     case sameSourceAndDestination(root: String)
+    /// An upgrade step left in progress in the journal (a split, a migration) could not be finished
+    /// or undone before the relocation: the upgrade's own error, with its store and cause.
+    indirect case upgrade(UpgradeError)
+    /// A failure that is none of the above, about the file at `path`: the error as it was thrown is
+    /// kept in `underlying`.
+    case failed(path: String, underlying: UnderlyingError)
 
     /// The path of the file the error is about.
     public var path: String {
@@ -59,6 +65,8 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         case .sameSourceAndDestination(let root): root
         case .fileSystem(let error): error.path
         case .engine(let error): error.path
+        case .upgrade(let error): error.path
+        case .failed(let path, _): path
         }
     }
 
@@ -100,28 +108,30 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
             "the container has no folder for the App Group \(identifier); nothing was changed: give its shared container (AppContainer.addingAppGroup, or --app-group \(identifier)=FOLDER)"
         case .sameSourceAndDestination(let root):
             "the stores would move from \(root) to \(root): choose another destination; nothing was changed"
+        case .upgrade(let error):
+            error.description
+        case .failed(let path, let underlying):
+            "\(path): \(underlying)"
         }
     }
 
-    /// Wraps any error of the engine: relocation errors as they are, file-system errors by case.
     /// True when a rename failed because source and destination are on different mounts.
     var isCrossDevice: Bool {
         if case .fileSystem(let error) = self { return error.isCrossDevice }
         return false
     }
 
+    /// Wraps any error of the engine: relocation errors as they are, the engine's, the file
+    /// system's and an upgrade step's by case, anything else whole in ``failed(path:underlying:)``
+    /// naming `path`.
     init(_ error: Error, path: String) {
         switch error {
         case let error as RelocationError: self = error
         case let error as FileSystemError: self = .fileSystem(error)
         case let error as EngineError: self = .engine(error)
-        case let error as UpgradeError:
-            if case .relocation(let inner) = error {
-                self = inner
-            } else {
-                self = .sqlite(path: path, code: -1, message: error.description)
-            }
-        default: self = .sqlite(path: path, code: -1, message: "\(error)")
+        case UpgradeError.relocation(let inner): self = inner
+        case let error as UpgradeError: self = .upgrade(error)
+        default: self = .failed(path: path, underlying: UnderlyingError(error))
         }
     }
 

@@ -120,7 +120,7 @@ struct StoreMove {
         } catch let error as FileSystemError {
             throw .fileSystem(error)
         } catch {
-            throw .sqlite(path: src.main.path, code: -1, message: "\(error)")
+            throw .failed(path: src.main.path, underlying: UnderlyingError(error))
         }
     }
 
@@ -258,7 +258,7 @@ struct StoreMove {
                 case let error as FileSystemError where error.code == EROFS:
                     .readOnlyDestination(path: error.path)
                 case let error as FileSystemError: .fileSystem(error)
-                default: .sqlite(path: src.main.path, code: -1, message: "\(error)")
+                default: .failed(path: src.main.path, underlying: UnderlyingError(error))
                 }
             if !committed {
                 // Undo: the source was never touched beyond a checkpoint; drop what we wrote.

@@ -415,9 +415,37 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A split being finished after a crash: the rows of `store` reference Core Data external
     /// data files that are not there. The step is not completed; the journal keeps it.
     case externalDataMissing(store: String, missing: Int, referenced: Int)
+    /// SQLite failed on the store at `path` while a step read or wrote it (a split copying its
+    /// rows, say): `code` is SQLite's extended result code, `message` its own words. A step that
+    /// had not committed was undone; one that had is finished by the next run.
+    case sqlite(path: String, code: Int32, message: String)
+    /// A step failed on the file at `path` for a cause that is none of the above: the error as it
+    /// was thrown is kept in `underlying`.
+    case failed(path: String, underlying: UnderlyingError)
+
+    /// The file the error is about: the store, the plan or the container (for an estimate over
+    /// the budget, which is about no file, the empty string).
+    public var path: String {
+        switch self {
+        case .invalidPlan(let path, _), .sqlite(let path, _, _), .failed(let path, _): path
+        case .unassignedTable(let store, _), .missingTable(let store, _), .migrationFailed(let store, _, _),
+            .migrationRefused(let store, _, _, _), .migrationWouldFail(let store, _, _),
+            .missingStore(_, _, let store, _), .externalDataMissing(let store, _, _):
+            store
+        case .inconsistentPlan(let plan, _, _, _): plan
+        case .relocation(let error): error.path
+        case .cancelled(let step): step
+        case .overBudget: ""
+        case .newerStorage(let container, _, _): container
+        case .undefinedAppGroup(let identifier): identifier
+        }
+    }
 
     public var description: String {
         switch self {
+        case .sqlite(let path, let code, let message):
+            SQLiteFailure.sentence(code: code, message: message, path: path)
+        case .failed(let path, let underlying): "\(path): \(underlying)"
         case .externalDataMissing(let store, let missing, let referenced):
             "\(missing) of the \(referenced) external data files the rows of \(store) reference are missing; the interrupted split was not completed and its journal is kept"
         case .undefinedAppGroup(let identifier):

@@ -43,7 +43,9 @@ package final class SplitCensus: @unchecked Sendable {
 
     /// Starts counting `tables` (references and rows) and `shadows` (rows only) of the store at
     /// `path`, which the caller holds locked for as long as the census runs.
-    package init(store path: String, tables: [String], shadows: [String]) throws(RelocationError) {
+    ///
+    /// - throws: ``UpgradeError/sqlite(path:code:message:)`` naming the store when SQLite cannot open it.
+    package init(store path: String, tables: [String], shadows: [String]) throws(UpgradeError) {
         self.path = path
         var configuration = Configuration()
         configuration.readonly = true
@@ -51,7 +53,7 @@ package final class SplitCensus: @unchecked Sendable {
         do {
             queue = try DatabaseQueue(path: Self.immutableURI(path), configuration: configuration)
         } catch {
-            throw StoreLock.map(any: error, path: path, timeout: 0)
+            throw UpgradeError(error, path: path)
         }
         let queue = queue
         threads.start { [self] in
@@ -62,13 +64,16 @@ package final class SplitCensus: @unchecked Sendable {
     }
 
     /// Waits for the census and returns its counts.
-    package func wait() throws(RelocationError) -> Counts {
+    ///
+    /// - throws: ``UpgradeError/sqlite(path:code:message:)`` naming the store when SQLite failed
+    ///   to read it (a damaged page, say).
+    package func wait() throws(UpgradeError) -> Counts {
         threads.wait()
         defer { try? queue.close() }
+        guard let outcome else { preconditionFailure("the census thread ends before wait() returns") }
         switch outcome {
         case .success(let counts): return counts
-        case .failure(let error): throw StoreLock.map(any: error, path: path, timeout: 0)
-        case nil: throw .sqlite(path: path, code: -1, message: "the census did not run")
+        case .failure(let error): throw UpgradeError(error, path: path)
         }
     }
 
@@ -123,5 +128,19 @@ package final class SplitCensus: @unchecked Sendable {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         return "file://" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute)
             + "?immutable=1"
+    }
+}
+
+extension UpgradeError {
+    /// SQLite's failure on the store at `path`, with its extended result code and its own words;
+    /// any other error kept whole in ``UpgradeError/failed(path:underlying:)``.
+    init(_ error: any Error, path: String) {
+        switch error {
+        case let error as DatabaseError:
+            self = .sqlite(
+                path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        case let error as UpgradeError: self = error
+        default: self = .failed(path: path, underlying: UnderlyingError(error))
+        }
     }
 }

@@ -70,14 +70,18 @@ struct SplitRun {
             var copied: [[String: Int]] = []
             for (index, target) in targets.enumerated() {
                 try removeTemporaries(target)
-                copied.append(
-                    try lock.withConnection { db in
-                        try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { bytes in
-                            observer.progress(min(written + bytes, total), total)
-                            if bytes > 0 { observer.phase(.copying) }
-                            if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
-                        }
-                    })
+                do {
+                    copied.append(
+                        try lock.withConnection { db in
+                            try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { bytes in
+                                observer.progress(min(written + bytes, total), total)
+                                if bytes > 0 { observer.phase(.copying) }
+                                if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
+                            }
+                        })
+                } catch let error as DatabaseError {
+                    throw Self.copyFailure(error, source: src, target: target)
+                }
                 written += try fileSystem.status(target.temporaryMain.path)?.size ?? 0
             }
             let counts = try census.wait()
@@ -105,6 +109,8 @@ struct SplitRun {
                 for target in targets { try? removeTemporaries(target) }
                 try? context.journal.clear()
             }
+            // SQLite's failures reading the source (its schema, under the lock) name the source.
+            if let error = error as? DatabaseError { throw UpgradeError(error, path: src.main.path) }
             throw error
         }
         try context.quarantine.removeCheckpointedSidecars(of: src)
@@ -131,7 +137,11 @@ struct SplitRun {
         let referencedBy = try targets.map { target in
             let lock = try StoreLock(path: target.main.path, timeout: context.busyTimeout)
             defer { lock.close() }
-            return try lock.withConnection { db in try ExternalDataReferences.referenced(db) }
+            do {
+                return try lock.withConnection { db in try ExternalDataReferences.referenced(db) }
+            } catch let error as DatabaseError {
+                throw UpgradeError(error, path: target.main.path)
+            }
         }
         try verifyExternalData(referencedBy: referencedBy)
         if bulk != nil {
@@ -446,6 +456,14 @@ struct SplitRun {
             }
             try fileSystem.syncDirectory(target.directory.path)
         }
+    }
+
+    /// SQLite's failure while rows were copied into `target`'s temporary: a damaged page is the
+    /// source's (the rows are read from it), anything else (the target's folder read-only, a full
+    /// disk) is the target's, which SQLite was writing.
+    static func copyFailure(_ error: DatabaseError, source: StoreFileSet, target: StoreFileSet) -> UpgradeError {
+        let sourceSide = [ResultCode.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode)
+        return UpgradeError(error, path: sourceSide ? source.main.path : target.main.path)
     }
 
     private func removeSource(lockedBy lock: StoreLock) throws {
