@@ -51,6 +51,6 @@ final class ArchiveOutput {
 extension ArchiveError {
     /// A file-system failure while writing the archive, in words: "No space left on device".
     init(_ error: FileSystemError, archivePath: String, entryPath: String? = nil) {
-        self.init(code: error.code, message: error.reason, archivePath: archivePath, entryPath: entryPath)
+        self.init(cause: .fileSystem(error), message: error.reason, archivePath: archivePath, entryPath: entryPath)
     }
 }

@@ -110,7 +110,7 @@ final class ParallelGzip: ArchiveSink {
             // Waiting ends without the block only when a worker could not start (no memory for zlib).
             if waiting {
                 throw ArchiveError(
-                    code: ENOMEM, message: "zlib could not allocate its compression state",
+                    cause: .outOfMemory, message: "zlib could not allocate its compression state",
                     archivePath: output.archivePath)
             }
             return false

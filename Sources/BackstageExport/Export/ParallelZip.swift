@@ -70,7 +70,8 @@ struct ParallelZip {
         for (index, record) in records.enumerated() {
             guard record.writer >= 0 else {
                 throw ArchiveError(
-                    code: -30, message: "an entry has no central directory record", archivePath: output.archivePath,
+                    cause: .inconsistent, message: "an entry has no central directory record",
+                    archivePath: output.archivePath,
                     entryPath: items[index].path)
             }
             directory.append(
@@ -381,7 +382,8 @@ struct ParallelZip {
                 }
                 guard read > 0 else {
                     throw ArchiveError(
-                        code: -30, message: "the scratch file \(path) ended early", archivePath: output.archivePath)
+                        cause: .inconsistent, message: "the scratch file \(path) ended early",
+                        archivePath: output.archivePath)
                 }
                 try output.write(UnsafeRawBufferPointer(rebasing: slice[0..<read]))
                 done += read
@@ -437,7 +439,8 @@ struct ParallelZip {
                 throw error
             } catch {
                 // Another worker failed (or the export was cancelled): this one stops too.
-                throw ArchiveError(code: -30, message: "stopped: \(error)", archivePath: schedule.output.archivePath)
+                throw ArchiveError(
+                    cause: .stopped, message: "stopped: \(error)", archivePath: schedule.output.archivePath)
             }
         }
     }

@@ -23,7 +23,7 @@ struct ZipDirectory {
         for _ in 0..<count {
             guard position + 46 <= bytes.count, u32(bytes, position) == 0x0201_4b50 else {
                 throw ArchiveError(
-                    code: -30, message: "libarchive wrote a central directory Backstage cannot read",
+                    cause: .inconsistent, message: "libarchive wrote a central directory Backstage cannot read",
                     archivePath: archivePath)
             }
             let next =
@@ -31,7 +31,7 @@ struct ZipDirectory {
                 + Int(u16(bytes, position + 32))
             guard next <= bytes.count else {
                 throw ArchiveError(
-                    code: -30, message: "libarchive wrote a central directory Backstage cannot read",
+                    cause: .inconsistent, message: "libarchive wrote a central directory Backstage cannot read",
                     archivePath: archivePath)
             }
             starts.append(position)

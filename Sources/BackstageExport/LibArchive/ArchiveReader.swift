@@ -49,24 +49,22 @@ final class ArchiveReader {
         self.path = path
         let file = file ?? path
         guard let handle = archive_read_new() else {
-            throw ArchiveError(code: -30, message: "libarchive could not allocate a reader", archivePath: path)
+            throw ArchiveError(
+                cause: .outOfMemory, message: "libarchive could not allocate a reader", archivePath: path)
         }
         self.handle = handle
         try check(archive_read_support_filter_all(handle))
         try check(archive_read_support_format_all(handle))
-        do {
-            if GzipSource.isGzip(try fileSystem.readPrefix(file, count: 2)) {
-                gzip = try GzipSource(file: try fileSystem.openForReading(file))
-            }
-        } catch let error as FileSystemError {
-            throw ArchiveError(
-                code: error.code, message: error.reason.prefix(1).lowercased() + error.reason.dropFirst(),
-                archivePath: path)
-        } catch let error as ArchiveError {
-            throw error
+        let readable: ReadableFile?
+        do throws(FileSystemError) {
+            readable = GzipSource.isGzip(try fileSystem.readPrefix(file, count: 2))
+                ? try fileSystem.openForReading(file) : nil
         } catch {
-            throw ArchiveError(code: -30, message: "\(error)", archivePath: path)
+            throw ArchiveError(
+                cause: .fileSystem(error), message: error.reason.prefix(1).lowercased() + error.reason.dropFirst(),
+                archivePath: path)
         }
+        if let readable { gzip = try GzipSource(file: readable) }
         if let gzip {
             let context = Unmanaged.passUnretained(gzip).toOpaque()
             try check(
@@ -75,7 +73,10 @@ final class ArchiveReader {
                     { archive, context, block in
                         let source = Unmanaged<GzipSource>.fromOpaque(context!).takeUnretainedValue()
                         guard let bytes = source.read() else {
-                            backstage_archive_set_error(archive, EILSEQ, source.failure ?? "the gzip stream is damaged")
+                            // A read's errno (EIO) or, for bytes that are not gzip, the format's.
+                            backstage_archive_set_error(
+                                archive, source.fileSystemFailure?.code ?? EILSEQ,
+                                source.failure ?? "the gzip stream is damaged")
                             return -1
                         }
                         block?.pointee = bytes.baseAddress
@@ -98,7 +99,9 @@ final class ArchiveReader {
         }
         try check(status)
         guard let entry = entryPointer else {
-            throw ArchiveError(code: -30, message: "libarchive returned no entry", archivePath: path)
+            throw ArchiveError(
+                cause: .libarchive, status: ArchiveError.Status(rawValue: status),
+                message: "libarchive returned no entry", archivePath: path)
         }
         let stored = archive_entry_size_is_set(entry) != 0 ? Int64(archive_entry_size(entry)) : 0
         let headerEnd = Int64(archive_filter_bytes(handle, 0))
@@ -158,7 +161,7 @@ final class ArchiveReader {
         }
         if Int64(archive_filter_bytes(handle, 0)) < lastEntryEnd + 512 {
             let message = "the archive is truncated: it ends after an entry, without a tar's end-of-archive blocks"
-            throw ArchiveError(code: EILSEQ, message: message, archivePath: path)
+            throw ArchiveError(cause: .damaged, message: message, archivePath: path)
         }
     }
 
@@ -168,8 +171,9 @@ final class ArchiveReader {
         guard let gzip else { return }
         while true {
             guard let block = gzip.read() else {
+                let cause = gzip.fileSystemFailure.map(ArchiveError.Cause.fileSystem) ?? .damaged
                 throw ArchiveError(
-                    code: EILSEQ, message: gzip.failure ?? "the gzip stream is damaged", archivePath: path)
+                    cause: cause, message: gzip.failure ?? "the gzip stream is damaged", archivePath: path)
             }
             if block.isEmpty { return }
         }
@@ -202,9 +206,12 @@ final class ArchiveReader {
     private func check(_ status: Int32, entry: String? = nil, warningIsError: Bool = false) throws(ArchiveError) {
         guard status != ARCHIVE_OK && (warningIsError || status != ARCHIVE_WARN) else { return }
         let raw = handle.flatMap { archive_error_string($0) }.map { String(cString: $0) }
-        let code = handle.map { archive_errno($0) } ?? 0
+        // libarchive's own errors (ARCHIVE_ERRNO_MISC) are negative: no system error.
+        let number = handle.map { archive_errno($0) } ?? 0
+        // A read of the gzip file under libarchive's callback failed: that read's error.
+        let cause = gzip?.fileSystemFailure.map(ArchiveError.Cause.fileSystem) ?? .libarchive
         throw ArchiveError(
-            code: code != 0 ? code : status, message: ArchiveError.sentence(for: raw, status: status),
-            archivePath: path, entryPath: entry)
+            cause: cause, status: ArchiveError.Status(rawValue: status), errno: number > 0 ? number : nil,
+            message: ArchiveError.sentence(for: raw, status: status), archivePath: path, entryPath: entry)
     }
 }

@@ -22,7 +22,8 @@ final class ArchiveWriter {
     ) throws(ArchiveError) {
         self.path = archivePath ?? path
         guard let handle = archive_write_new() else {
-            throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: self.path)
+            throw ArchiveError(
+                cause: .outOfMemory, message: "libarchive could not allocate a writer", archivePath: self.path)
         }
         self.handle = handle
         try check(configure(handle, format: format, level: level, threads: threads))
@@ -34,7 +35,8 @@ final class ArchiveWriter {
     init(sink: ArchiveSink, format: ArchiveFormat, level: Int?, archivePath: String) throws(ArchiveError) {
         self.path = archivePath
         guard let handle = archive_write_new() else {
-            throw ArchiveError(code: -30, message: "libarchive could not allocate a writer", archivePath: archivePath)
+            throw ArchiveError(
+                cause: .outOfMemory, message: "libarchive could not allocate a writer", archivePath: archivePath)
         }
         self.handle = handle
         let client = SinkClient(sink: sink)
@@ -119,7 +121,8 @@ final class ArchiveWriter {
     ) throws(ArchiveError) {
         guard let handle, let entry = archive_entry_new() else {
             throw ArchiveError(
-                code: -30, message: "libarchive could not allocate an entry", archivePath: path, entryPath: entryPath)
+                cause: .outOfMemory, message: "libarchive could not allocate an entry", archivePath: path,
+                entryPath: entryPath)
         }
         defer { archive_entry_free(entry) }
         archive_entry_set_pathname_utf8(entry, entryPath)
@@ -167,15 +170,21 @@ final class ArchiveWriter {
         if status != ARCHIVE_OK && status != ARCHIVE_WARN { throw error(status, entry: entry) }
     }
 
+    /// The error of a call that returned `status`: the sink's own failure when the sink failed
+    /// under it (with the status libarchive returned then), else libarchive's, its `errno` apart.
     private func error(_ status: Int32, entry: String?) -> ArchiveError {
         if var failure = client?.failure {
             failure.entryPath = failure.entryPath ?? entry
+            failure.status = failure.status ?? ArchiveError.Status(rawValue: status)
             return failure
         }
         let message =
             handle.flatMap { archive_error_string($0) }.map { String(cString: $0) } ?? "libarchive error \(status)"
-        let code = handle.map { archive_errno($0) } ?? status
-        return ArchiveError(code: code != 0 ? code : status, message: message, archivePath: path, entryPath: entry)
+        // libarchive's own errors (ARCHIVE_ERRNO_MISC) are negative: no system error.
+        let number = handle.map { archive_errno($0) } ?? 0
+        return ArchiveError(
+            cause: .libarchive, status: ArchiveError.Status(rawValue: status), errno: number > 0 ? number : nil,
+            message: message, archivePath: path, entryPath: entry)
     }
 
     enum EntryKind { case directory, file, symlink }

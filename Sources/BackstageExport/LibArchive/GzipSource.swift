@@ -18,6 +18,8 @@ final class GzipSource {
     private var compressedBytesRead: Int64 = 0
     /// Why reading failed, for the error libarchive reports.
     private(set) var failure: String?
+    /// The file-system error reading failed with, when it was one (not the bytes).
+    private(set) var fileSystemFailure: FileSystemError?
 
     /// True when the file at `path` starts with the gzip magic number.
     static func isGzip(_ prefix: [UInt8]) -> Bool {
@@ -28,10 +30,11 @@ final class GzipSource {
         self.file = file
         input = .allocate(byteCount: 1 << 20, alignment: 16)
         output = .allocate(byteCount: 1 << 20, alignment: 16)
-        guard backstage_inflate_init_gzip(&stream) == Z_OK else {
+        let status = backstage_inflate_init_gzip(&stream)
+        guard status == Z_OK else {
             input.deallocate()
             output.deallocate()
-            throw ArchiveError(code: -30, message: "zlib could not start", archivePath: file.path)
+            throw ArchiveError(cause: .zlib(code: status), message: "zlib could not start", archivePath: file.path)
         }
     }
 
@@ -48,6 +51,9 @@ final class GzipSource {
             return UnsafeRawBufferPointer(rebasing: output[..<(try inflateSome())])
         } catch let error as Failure {
             failure = error.message
+        } catch let error as FileSystemError {
+            fileSystemFailure = error
+            failure = error.description
         } catch {
             failure = "\(error)"
         }
