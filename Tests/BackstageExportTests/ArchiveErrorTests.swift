@@ -1,0 +1,101 @@
+import Backstage
+import BackstageExport
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// An archive's error says who failed: libarchive's status and the system's errno each in its own
+/// field, Backstage's own checks and file-system calls as theirs, never an invented code.
+@Suite struct ArchiveErrorTests {
+    /// 3 MB of random bytes exported to a 2 MiB disk.
+    func exportToAFullDisk(_ format: ArchiveFormat) async throws -> (ArchiveError?, URL, TestMount) {
+        let (app, _, _) = try largerDocumentsFixture()
+        var random = SystemRandomNumberGenerator()
+        _ = try app.writeDocument("Media/e large.bin", Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        let mount = try TestMount(tmpfs: "2m")
+        let archive = mount.url.appending(path: "out.\(format.rawValue)")
+        do {
+            try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format, threads: 2))
+            return (nil, archive, mount)
+        } catch let error as ArchiveError {
+            return (error, archive, mount)
+        }
+    }
+
+    /// libarchive writes these formats' file itself: its status and the errno it met, apart.
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.tar, .tarZst])
+    func aFullDiskUnderLibarchiveGivesItsStatusAndTheErrnoApart(format: ArchiveFormat) async throws {
+        let (error, archive, mount) = try await exportToAFullDisk(format)
+        let failure = try #require(error, "4 MB of documents archived on a 2 MiB disk")
+        #expect(failure.archivePath == archive.path)
+        #expect(failure.cause == .libarchive, "\(failure)")
+        #expect(failure.status == .fatal, "\(failure)")
+        #expect(failure.errno == ENOSPC, "\(failure)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
+    }
+
+    /// Backstage writes a zip's bytes itself: the failure is its file-system call's, ENOSPC.
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"))
+    func aFullDiskUnderBackstagesOwnWritesIsTheFileSystemError() async throws {
+        let (error, archive, mount) = try await exportToAFullDisk(.zip)
+        let failure = try #require(error, "4 MB of documents archived on a 2 MiB disk")
+        #expect(failure.archivePath == archive.path)
+        guard case .fileSystem(let cause) = failure.cause else {
+            Issue.record("not the file system's failure: \(failure)")
+            return
+        }
+        #expect(cause.code == ENOSPC && failure.errno == ENOSPC, "\(failure)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
+    }
+
+    /// Each damage is found by libarchive (a status it returned) or by Backstage's own check after
+    /// it (no status, no errno): never a code that no one returned.
+    @Test(arguments: DamagedArchive.allCases)
+    func aDamagedArchiveSaysWhoFoundTheDamage(damage: DamagedArchive) async throws {
+        let app = try TestContainer()
+        let archives = try TemporaryDirectory()
+        let archive = try damage.write(in: archives.url)
+        do {
+            try await Importer(container: app.container).importArchive(archive)
+            Issue.record("\(damage) imported")
+        } catch let error as ArchiveError {
+            switch error.cause {
+            case .libarchive:
+                #expect([.warn, .failed, .fatal].contains(error.status), "\(damage): \(error)")
+                #expect(error.errno.map { $0 > 0 } ?? true, "\(damage): \(error)")
+            case .damaged:
+                #expect(error.status == nil && error.errno == nil, "\(damage): \(error)")
+            default:
+                Issue.record("\(damage): neither libarchive's nor Backstage's finding: \(error)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).isEmpty)
+    }
+
+    /// A tar cut right after an entry reads as complete to libarchive: Backstage's own check
+    /// refuses it, with no libarchive status and no errno (it was EILSEQ, which no call returned).
+    @Test func aTarCutAfterAnEntryIsDamagedWithoutAnInventedErrno() async throws {
+        let app = try TestContainer()
+        let archive = app.root.appending(path: "cut.tar")
+        let result = try PythonSQLite.run(
+            """
+            import sys, tarfile, io
+            buf = io.BytesIO(); t = tarfile.open(fileobj=buf, mode='w', format=tarfile.USTAR_FORMAT)
+            for name, data in [('a.txt', b'a' * 600), ('b.txt', b'b' * 100)]:
+                info = tarfile.TarInfo(name); info.size = len(data); info.mtime = 1700000000
+                t.addfile(info, io.BytesIO(data))
+            end = buf.tell(); t.close()
+            open(sys.argv[1], 'wb').write(buf.getvalue()[:end])
+            """, [archive.path])
+        try #require(result.status == 0, "\(result.stderr)")
+
+        await #expect {
+            try await Importer(container: app.container).importArchive(archive)
+        } throws: { error in
+            guard let error = error as? ArchiveError else { return false }
+            return error.cause == .damaged && error.status == nil && error.errno == nil
+                && error.message.hasPrefix("the archive is truncated")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).isEmpty)
+    }
+}
