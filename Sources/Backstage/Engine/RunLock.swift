@@ -15,25 +15,25 @@ package final class RunLock {
 
     package init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(EngineError) {
         path = container.backstageDirectory.appending(path: "lock").path
-        do {
+        var locked = false
+        do throws(FileSystemError) {
             try fileSystem.createDirectories(container.backstageDirectory.path)
             fd = try Syscalls.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o644)
             let deadline = Date().addingTimeInterval(timeout)
-            while try !Syscalls.flockExclusive(fd, blocking: false, path: path) {
-                guard Date() < deadline else {
-                    Syscalls.close(fd)
-                    fd = -1
-                    throw EngineError.containerBusy(path: path)
+            while !locked {
+                locked = try Syscalls.flockExclusive(fd, blocking: false, path: path)
+                if !locked {
+                    guard Date() < deadline else { break }
+                    usleep(10_000)
                 }
-                usleep(10_000)
             }
-        } catch let error as EngineError {
-            throw error
-        } catch let error as FileSystemError {
-            if fd >= 0 { Syscalls.close(fd) }
-            throw .fileSystem(error)
         } catch {
-            throw .fileSystem(FileSystemError(operation: .lock, path: path, code: EIO))
+            release()
+            throw .fileSystem(error)
+        }
+        guard locked else {
+            release()
+            throw .containerBusy(path: path)
         }
     }
 
