@@ -74,6 +74,28 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path), "the journal is kept")
     }
 
+    /// A migration for a file that is not a database: SQLite's refusal to open it is the
+    /// upgrade's (it was a relocation's "not a database"), and the file is left as it was.
+    @Test func aMigrationOfAFileThatIsNotADatabaseIsTheUpgradesSQLiteError() async throws {
+        let app = try TestContainer()
+        let store = app.supportStore("Workout.sqlite")
+        try FileManager.default.createDirectory(at: app.applicationSupport, withIntermediateDirectories: true)
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        try garbage.write(to: store.main)
+        let plan = UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(.support("Workout.sqlite"), [.init(id: "v2", sql: "CREATE TABLE t (x)")])
+        }
+
+        await #expect {
+            try await Upgrader(container: app.container).upgrade(plan)
+        } throws: { error in
+            guard case UpgradeError.sqlite(let path, let code, _) = error else { return false }
+            return path == store.main.path && code & 0xFF == 26
+                && "\(error)".hasPrefix("\(store.main.path): the file is not a SQLite database")
+        }
+        #expect(try Data(contentsOf: store.main) == garbage)
+    }
+
     /// Zeroes the pages of the middle half of `store`: b-tree pages of every table (their rows were
     /// written interleaved), so reading any table fails as `SQLITE_CORRUPT`; page 1 (the schema) stays.
     static func zeroMiddlePages(of store: URL) throws {

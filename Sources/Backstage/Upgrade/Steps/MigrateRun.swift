@@ -58,7 +58,12 @@ struct MigrateRun {
         do {
             queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
         } catch let error as DatabaseError {
-            throw StoreLock.map(error, path: store.main.path, timeout: context.busyTimeout)
+            // Another process's lock is "store in use", as for every step; anything else is SQLite's
+            // failure to open the store the migration is for.
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                throw RelocationError.storeInUse(path: store.main.path, timeout: context.busyTimeout)
+            }
+            throw UpgradeError(error, path: store.main.path)
         }
         defer { try? queue.close() }
         var migrator = DatabaseMigrator()

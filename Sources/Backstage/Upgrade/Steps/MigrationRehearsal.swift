@@ -215,7 +215,7 @@ enum SchemaCopy {
         do {
             source = try DatabaseQueue(path: SplitCensus.immutableURI(path), configuration: configuration)
         } catch {
-            throw StoreLock.map(any: error, path: path, timeout: 0)
+            throw UpgradeError(error, path: path)
         }
         defer { try? source.close() }
         let found: [Object] = try source.read { db in try Self.objects(db) }
