@@ -11,11 +11,13 @@ import Testing
     func exportToAFullDisk(_ format: ArchiveFormat) async throws -> (ArchiveError?, URL, TestMount) {
         let (app, _, _) = try largerDocumentsFixture()
         var random = SystemRandomNumberGenerator()
-        _ = try app.writeDocument("Media/e large.bin", Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        let noise = Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) })
+        _ = try app.writeDocument("Media/e large.bin", noise)
         let mount = try TestMount(tmpfs: "2m")
         let archive = mount.url.appending(path: "out.\(format.rawValue)")
         do {
-            try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: format, threads: 2))
+            let options = ExportOptions(format: format, threads: 2)
+            try await Exporter(container: app.container).export(to: archive, options: options)
             return (nil, archive, mount)
         } catch let error as ArchiveError {
             return (error, archive, mount)

@@ -19,7 +19,8 @@ import Testing
             try await Upgrader(container: app.container).upgrade(splitPlan())
         } throws: { error in
             guard case UpgradeError.sqlite(let path, let code, _) = error else { return false }
-            return path == source.main.path && code & 0xFF == 11 && "\(error)".hasPrefix("\(source.main.path): the store is damaged")
+            return path == source.main.path && code & 0xFF == 11
+                && "\(error)".hasPrefix("\(source.main.path): the store is damaged")
         }
         #expect(try Data(contentsOf: source.main) == before, "the source's bytes are left as they were")
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty, "no temporary target is left")
@@ -47,7 +48,7 @@ import Testing
             return path == target && code & 0xFF == 13 && "\(error)".hasPrefix("\(target): the disk is full")
         }
         #expect(try Data(contentsOf: source.main) == before, "the source's bytes are left as they were")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: caches.url.path) == [], "no temporary target is left")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: caches.url.path) == [], "no temporary is left")
     }
 
     /// A relocation finds a split interrupted after `verified` whose target lost its external data
@@ -59,19 +60,23 @@ import Testing
         #expect(!created.referenced.isEmpty)
         try FileManager.default.removeItem(at: target.supportFolder.appending(path: "_EXTERNAL_DATA"))
         try FileManager.default.createDirectory(at: app.container.backstageDirectory, withIntermediateDirectories: true)
-        let journal = #"{"version": 1, "step": "split", "phase": "verified", "source": "applicationSupport/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "targets": ["applicationSupport/UserData.sqlite"], "startedAt": "2026-01-01T00:00:00Z"}"#
+        let journal = """
+            {"version": 1, "step": "split", "phase": "verified", "source": "applicationSupport/Notes.sqlite",
+            "destination": "applicationSupport/Notes.sqlite", "targets": ["applicationSupport/UserData.sqlite"],
+            "startedAt": "2026-01-01T00:00:00Z"}
+            """
         try Data(journal.utf8).write(to: app.container.backstageDirectory.appending(path: "journal.json"))
 
         await #expect {
             try await Relocator(container: app.container).relocate()
         } throws: { error in
-            guard case RelocationError.upgrade(.externalDataMissing(let store, let missing, let referenced)) = error else {
-                return false
-            }
+            guard case RelocationError.upgrade(.externalDataMissing(let store, let missing, let referenced)) = error
+            else { return false }
             return store == "applicationSupport/UserData.sqlite" && missing == referenced && missing > 0
                 && !"\(error)".contains("SQLite error")
         }
-        #expect(FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path), "the journal is kept")
+        let journalPath = app.container.backstageDirectory.appending(path: "journal.json").path
+        #expect(FileManager.default.fileExists(atPath: journalPath), "the journal is kept")
     }
 
     /// A migration for a file that is not a database: SQLite's refusal to open it is the
