@@ -167,7 +167,11 @@ struct ForeignKey {
             let id: Int = row[0]
             var key = keys[id] ?? ForeignKey(parent: (row[1] as String).lowercased(), columns: [], parentColumns: [])
             key.columns.insert((row[2] as String).lowercased())
-            if let to = row[3] as String? { key.parentColumns?.append(to.lowercased()) } else { key.parentColumns = nil }
+            if let to = row[3] as String? {
+                key.parentColumns?.append(to.lowercased())
+            } else {
+                key.parentColumns = nil
+            }
             keys[id] = key
         }
         return keys.keys.sorted().compactMap { keys[$0] }
