@@ -531,6 +531,11 @@ package final class ReadableFile {
         try Syscalls.read(fd, buffer, path: path)
     }
 
+    /// Reads into `buffer` from `offset`, without moving the file's position.
+    package func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+        try Syscalls.pread(fd, buffer, offset: offset, path: path)
+    }
+
     package func close() {
         if fd >= 0 { Syscalls.close(fd) }
         fd = -1

@@ -30,8 +30,37 @@ public struct Throughput: Sendable, Hashable, Codable {
     public var renameRate: Double = 22e9
     /// What every other step costs whatever its size (locks, journal, fsyncs, a quarantine's scan), in seconds.
     public var perStep: Double = 0.012
+    /// What a migration's statements cost, by kind, per row and per byte of the table each names
+    /// (see ``MigrationRates``); ``migrate`` is used only when the store cannot be read.
+    public var migrationRates = MigrationRates()
 
     public init() {}
+
+    /// What each kind of migration statement costs, per row and per byte of the table it names.
+    /// Measured with the `sqlite3` shell (`synchronous=FULL`, WAL, 4 KiB pages) on tables of
+    /// 10 MB–1 GB with small rows and with blobs; `backstage bench` compares them with the run.
+    public struct MigrationRates: Sendable, Hashable, Codable {
+        /// A cost per row plus a cost per byte.
+        public struct Rate: Sendable, Hashable, Codable {
+            public var secondsPerRow: Double
+            public var bytesPerSecond: Double
+            public init(secondsPerRow: Double, bytesPerSecond: Double) {
+                self.secondsPerRow = secondsPerRow
+                self.bytesPerSecond = bytesPerSecond
+            }
+        }
+        /// Reading every row once: `ADD COLUMN … CHECK`.
+        public var scan = Rate(secondsPerRow: 1.0e-6, bytesPerSecond: 1e9)
+        /// Reading and sorting: `CREATE INDEX`, `REINDEX`.
+        public var index = Rate(secondsPerRow: 2.0e-6, bytesPerSecond: 0.5e9)
+        /// Reading and writing every row (and its indexes): `UPDATE`, `DELETE … WHERE`,
+        /// `INSERT … SELECT`, `CREATE TABLE … AS`, `DROP COLUMN`, `VACUUM`.
+        public var rewrite = Rate(secondsPerRow: 3.0e-6, bytesPerSecond: 0.2e9)
+        /// Overwriting the freed pages: `DROP TABLE`, `DROP INDEX`, `DELETE` of every row.
+        public var overwrite = Rate(secondsPerRow: 0, bytesPerSecond: 0.08e9)
+
+        public init() {}
+    }
 }
 
 /// The estimated cost of the pending steps of a plan, known before anything is touched.

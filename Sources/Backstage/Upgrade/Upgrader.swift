@@ -134,14 +134,18 @@ public struct Upgrader: Sendable {
         }
     }
 
-    /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads
-    /// only file sizes: nothing is opened or changed. A step whose input an earlier pending step
+    /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads file
+    /// sizes and, for a migration, the store's schema and about one page in a hundred of it
+    /// (``MigrationCost``: what each statement does to the tables it names): nothing is locked or
+    /// changed. A step whose input an earlier pending step
     /// will produce (a split of the store a relocation brings) is counted with that input's size.
     public func estimate(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) -> UpgradeEstimate {
         var steps: [UpgradeEstimate.Step] = []
         // Running such a plan throws before any step: there is nothing to estimate.
         guard container.undefinedAppGroup(in: plan) == nil else { return UpgradeEstimate(steps: [], budget: budget) }
         var produced: [ContainerLocation: Int64] = [:]
+        // Where a store an earlier step moves is now, to read its tables' sizes.
+        var movedFrom: [ContainerLocation: ContainerLocation] = [:]
         func size(_ location: ContainerLocation, withSupportFolder: Bool = true) -> Int64? {
             if let bytes = produced[location] { return bytes }
             let store = StoreFileSet(main: location.url(in: container))
@@ -162,6 +166,7 @@ public struct Upgrader: Sendable {
                     ? rename : rename + Double(bytes) / throughput.copy
                 produced[relocate.to] = bytes
                 produced[relocate.from] = nil
+                movedFrom[relocate.to] = movedFrom[relocate.from] ?? relocate.from
             case .split(let split):
                 // The rows are rewritten; the external data is renamed or linked, and copied (so
                 // counted, every file measured) only to a target on another file system.
@@ -177,7 +182,9 @@ public struct Upgrader: Sendable {
                     || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
                 guard pending, let input = size(migrate.store) else { continue }
                 bytes = input
-                seconds = throughput.perStep + Double(bytes) / throughput.migrate
+                seconds =
+                    throughput.perStep
+                    + migrationSeconds(migrate, at: movedFrom[migrate.store] ?? migrate.store, bytes: bytes)
             case .quarantine:
                 guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else { continue }
                 bytes = 0
@@ -186,6 +193,19 @@ public struct Upgrader: Sendable {
             steps.append(.init(index: index, description: step.description, bytes: bytes, seconds: seconds))
         }
         return UpgradeEstimate(steps: steps, budget: budget)
+    }
+
+    /// What the migrations of `migrate` cost on the store now at `location`, from their statements
+    /// and its tables' sizes; by its bytes alone when it cannot be read (not there yet, not SQLite).
+    private func migrationSeconds(
+        _ migrate: UpgradeStep.MigrateSchema, at location: ContainerLocation, bytes: Int64
+    ) -> Double {
+        let path = location.filePath(in: container)
+        guard let sizes = try? BTreeSizes.read(path, fileSystem: fileSystem) else {
+            return Double(bytes) / throughput.migrate
+        }
+        let works = migrate.migrations.flatMap { MigrationCost.works($0.sql) }
+        return MigrationCost.seconds(works, sizes: sizes, storeBytes: bytes, rates: throughput.migrationRates)
     }
 
     private func sameDevice(_ a: ContainerLocation, _ b: ContainerLocation) -> Bool {

@@ -71,10 +71,10 @@ struct MigrateRun {
             let sql = migration.sql
             // GRDB's own deferred check fails on any violation, old ones too, and quotes the row.
             migrator.registerMigration(migration.id, foreignKeyChecks: .immediate) { db in
-                let before = checks == .deferred ? try ForeignKeyViolation.all(db) : []
-                try MigrationSQL.execute(sql, in: db)
-                if checks == .deferred, let added = try ForeignKeyViolation.all(db).subtracting(before).min() {
-                    throw added
+                if checks == .deferred {
+                    try ForeignKeyGuard.execute(sql, in: db)
+                } else {
+                    try MigrationSQL.execute(sql, in: db)
                 }
             }
         }
@@ -186,12 +186,15 @@ struct ForeignKeyViolation: Error, Hashable, Comparable, CustomStringConvertible
 
     static func < (a: Self, b: Self) -> Bool { (a.table, a.rowid ?? -1, a.key) < (b.table, b.rowid ?? -1, b.key) }
 
-    /// Every violation in the database (`PRAGMA foreign_key_check`).
-    static func all(_ db: Database) throws -> Set<ForeignKeyViolation> {
-        Set(
-            try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row in
-                ForeignKeyViolation(table: row[0], rowid: row[1], parent: row[2], key: row[3])
-            })
+    /// The violations in the rows of the child tables `tables` (`PRAGMA foreign_key_check(table)`).
+    static func all(_ db: Database, in tables: [String]) throws -> Set<ForeignKeyViolation> {
+        var violations: Set<ForeignKeyViolation> = []
+        for table in tables {
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM pragma_foreign_key_check(?)", arguments: [table]) {
+                violations.insert(ForeignKeyViolation(table: row[0], rowid: row[1], parent: row[2], key: row[3]))
+            }
+        }
+        return violations
     }
 
     var description: String {

@@ -19,13 +19,15 @@ enum MigrationSQL {
     }
 
     /// Runs `sql` statement by statement in `db`, checking each before it runs.
-    static func execute(_ sql: String, in db: Database) throws {
+    /// `onStatement` sees each statement's SQL before it runs.
+    static func execute(_ sql: String, in db: Database, onStatement: (String) -> Void = { _ in }) throws {
         var savepoints = Savepoints()
         var number = 0
         let statements = try db.allStatements(sql: sql)
         while let statement = try statements.next() {
             number += 1
             if let reason = savepoints.refusal(of: statement.sql) { throw Refusal(statement: number, reason: reason) }
+            onStatement(statement.sql)
             try statement.execute()
         }
         if let open = savepoints.open.last {
