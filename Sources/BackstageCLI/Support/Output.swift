@@ -1,7 +1,7 @@
 import ArgumentParser
 import Backstage
 import BackstageExport
-import BackstageFixtures
+import BackstageHarness
 import Foundation
 import GRDB
 
