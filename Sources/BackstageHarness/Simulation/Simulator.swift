@@ -220,7 +220,8 @@ public struct Simulator: Sendable {
         let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(
             from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
-            reruns: 0, seconds: 0, exceedsBudget: false, failures: [], interruption: crashPoint.map { _ in .crashPoint })
+            reruns: 0, seconds: 0, exceedsBudget: false, failures: [], interruption: crashPoint.map { _ in .crashPoint }
+        )
         if let powerCut, let scratch {
             run.crashPoint = powerCut.description
             run.interruption = .powerCut
