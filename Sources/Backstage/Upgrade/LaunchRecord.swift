@@ -357,6 +357,11 @@ package struct LaunchRecordView {
         var high: UInt8 = 0
         while position < end {
             var byte = bytes[position]
+            // Printable ASCII but `%` and `/` (nearly every byte of a record): nothing to check.
+            if byte &- 0x21 < 0x5E, byte != UInt8(ascii: "%"), byte != UInt8(ascii: "/") {
+                position += 1
+                continue
+            }
             if byte == UInt8(ascii: " ") { break }
             guard byte > 0x20, byte != 0x7F else { return nil }
             if byte == UInt8(ascii: "%") {
@@ -581,13 +586,15 @@ package struct LaunchRecordView {
     static func unsigned(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> UInt64? {
         guard !range.isEmpty else { return nil }
         var value: UInt64 = 0
-        for position in range {
-            let byte = bytes[position]
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let digit = bytes[position] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
             let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            let (sum, overflow2) = times.addingReportingOverflow(UInt64(digit))
             guard !overflow, !overflow2 else { return nil }
             value = sum
+            position += 1
         }
         return value
     }
@@ -596,7 +603,8 @@ package struct LaunchRecordView {
     static func signed(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
         guard !range.isEmpty else { return nil }
         let negative = bytes[range.lowerBound] == UInt8(ascii: "-")
-        guard let magnitude = unsigned(bytes, negative ? range.dropFirst() : range) else { return nil }
+        let digits = (negative ? range.lowerBound + 1 : range.lowerBound)..<range.upperBound
+        guard let magnitude = unsigned(bytes, digits) else { return nil }
         if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
