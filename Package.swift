@@ -8,7 +8,7 @@ let package = Package(
     products: [
         .library(name: "Backstage", targets: ["Backstage"]),
         .library(name: "BackstageExport", targets: ["BackstageExport"]),
-        .library(name: "BackstageHarness", targets: ["BackstageHarness", "BackstageFixtures"]),
+        .library(name: "BackstageHarness", targets: ["BackstageHarness"]),
         .executable(name: "backstage", targets: ["BackstageCLI"]),
     ],
     dependencies: [
@@ -42,27 +42,21 @@ let package = Package(
             name: "BackstageExport",
             dependencies: ["Backstage", "CArchive", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(
-            name: "BackstageFixtures",
-            dependencies: ["Backstage"],
-            path: "Fixtures",
-            exclude: ["README.md", "Schemas"],
-            resources: [.copy("Notes")]
-        ),
+        // The harness, with the catalog model (Catalog/). Fixtures/ holds data only: the sample
+        // Notes app's catalog, bundled from there as the default catalog, and the JSON Schemas.
         .target(
             name: "BackstageHarness",
             dependencies: [
                 "Backstage",
-                "BackstageFixtures",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            resources: [.copy("../../Fixtures/Notes")]
         ),
         .executableTarget(
             name: "BackstageCLI",
             dependencies: [
                 "Backstage",
                 "BackstageExport",
-                "BackstageFixtures",
                 "BackstageHarness",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -84,12 +78,12 @@ let package = Package(
         ),
         .testTarget(
             name: "BackstageHarnessTests",
-            dependencies: ["Backstage", "BackstageFixtures", "BackstageHarness", "BackstageTestSupport"]
+            dependencies: ["Backstage", "BackstageHarness", "BackstageTestSupport"]
         ),
         .testTarget(
             name: "DocumentationTests",
             dependencies: [
-                "Backstage", "BackstageExport", "BackstageFixtures", "BackstageHarness", "BackstageTestSupport",
+                "Backstage", "BackstageExport", "BackstageHarness", "BackstageTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

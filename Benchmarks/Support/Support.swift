@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import Benchmark
 import Foundation

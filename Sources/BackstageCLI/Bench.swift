@@ -1,6 +1,5 @@
 import ArgumentParser
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import Foundation
 

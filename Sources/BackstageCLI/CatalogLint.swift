@@ -1,5 +1,4 @@
 import ArgumentParser
-import BackstageFixtures
 import BackstageHarness
 import Foundation
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Backstage
 import BackstageExport
-import BackstageFixtures
 import BackstageHarness
 import Foundation
 

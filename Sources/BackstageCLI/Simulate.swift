@@ -1,6 +1,5 @@
 import ArgumentParser
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import Foundation
 
@@ -140,7 +139,7 @@ struct Simulate: AsyncParsableCommand {
                 detail: "\(run.state.rawValue) \(run.crashPoint ?? "no crash")")
         }
         progress.finish()
-        let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut") == true }
+        let cuts = runs.filter { $0.interruption == .powerCut }
         let summary = Summary(
             runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(),
             powerLossStates: cuts.count,

@@ -2,7 +2,6 @@
 // code between the markers is the article's, character for character (ArticleExampleTests checks).
 // Example begins
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import Foundation
 import Testing

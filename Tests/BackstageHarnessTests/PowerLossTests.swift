@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import BackstageTestSupport
 import Foundation
@@ -22,6 +21,7 @@ import Testing
     func expectEveryCutPasses(_ runs: [SimulationRun], atLeast minimum: Int) {
         let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut @") == true }
         #expect(cuts.count >= minimum, "power cuts explored: \(cuts.count)")
+        #expect(runs.filter { $0.interruption == .powerCut } == cuts, "the typed interruption counts the same runs")
         #expect(cuts.contains { $0.crashed }, "some cuts really interrupt the run")
         for run in runs where !run.passed {
             Issue.record("\(run.crashPoint ?? "uninterrupted"): \(run.failures.joined(separator: "; "))")

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import BackstageTestSupport
 import Foundation
@@ -23,6 +22,7 @@ import Testing
         let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [200_000], states: [.walPending], crashPoints: .count(2))
         #expect(runs.count == 2)
         #expect(runs.allSatisfy { !$0.passed && $0.crashed })
+        #expect(runs.allSatisfy { $0.interruption == .crashPoint })
         #expect(runs.allSatisfy { $0.failures.contains { $0.hasPrefix("rows lost: ZNOTE") } })
         #expect(runs.allSatisfy { !$0.failures.contains { $0.contains("ZFOLDER") } }, "only the table that lost rows is named")
     }
@@ -33,6 +33,7 @@ import Testing
         let runs = try simulator.simulate(from: "v1", to: "v4", sizes: [Self.soak ? 5_000_000 : 400_000], states: [.walPending], crashPoints: .none)
         #expect(runs.count == 1 + simulator.randomKills)
         #expect(runs.dropFirst().allSatisfy { $0.crashPoint?.hasPrefix("random:") == true })
+        #expect(runs.first?.interruption == nil && runs.dropFirst().allSatisfy { $0.interruption == .randomKill })
         for run in runs where !run.passed {
             Issue.record("\(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))")
         }

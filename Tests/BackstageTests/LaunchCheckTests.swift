@@ -161,8 +161,8 @@ import Testing
         #expect(Upgrader.needsUpgrade(app.container, plan), "a store where a later step looks for it, in Application Support")
     }
 
-    /// A record with an escape (a version named with a space) is read by the full parse; its
-    /// stamps vouch the same way.
+    /// A record with an escape (a version named with a space) is read on its bytes like any
+    /// other; its stamps vouch the same way.
     @Test func anEscapedRecordVouchesTheSameWay() async throws {
         let plan = UpgradePlan(name: "beta", version: "2.0 beta") {
             UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))

@@ -5,7 +5,6 @@
 // manifests and the example test of "Testing upgrades in Swift" are checked elsewhere.
 import Backstage
 import BackstageExport
-import BackstageFixtures
 import BackstageHarness
 import Foundation
 import GRDB

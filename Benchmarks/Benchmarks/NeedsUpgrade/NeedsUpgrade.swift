@@ -1,5 +1,5 @@
 import Backstage
-import BackstageFixtures
+import BackstageHarness
 import Benchmark
 import BenchmarkSupport
 import Foundation

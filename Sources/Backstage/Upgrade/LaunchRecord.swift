@@ -34,37 +34,45 @@ import Foundation
 /// run, whose steps cleared their journals, writes it again. Reading a format-2 record, the launch
 /// check need not look for a crashed step: one `lstat` fewer. A format-1 record (an earlier build
 /// wrote it) promises nothing of the kind, so the check looks for the journal as before.
-struct LaunchRecord: Equatable {
+package struct LaunchRecord: Equatable {
     /// A folder as a run left it: its identity and change time, the stores the plan looks for in
     /// it that were absent then, and whether it had no stray (a quarantined folder, `quiet`) or
     /// was only looked at (`seen`).
-    struct Stamp: Equatable {
-        var folder: String
-        var device: UInt64
-        var inode: UInt64
-        var seconds: Int64
-        var nanoseconds: Int64
+    package struct Stamp: Equatable {
+        package var folder: String
+        package var device: UInt64
+        package var inode: UInt64
+        package var seconds: Int64
+        package var nanoseconds: Int64
         /// Names of stores the plan looks for directly in the folder that were absent then.
-        var absent: [String] = []
+        package var absent: [String] = []
         /// True when the run also saw no stray in it (a `quiet` line).
-        var noStrays = true
+        package var noStrays = true
 
-        /// What the launch check needs of it, as the `index`th stamp of the record.
-        func found(at index: Int) -> FoundStamp {
-            FoundStamp(index: index, device: device, inode: inode, seconds: seconds, nanoseconds: nanoseconds)
+        package init(
+            folder: String, device: UInt64, inode: UInt64, seconds: Int64, nanoseconds: Int64, absent: [String] = [],
+            noStrays: Bool = true
+        ) {
+            self.folder = folder
+            self.device = device
+            self.inode = inode
+            self.seconds = seconds
+            self.nanoseconds = nanoseconds
+            self.absent = absent
+            self.noStrays = noStrays
         }
     }
 
     /// What the launch check needs of a stamp it found: which one, and the folder as it was.
-    struct FoundStamp {
-        var index: Int
-        var device: UInt64
-        var inode: UInt64
-        var seconds: Int64
-        var nanoseconds: Int64
+    package struct FoundStamp: Equatable {
+        package var index: Int
+        package var device: UInt64
+        package var inode: UInt64
+        package var seconds: Int64
+        package var nanoseconds: Int64
 
         /// True when `status` is the folder, unchanged.
-        func matches(_ status: FileStatus?) -> Bool {
+        package func matches(_ status: FileStatus?) -> Bool {
             guard let status, status.kind == .directory else { return false }
             return status.device == device && status.inode == inode
                 && Int64(status.changeTime.tv_sec) == seconds && Int64(status.changeTime.tv_nsec) == nanoseconds
@@ -72,28 +80,28 @@ struct LaunchRecord: Equatable {
     }
 
     /// The storage version the last versioned plan reached, nil when none ran.
-    var reached: String?
+    package var reached: String?
     /// The versions the build that reached it knew.
-    var known: [String] = []
+    package var known: [String] = []
     /// The folders the run stamped, in the record's order.
-    var stamps: [Stamp] = []
+    package var stamps: [Stamp] = []
     /// True for a record that is there but cannot be read (damaged, or of a newer format): the
     /// launch check then answers "pending" and lets a run look at everything.
-    var isUnreadable = false
+    package var isUnreadable = false
     /// True when the record promises that no journal is beside it (format 2).
-    var promisesNoJournal = true
+    package var promisesNoJournal = true
 
-    static let format = "backstage-launch 2"
+    package static let format = "backstage-launch 2"
     /// The longest text a symbolic link holds on Linux and Apple platforms (`PATH_MAX` - 1), with room to spare.
-    static let maximumLength = 4000
+    package static let maximumLength = 4000
     /// The format before the journal promise, still read.
-    static let formatWithoutPromise = "backstage-launch 1"
+    package static let formatWithoutPromise = "backstage-launch 1"
 
     static func path(in container: AppContainer) -> String {
         container.launchRecordPath
     }
 
-    static func read(_ container: AppContainer, fileSystem: FileSystem) -> LaunchRecord? {
+    package static func read(_ container: AppContainer, fileSystem: FileSystem) -> LaunchRecord? {
         guard
             let record = fileSystem.withLink(
                 path(in: container), { LaunchRecord(text: $0) ?? LaunchRecord(unreadable: ()) })
@@ -107,7 +115,7 @@ struct LaunchRecord: Equatable {
     /// True when a build knowing `versions` is older than the one that wrote this: that build
     /// knew every one of them, and reached a version not among them. (A build that knew fewer
     /// versions than the reader wrote it: the reader is the newer one.)
-    func isNewer(than versions: [String]) -> Bool {
+    package func isNewer(than versions: [String]) -> Bool {
         guard let reached else { return false }
         return !versions.contains(reached) && Set(versions).isSubset(of: known)
     }
@@ -209,7 +217,7 @@ struct LaunchRecord: Equatable {
 
     // MARK: Text
 
-    var text: String {
+    package var text: String {
         var lines = [Self.format]
         if let reached { lines.append("reached " + Self.escape(reached)) }
         if !known.isEmpty { lines.append((["known"] + known.map(Self.escape)).joined(separator: " ")) }
@@ -223,100 +231,20 @@ struct LaunchRecord: Equatable {
         return lines.joined(separator: "\n")
     }
 
-    /// Parses the text of a record; nil for anything else (a newer format, damage): the launch
-    /// check then looks at everything itself. It runs at every launch, so it walks the bytes
-    /// once without splitting them into arrays.
-    init?(text bytes: UnsafeRawBufferPointer) {
-        var index = 0
-        func nextLine() -> Range<Int>? {
-            guard index < bytes.count else { return nil }
-            let start = index
-            while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
-            defer { if index < bytes.count { index += 1 } }
-            return start..<index
-        }
-        guard let first = nextLine() else { return nil }
-        if bytes[first].elementsEqual(Self.format.utf8) {
-            promisesNoJournal = true
-        } else if bytes[first].elementsEqual(Self.formatWithoutPromise.utf8) {
-            promisesNoJournal = false
-        } else {
-            return nil
-        }
-        while let line = nextLine() {
-            var cursor = line.lowerBound
-            func nextWord() -> Range<Int>? {
-                guard cursor < line.upperBound else { return nil }
-                let start = cursor
-                while cursor < line.upperBound, bytes[cursor] != UInt8(ascii: " ") { cursor += 1 }
-                defer { if cursor < line.upperBound { cursor += 1 } }
-                return start..<cursor
-            }
-            func number() -> Int64? { nextWord().flatMap { Self.decimal(bytes[$0]) } }
-            guard let key = nextWord() else { continue }
-            switch String(decoding: bytes[key], as: UTF8.self) {
-            case "reached":
-                guard let word = nextWord(), let version = Self.unescape(bytes[word]), nextWord() == nil else {
-                    return nil
-                }
-                reached = version
-            case "known":
-                while let word = nextWord() {
-                    guard let version = Self.unescape(bytes[word]) else { return nil }
-                    known.append(version)
-                }
-            case "quiet", "seen":
-                guard let word = nextWord(), let folder = Self.unescape(bytes[word]),
-                    let device = number(), let inode = number(), let seconds = number(), let nanoseconds = number()
-                else { return nil }
-                var absent: [String] = []
-                while let word = nextWord() {
-                    guard let name = Self.unescape(bytes[word]), !name.isEmpty, !name.contains("/") else { return nil }
-                    absent.append(name)
-                }
-                stamps.append(
-                    Stamp(
-                        folder: folder, device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode),
-                        seconds: seconds, nanoseconds: nanoseconds, absent: absent,
-                        noStrays: bytes[key].first == UInt8(ascii: "q")))
-            default:
-                return nil
-            }
-        }
+    /// Reads the text of a record; nil for anything else (a newer format, damage): the launch
+    /// check then looks at everything itself. ``LaunchRecordView`` is the one parser; this copies
+    /// what it found into strings and arrays.
+    package init?(text bytes: UnsafeRawBufferPointer) {
+        guard let view = LaunchRecordView(bytes) else { return nil }
+        self = view.record
     }
 
     private init(unreadable: Void) { isUnreadable = true }
 
-    init(reached: String? = nil, known: [String] = [], stamps: [Stamp] = []) {
+    package init(reached: String? = nil, known: [String] = [], stamps: [Stamp] = []) {
         self.reached = reached
         self.known = known
         self.stamps = stamps
-    }
-
-    /// A decimal integer, `-` allowed first; nil for anything else or an overflow.
-    static func decimal(_ digits: Slice<UnsafeRawBufferPointer>) -> Int64? {
-        decimal(digits.base, digits.startIndex..<digits.endIndex)
-    }
-
-    /// The decimal integer at `range` of `bytes`. Integer indices, no slice: the launch check
-    /// calls it for every number of the record, and a generic slice's indices cost more than the
-    /// digits (callgrind: a third of the check's instructions went to `Slice.indices`).
-    static func decimal(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
-        guard !range.isEmpty else { return nil }
-        var value: Int64 = 0
-        var position = range.lowerBound
-        let negative = bytes[position] == UInt8(ascii: "-") && range.count > 1
-        if negative { position += 1 }
-        while position < range.upperBound {
-            let byte = bytes[position]
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-            guard !overflow, !overflow2 else { return nil }
-            value = sum
-            position += 1
-        }
-        return negative ? -value : value
     }
 
     /// `%XX` for `%`, space, control characters and DEL; every other byte as it is.
@@ -329,49 +257,37 @@ struct LaunchRecord: Equatable {
         }
         return String(decoding: out, as: UTF8.self)
     }
-
-    private static func unescape(_ bytes: Slice<UnsafeRawBufferPointer>) -> String? {
-        guard bytes.contains(UInt8(ascii: "%")) else { return String(decoding: bytes, as: UTF8.self) }
-        var out: [UInt8] = []
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex,
-                    let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
-                else { return nil }
-                out.append(value)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }
 
-/// The launch record as the launch check reads it: the bytes of the link's target, asked only
-/// what the check needs, without building strings or arrays (a parse cost more than the two
-/// `lstat`s it saves).
-struct LaunchRecordView {
+/// The launch record's one parser: the launch check asks it what it needs of the bytes of the
+/// link's target, without building strings or arrays (a parse cost more than the two `lstat`s it
+/// saves), and ``LaunchRecord/init(text:)`` copies out what it holds.
+///
+/// It reads a record of format 1 or 2 whose every line is well formed, and nothing else: one
+/// `reached` line of one word, one `known` line, `quiet` and `seen` lines of a folder, four
+/// numbers (device and inode unsigned, the change time's seconds and nanoseconds signed) and
+/// store names without `/`; every word non-empty, without raw control characters, its `%XX`
+/// escapes well formed and its bytes, decoded, UTF-8.
+package struct LaunchRecordView {
     let bytes: UnsafeRawBufferPointer
     /// ``LaunchRecord/promisesNoJournal``.
-    let promisesNoJournal: Bool
+    package let promisesNoJournal: Bool
     /// The words after the key of the `reached` and `known` lines, and where the first stamp (`quiet`, `seen`)
     /// line starts: found while the lines are checked, so that no question scans them again.
     private var reached: Range<Int>?
     private var known: Range<Int>?
     private var firstStamp: Int?
+    /// True when a word holds a `%XX` escape: words are then compared decoded, else byte for byte.
+    private var isEscaped = false
 
-    /// Nil unless the text is a record of this format, every line of it well formed (the full
-    /// parse then calls anything else unreadable).
-    init?(_ bytes: UnsafeRawBufferPointer) {
+    /// Nil unless the text is a record of this format, every line of it well formed.
+    package init?(_ bytes: UnsafeRawBufferPointer) {
         // "backstage-launch 2\n" (or 1, which makes no promise about the journal).
         let format: StaticString = "backstage-launch "
         let headerCount = format.utf8CodeUnitCount + 2
-        guard bytes.count >= headerCount,
+        guard bytes.count >= headerCount - 1,
             memcmp(bytes.baseAddress!, format.utf8Start, format.utf8CodeUnitCount) == 0,
-            bytes[headerCount - 1] == UInt8(ascii: "\n")
+            bytes.count == headerCount - 1 || bytes[headerCount - 1] == UInt8(ascii: "\n")
         else { return nil }
         switch bytes[headerCount - 2] {
         case UInt8(ascii: "2"): promisesNoJournal = true
@@ -395,37 +311,78 @@ struct LaunchRecordView {
         return UnsafeRawPointer(newline) - bytes.baseAddress!
     }
 
-    /// Checks one line (a known key, the right number of non-empty words, numbers where numbers
-    /// belong) and notes where it is.
+    /// Checks one line (a known key, once for `reached` and `known`; the right number of
+    /// well-formed words; numbers where numbers belong) and notes where it is.
     private mutating func record(line: Range<Int>) -> Bool {
         var keyEnd = line.lowerBound
         while keyEnd < line.upperBound, bytes[keyEnd] != UInt8(ascii: " ") { keyEnd += 1 }
         guard keyEnd < line.upperBound else { return false }
+        let key = line.lowerBound..<keyEnd
+        let isStamp = matches(key, "quiet") || matches(key, "seen")
+        guard isStamp || matches(key, "reached") || matches(key, "known") else { return false }
         let words = keyEnd + 1..<line.upperBound
-        // Count the words after the key; every one non-empty; words 2 to 5 of a stamp (quiet, seen) numbers.
-        let isStamp = matches(line.lowerBound..<keyEnd, "quiet") || matches(line.lowerBound..<keyEnd, "seen")
         var count = 0
         var start = words.lowerBound
         while start <= words.upperBound {
-            var end = start
-            while end < words.upperBound, bytes[end] != UInt8(ascii: " ") { end += 1 }
-            guard end > start else { return false }
             count += 1
-            if isStamp, (2...5).contains(count), LaunchRecord.decimal(bytes, start..<end) == nil { return false }
+            guard let end = wordEnd(from: start, before: words.upperBound, storeName: isStamp && count > 5) else {
+                return false
+            }
+            if isStamp, (2...5).contains(count) {
+                let number = start..<end
+                guard count < 4 ? Self.unsigned(bytes, number) != nil : Self.signed(bytes, number) != nil else {
+                    return false
+                }
+            }
             start = end + 1
         }
-        if matches(line.lowerBound..<keyEnd, "reached") {
-            guard count == 1 else { return false }
+        if matches(key, "reached") {
+            guard count == 1, reached == nil else { return false }
             reached = words
-        } else if matches(line.lowerBound..<keyEnd, "known") {
+        } else if matches(key, "known") {
+            guard known == nil else { return false }
             known = words
-        } else if isStamp {
+        } else {
             guard count >= 5 else { return false }
             if firstStamp == nil { firstStamp = line.lowerBound }
-        } else {
-            return false
         }
         return true
+    }
+
+    /// Where the word starting at `start` ends (a space, or `end`), when it is well formed:
+    /// non-empty, no raw control character, its escapes `%` and two hex digits, its decoded
+    /// bytes UTF-8 (and, for a store's name, without `/`). Nil otherwise. One pass over its bytes.
+    private mutating func wordEnd(from start: Int, before end: Int, storeName: Bool) -> Int? {
+        var position = start
+        var high: UInt8 = 0
+        while position < end {
+            var byte = bytes[position]
+            // Printable ASCII but `%` and `/` (nearly every byte of a record): nothing to check.
+            if byte &- 0x21 < 0x5E, byte != UInt8(ascii: "%"), byte != UInt8(ascii: "/") {
+                position += 1
+                continue
+            }
+            if byte == UInt8(ascii: " ") { break }
+            guard byte > 0x20, byte != 0x7F else { return nil }
+            if byte == UInt8(ascii: "%") {
+                guard position + 2 < end, let upper = Self.hex(bytes[position + 1]),
+                    let lower = Self.hex(bytes[position + 2])
+                else { return nil }
+                byte = upper << 4 | lower
+                isEscaped = true
+                position += 3
+            } else {
+                position += 1
+            }
+            if storeName, byte == UInt8(ascii: "/") { return nil }
+            high |= byte
+        }
+        guard position > start else { return nil }
+        // Bytes past ASCII: the decoded word must be UTF-8 (a rare word, and the only copy made).
+        guard high < 0x80 || String(validating: decodedBytes(start..<position), as: UTF8.self) != nil else {
+            return nil
+        }
+        return position
     }
 
     private func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
@@ -441,21 +398,8 @@ struct LaunchRecordView {
         return (start..<end, end + 1)
     }
 
-    /// True when the word's bytes are `text` (escaped words, with `%`, never match: the record's
-    /// parse then decides, in ``LaunchRecord``).
-    private func word(_ range: Range<Int>, is text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { utf8 in
-            utf8.count == range.count
-                && (utf8.isEmpty || memcmp(bytes.baseAddress! + range.lowerBound, utf8.baseAddress!, utf8.count) == 0)
-        }
-    }
-
-    /// True when the record contains an escape, which only the full parse reads.
-    var isEscaped: Bool { memchr(bytes.baseAddress!, Int32(UInt8(ascii: "%")), bytes.count) != nil }
-
     /// ``LaunchRecord/isNewer(than:)``, on the bytes.
-    func isNewer(than versions: [String]) -> Bool {
+    package func isNewer(than versions: [String]) -> Bool {
         guard let reached else { return false }
         if versions.contains(where: { word(reached, is: $0) }) { return false }
         guard let known else { return versions.isEmpty }
@@ -470,15 +414,41 @@ struct LaunchRecordView {
     }
 
     /// True when the record has a `quiet` or `seen` line.
-    var hasStamps: Bool { firstStamp != nil }
+    package var hasStamps: Bool { firstStamp != nil }
 
     /// The stamp of the folder `root` + `/` + `path` (the root alone when `path` is empty): a
     /// `quiet` one when `absent` is nil, else one listing `absent` among the names absent then.
-    /// Nil when there is none, or its numbers cannot be read. On the bytes: no string, no array.
-    func stamp(
+    /// Nil when there is none. On the bytes: no string, no array.
+    package func stamp(
         folder root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?
     ) -> LaunchRecord.FoundStamp? {
-        guard var index = firstStamp else { return nil }
+        var found: LaunchRecord.FoundStamp?
+        forEachStamp { ordinal, noStrays, folder, rest in
+            if name == nil && !noStrays { return true }
+            guard isFolder(folder, root, path), let (numbers, absent) = numbersAndNames(rest) else { return true }
+            if let name {
+                var next = absent.lowerBound
+                var listed = false
+                while !listed, let (word, after) = word(in: absent, from: next) {
+                    listed = equal(word, name)
+                    next = after
+                }
+                guard listed else { return true }
+            }
+            found = LaunchRecord.FoundStamp(
+                index: ordinal, device: numbers.device, inode: numbers.inode, seconds: numbers.seconds,
+                nanoseconds: numbers.nanoseconds)
+            return false
+        }
+        return found
+    }
+
+    private typealias Numbers = (device: UInt64, inode: UInt64, seconds: Int64, nanoseconds: Int64)
+
+    /// Calls `body` with each stamp line in order (its position among them, whether it is a
+    /// `quiet` one, its folder's word and the rest of the line) until it returns false.
+    private func forEachStamp(_ body: (Int, Bool, Range<Int>, Range<Int>) -> Bool) {
+        guard var index = firstStamp else { return }
         var ordinal = 0
         while index < bytes.count {
             let end = lineEnd(from: index)
@@ -486,50 +456,156 @@ struct LaunchRecordView {
             let noStrays = matches(index..<min(index + 5, end), "quiet")
             guard noStrays || matches(index..<min(index + 4, end), "seen") else { continue }
             defer { ordinal += 1 }
-            if name == nil && !noStrays { continue }
             let words = (noStrays ? index + 6 : index + 5)..<end
-            guard let (folder, afterFolder) = word(in: words, from: words.lowerBound), isFolder(folder, root, path)
-            else { continue }
-            var numbers = (Int64(0), Int64(0), Int64(0), Int64(0))
-            var next = afterFolder
-            for position in 0..<4 {
-                guard let (number, after) = word(in: words, from: next), let value = LaunchRecord.decimal(bytes, number)
-                else { return nil }
-                switch position {
-                case 0: numbers.0 = value
-                case 1: numbers.1 = value
-                case 2: numbers.2 = value
-                default: numbers.3 = value
-                }
-                next = after
-            }
-            if let name {
-                var listed = false
-                while !listed, let (absent, after) = word(in: words, from: next) {
-                    listed = equal(absent, name)
-                    next = after
-                }
-                guard listed else { continue }
-            }
-            return LaunchRecord.FoundStamp(
-                index: ordinal, device: UInt64(bitPattern: numbers.0), inode: UInt64(bitPattern: numbers.1),
-                seconds: numbers.2, nanoseconds: numbers.3)
+            guard let (folder, afterFolder) = word(in: words, from: words.lowerBound) else { continue }
+            guard body(ordinal, noStrays, folder, min(afterFolder, end)..<end) else { return }
         }
-        return nil
+    }
+
+    /// The four numbers a stamp line has after its folder, and the range of the names after them
+    /// (the line was checked when the record was read).
+    private func numbersAndNames(_ rest: Range<Int>) -> (Numbers, Range<Int>)? {
+        guard let (device, afterDevice) = word(in: rest, from: rest.lowerBound),
+            let (inode, afterInode) = word(in: rest, from: afterDevice),
+            let (seconds, afterSeconds) = word(in: rest, from: afterInode),
+            let (nanoseconds, afterNanoseconds) = word(in: rest, from: afterSeconds),
+            let device = Self.unsigned(bytes, device), let inode = Self.unsigned(bytes, inode),
+            let seconds = Self.signed(bytes, seconds), let nanoseconds = Self.signed(bytes, nanoseconds)
+        else { return nil }
+        return ((device, inode, seconds, nanoseconds), min(afterNanoseconds, rest.upperBound)..<rest.upperBound)
+    }
+
+    /// The record, copied into strings and arrays.
+    package var record: LaunchRecord {
+        var stamps: [LaunchRecord.Stamp] = []
+        forEachStamp { _, noStrays, folder, rest in
+            guard let (numbers, absent) = numbersAndNames(rest) else { return true }
+            stamps.append(
+                LaunchRecord.Stamp(
+                    folder: string(folder), device: numbers.device, inode: numbers.inode, seconds: numbers.seconds,
+                    nanoseconds: numbers.nanoseconds, absent: strings(absent), noStrays: noStrays))
+            return true
+        }
+        var record = LaunchRecord(reached: reached.map(string), known: strings(known), stamps: stamps)
+        record.promisesNoJournal = promisesNoJournal
+        return record
+    }
+
+    private func strings(_ range: Range<Int>?) -> [String] {
+        guard let range else { return [] }
+        var result: [String] = []
+        var next = range.lowerBound
+        while let (word, after) = word(in: range, from: next) {
+            result.append(string(word))
+            next = after
+        }
+        return result
+    }
+
+    private func string(_ word: Range<Int>) -> String {
+        String(decoding: decodedBytes(word), as: UTF8.self)
+    }
+
+    // MARK: Escapes and numbers
+
+    /// The byte at `position`, decoded (`%XX`, checked when the record was read), and where the next one starts.
+    private func decodedByte(at position: Int) -> (byte: UInt8, next: Int) {
+        guard bytes[position] == UInt8(ascii: "%"), let high = Self.hex(bytes[position + 1]),
+            let low = Self.hex(bytes[position + 2])
+        else { return (bytes[position], position + 1) }
+        return (high << 4 | low, position + 3)
+    }
+
+    private func decodedBytes(_ word: Range<Int>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(word.count)
+        var position = word.lowerBound
+        while position < word.upperBound {
+            let (byte, next) = decodedByte(at: position)
+            out.append(byte)
+            position = next
+        }
+        return out
+    }
+
+    /// Moves `position` past the decoded bytes of `text` when the word's next bytes are those;
+    /// false otherwise. Byte for byte when the record has no escape.
+    private func consume(_ text: UnsafeRawBufferPointer, at position: inout Int, before end: Int) -> Bool {
+        guard !text.isEmpty else { return true }
+        guard isEscaped else {
+            guard end - position >= text.count,
+                memcmp(bytes.baseAddress! + position, text.baseAddress!, text.count) == 0
+            else { return false }
+            position += text.count
+            return true
+        }
+        for expected in text {
+            guard position < end else { return false }
+            let (byte, next) = decodedByte(at: position)
+            guard byte == expected else { return false }
+            position = next
+        }
+        return true
+    }
+
+    private func equal(_ word: Range<Int>, _ text: UnsafeRawBufferPointer) -> Bool {
+        var position = word.lowerBound
+        return consume(text, at: &position, before: word.upperBound) && position == word.upperBound
+    }
+
+    /// True when the word's decoded bytes are `text`.
+    private func word(_ range: Range<Int>, is text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { equal(range, UnsafeRawBufferPointer($0)) }
     }
 
     /// True when the word is `root`, or `root/path` for a non-empty path.
     private func isFolder(_ word: Range<Int>, _ root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer) -> Bool {
         if path.isEmpty { return equal(word, root) }
-        guard word.count == root.count + 1 + path.count, bytes[word.lowerBound + root.count] == UInt8(ascii: "/") else {
-            return false
-        }
-        return equal(word.lowerBound..<word.lowerBound + root.count, root)
-            && equal(word.lowerBound + root.count + 1..<word.upperBound, path)
+        var position = word.lowerBound
+        let slash: StaticString = "/"
+        return consume(root, at: &position, before: word.upperBound)
+            && consume(
+                UnsafeRawBufferPointer(start: slash.utf8Start, count: 1), at: &position, before: word.upperBound)
+            && consume(path, at: &position, before: word.upperBound) && position == word.upperBound
     }
 
-    private func equal(_ word: Range<Int>, _ text: UnsafeRawBufferPointer) -> Bool {
-        word.count == text.count
-            && (text.isEmpty || memcmp(bytes.baseAddress! + word.lowerBound, text.baseAddress!, text.count) == 0)
+    private static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+
+    /// The decimal digits at `range` of `bytes` (one at least); nil for anything else or an
+    /// overflow. Integer indices, no slice: the launch check calls it for every number of the
+    /// record, and a generic slice's indices cost more than the digits (callgrind: a third of
+    /// the check's instructions went to `Slice.indices`).
+    static func unsigned(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> UInt64? {
+        guard !range.isEmpty else { return nil }
+        var value: UInt64 = 0
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let digit = bytes[position] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !overflow2 else { return nil }
+            value = sum
+            position += 1
+        }
+        return value
+    }
+
+    /// A decimal integer, `-` allowed first, in `Int64`'s range; nil for anything else.
+    static func signed(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
+        guard !range.isEmpty else { return nil }
+        let negative = bytes[range.lowerBound] == UInt8(ascii: "-")
+        let digits = (negative ? range.lowerBound + 1 : range.lowerBound)..<range.upperBound
+        guard let magnitude = unsigned(bytes, digits) else { return nil }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 }

@@ -59,21 +59,13 @@ public struct Upgrader: Sendable {
         // The steps are looked at while the record's bytes are on the stack: its stamps are read
         // from them, without copying them into strings and arrays.
         let answer = fileSystem.withLink(container.launchRecordPath) { bytes -> Bool in
-            if let view = LaunchRecordView(bytes), !view.isEscaped {
-                if !versions.isEmpty, view.isNewer(than: versions) { return true }
-                // A crashed step waits in its journal, unless the record promises there is none.
-                if !view.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
-                return pendingStep(
-                    in: plan, container: container, fileSystem: fileSystem,
-                    vouch: view.hasStamps ? LaunchVouch(.view(view)) : nil)
-            }
-            // Escapes, another format, damage: the full parse decides; unreadable is pending.
-            guard let record = LaunchRecord(text: bytes) else { return true }
-            if !versions.isEmpty, record.isNewer(than: versions) { return true }
-            if !record.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
+            // Another format, damage: unreadable, so pending (a run writes it again).
+            guard let view = LaunchRecordView(bytes) else { return true }
+            if !versions.isEmpty, view.isNewer(than: versions) { return true }
+            // A crashed step waits in its journal, unless the record promises there is none.
+            if !view.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
             return pendingStep(
-                in: plan, container: container, fileSystem: fileSystem,
-                vouch: record.stamps.isEmpty ? nil : LaunchVouch(.parsed(record.stamps)))
+                in: plan, container: container, fileSystem: fileSystem, vouch: view.hasStamps ? LaunchVouch(view) : nil)
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
@@ -436,20 +428,14 @@ struct LaunchProbe {
 /// still has no stray if it had none, and still lacks the stores the run saw absent from it, since
 /// adding or renaming an entry changes that time.
 struct LaunchVouch {
-    enum Source {
-        /// The record's bytes, read in place (valid while the check runs).
-        case view(LaunchRecordView)
-        /// A record the full parse read (one with escapes).
-        case parsed([LaunchRecord.Stamp])
-    }
-
-    private let source: Source
+    /// The record's bytes, read in place (valid while the check runs).
+    private let view: LaunchRecordView
     /// Bit i: stamp i was compared with its folder; `unchanged` bit i: it matched.
     private var compared: UInt64 = 0
     private var unchanged: UInt64 = 0
 
-    init(_ source: Source) {
-        self.source = source
+    init(_ view: LaunchRecordView) {
+        self.view = view
     }
 
     mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
@@ -485,24 +471,7 @@ struct LaunchVouch {
         root: ContainerRoot, folder: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer?
     ) -> LaunchRecord.FoundStamp? {
         var raw = root.rawValue
-        return raw.withUTF8 { raw in
-            switch source {
-            case .view(let view):
-                return view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name)
-            case .parsed(let stamps):
-                let description =
-                    folder.isEmpty ? root.rawValue : root.rawValue + "/" + String(decoding: folder, as: UTF8.self)
-                let wanted = name.map { String(decoding: $0, as: UTF8.self) }
-                guard
-                    let index = stamps.firstIndex(where: { stamp in
-                        guard stamp.folder == description else { return false }
-                        guard let wanted else { return stamp.noStrays }
-                        return stamp.absent.contains(wanted)
-                    })
-                else { return nil }
-                return stamps[index].found(at: index)
-            }
-        }
+        return raw.withUTF8 { raw in view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name) }
     }
 
     private mutating func isUnchanged(

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Backstage
-import BackstageFixtures
+import BackstageHarness
 import Foundation
 
 /// Where the commands that read Documents learn which databases are the app's own: its plan, its

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// Measures migration and export speed against the baselines a developer would compare with,

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// Times an app's own upgrade chain, step by step, at each size: how long each step of each plan

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// Grows a catalog version by version: a new version is what the plan makes of the newest one,

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// What `simulate` checks after an upgrade, for a user's own tests: schemas against a fresh

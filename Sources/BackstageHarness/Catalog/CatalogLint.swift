@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// One thing a plan would fail at, or lose, on real installs, found from the statistics the

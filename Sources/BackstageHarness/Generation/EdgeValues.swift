@@ -1,4 +1,3 @@
-import BackstageFixtures
 import Foundation
 import GRDB
 import GRDBSQLite

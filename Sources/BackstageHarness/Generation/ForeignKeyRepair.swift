@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 import GRDB
 

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 import GRDB
 
@@ -30,9 +29,11 @@ public struct SimulationRun: Sendable, Hashable, Codable {
     public var to: String
     public var size: Int64
     public var state: FixtureState
-    /// The `CrashPoint` killed at (`kind:phase@N`), `random:Nms` for a kill at a
-    /// random instant, or nil for an uninterrupted run.
+    /// The `CrashPoint` killed at (`kind:phase@N`), `random:Nms` for a kill at a random instant,
+    /// `power cut @N` for a power cut, or nil for an uninterrupted run: the run's label in reports.
     public var crashPoint: String?
+    /// How the run was interrupted, nil when it was not: what to count runs by (never the label).
+    public var interruption: Interruption?
     /// False when the crash point was never reached (the step had nothing to do in this state).
     public var crashed: Bool
     /// Runs needed after the crash to complete the chain.
@@ -46,9 +47,19 @@ public struct SimulationRun: Sendable, Hashable, Codable {
 
     public var passed: Bool { failures.isEmpty }
 
+    /// How a simulated run was interrupted.
+    public enum Interruption: String, Sendable, Hashable, Codable {
+        /// Killed with SIGKILL at a step/phase boundary (a `CrashPoint`).
+        case crashPoint
+        /// Killed with SIGKILL at a random instant.
+        case randomKill
+        /// A power cut: the writes not yet synced may be lost.
+        case powerCut
+    }
+
     public init(
         from: String, to: String, size: Int64, state: FixtureState, crashPoint: String?, crashed: Bool, reruns: Int,
-        seconds: Double, exceedsBudget: Bool, failures: [String]
+        seconds: Double, exceedsBudget: Bool, failures: [String], interruption: Interruption? = nil
     ) {
         self.from = from
         self.to = to
@@ -60,6 +71,7 @@ public struct SimulationRun: Sendable, Hashable, Codable {
         self.seconds = seconds
         self.exceedsBudget = exceedsBudget
         self.failures = failures
+        self.interruption = interruption
     }
 }
 
@@ -208,9 +220,11 @@ public struct Simulator: Sendable {
         let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(
             from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
-            reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
+            reruns: 0, seconds: 0, exceedsBudget: false, failures: [], interruption: crashPoint.map { _ in .crashPoint }
+        )
         if let powerCut, let scratch {
             run.crashPoint = powerCut.description
+            run.interruption = .powerCut
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
             run.crashed = try runner.run(base, cut: powerCut).cut
         } else if let crashPoint {
@@ -221,6 +235,7 @@ public struct Simulator: Sendable {
             }
         } else if let delay {
             run.crashPoint = String(format: "random:%.0fms", delay * 1000)
+            run.interruption = .randomKill
             run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
         }
         let started = Date()

@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// Builds the container an old version of an app left behind, for real, from its catalog: the

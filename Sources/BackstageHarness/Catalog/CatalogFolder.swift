@@ -27,7 +27,8 @@ public struct CatalogFolder: Sendable {
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw CatalogError.unreadable(path: file.path, reason: "no \(Self.manifestName) there (create one with `backstage catalog init`)")
+            throw CatalogError.unreadable(
+                path: file.path, reason: "no \(Self.manifestName) there (create one with `backstage catalog init`)")
         }
         manifest = try Self.decodeManifest(data, file: file)
     }
@@ -42,7 +43,8 @@ public struct CatalogFolder: Sendable {
             throw CatalogError.invalid(path: file.path, reason: error.description)
         }
         guard case .number(let text)? = document["format"] else {
-            let reason = document["format"] == nil
+            let reason =
+                document["format"] == nil
                 ? "it has no \"format\" version (this Backstage writes 1)" : "\"format\" is not a whole number"
             throw CatalogError.invalid(path: file.path, reason: reason)
         }
@@ -65,7 +67,9 @@ public struct CatalogFolder: Sendable {
     /// The sample Notes app's catalog (versions v1–v4), bundled with Backstage: what every command
     /// uses without `--catalog`, and a worked example of the format.
     public static func notes() throws -> CatalogFolder {
-        guard let base = Bundle.module.resourceURL else { throw CatalogError.unreadable(path: "Notes", reason: "the bundled catalog is missing") }
+        guard let base = Bundle.module.resourceURL else {
+            throw CatalogError.unreadable(path: "Notes", reason: "the bundled catalog is missing")
+        }
         return try CatalogFolder(at: base.appending(path: "Notes"))
     }
 
@@ -103,7 +107,9 @@ public struct CatalogFolder: Sendable {
         } catch {
             throw CatalogError.invalidSchema(path: file.path, reason: error.description)
         }
-        if let problem = schema.fieldProblems.first { throw CatalogError.invalidSchema(path: file.path, reason: problem) }
+        if let problem = schema.fieldProblems.first {
+            throw CatalogError.invalidSchema(path: file.path, reason: problem)
+        }
         return schema
     }
 
@@ -139,7 +145,8 @@ public struct CatalogFolder: Sendable {
     /// The stores in Documents that any version of the app keeps or any of its plans names: the
     /// app's own, whatever their header. Every other database in Documents is the user's.
     public var declaredStores: StoreDeclarations {
-        var declarations = StoreDeclarations(manifest.versions.flatMap(\.stores).map(\.location).filter { $0.root == .documents }.map(\.path))
+        var declarations = StoreDeclarations(
+            manifest.versions.flatMap(\.stores).map(\.location).filter { $0.root == .documents }.map(\.path))
         for version in manifest.versions {
             guard let file = planURL(of: version), let plan = try? UpgradePlan.load(from: file) else { continue }
             declarations = declarations.adding(StoreDeclarations(plan: plan))
@@ -205,12 +212,16 @@ public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(catalog) already has a version \(name) (replace it, while it has not shipped, with --replace)"
         case .invalidName(let name, let reason): "\(name) \(reason)"
         case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
-        case .newerFormat(let path, let format, let supported): "\(path) is a catalog of format \(format); this Backstage reads up to \(supported)"
-        case .unknownVersion(let name, let known): "the catalog has no version \(name) (it has \(known.joined(separator: ", ")))"
-        case .wrongOrder(let from, let to): "\(from) is newer than \(to): an upgrade goes from an older version to a newer one"
+        case .newerFormat(let path, let format, let supported):
+            "\(path) is a catalog of format \(format); this Backstage reads up to \(supported)"
+        case .unknownVersion(let name, let known):
+            "the catalog has no version \(name) (it has \(known.joined(separator: ", ")))"
+        case .wrongOrder(let from, let to):
+            "\(from) is newer than \(to): an upgrade goes from an older version to a newer one"
         case .missingPlan(let version): "version \(version) names no plan to reach it"
         case .exists(let path): "\(path) already holds a catalog; add versions with `backstage catalog add-version`"
-        case .shipped(let version, let newest): "\(version) has shipped (\(newest) follows it) and never changes: a correction ships as a new version (`backstage catalog add-version`)"
+        case .shipped(let version, let newest):
+            "\(version) has shipped (\(newest) follows it) and never changes: a correction ships as a new version (`backstage catalog add-version`)"
         }
     }
 }

@@ -49,7 +49,10 @@ public struct CatalogVersion: Sendable, Hashable, Codable {
     /// Queries whose result must hold after an upgrade to this version.
     public var checks: [DataCheck]?
 
-    public init(name: String, summary: String? = nil, plan: String? = nil, stores: [CatalogStore], frozen: PlanFingerprint? = nil, checks: [DataCheck]? = nil) {
+    public init(
+        name: String, summary: String? = nil, plan: String? = nil, stores: [CatalogStore],
+        frozen: PlanFingerprint? = nil, checks: [DataCheck]? = nil
+    ) {
         self.name = name
         self.summary = summary
         self.plan = plan
@@ -79,7 +82,10 @@ public struct CatalogStore: Sendable, Hashable, Codable {
     /// to the catalog folder: an upgraded store must equal it (`add-version --expect`).
     public var freshInstall: String?
 
-    public init(location: ContainerLocation, tables: [String], writable: Bool? = nil, mainTable: String? = nil, schema: String, freshInstall: String? = nil) {
+    public init(
+        location: ContainerLocation, tables: [String], writable: Bool? = nil, mainTable: String? = nil, schema: String,
+        freshInstall: String? = nil
+    ) {
         self.location = location
         self.tables = tables
         self.writable = writable
@@ -146,14 +152,20 @@ public struct DataCheck: Sendable, Hashable, Codable {
         sql = try container.decode(String.self, forKey: .sql)
         if container.contains(.equals) {
             guard try container.decodeIfPresent(Bool.self, forKey: .unchanged) != true else {
-                throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription:
-                    "check \(name) says both \"unchanged\": true and \"equals\": VALUE: keep one"))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: container.codingPath,
+                        debugDescription:
+                            "check \(name) says both \"unchanged\": true and \"equals\": VALUE: keep one"))
             }
             expect = .equals(try container.decode(CheckValue.self, forKey: .equals))
         } else if try container.decodeIfPresent(Bool.self, forKey: .unchanged) == true {
             expect = .unchanged
         } else {
-            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription: "check \(name) says neither \"unchanged\": true nor \"equals\": VALUE"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath,
+                    debugDescription: "check \(name) says neither \"unchanged\": true nor \"equals\": VALUE"))
         }
     }
 
@@ -178,10 +190,15 @@ public enum CheckValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
-        else if let value = try? container.decode(Double.self) { self = .real(value) }
-        else { self = .text(try container.decode(String.self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .real(value)
+        } else {
+            self = .text(try container.decode(String.self))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -196,10 +213,15 @@ public enum CheckValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Parses a command-line value: NULL, an integer, a real, or text.
     public init(parsing text: String) {
-        if text.uppercased() == "NULL" { self = .null }
-        else if let value = Int64(text) { self = .integer(value) }
-        else if let value = Double(text) { self = .real(value) }
-        else { self = .text(text) }
+        if text.uppercased() == "NULL" {
+            self = .null
+        } else if let value = Int64(text) {
+            self = .integer(value)
+        } else if let value = Double(text) {
+            self = .real(value)
+        } else {
+            self = .text(text)
+        }
     }
 
     /// SQL's equality for numbers: 0 equals 0.0.
@@ -225,7 +247,9 @@ public enum CheckValue: Sendable, Hashable, Codable, CustomStringConvertible {
 public struct StoreSchema: Sendable, Hashable, Codable {
     /// One entry of `sqlite_schema`.
     public struct Object: Sendable, Hashable, Codable {
-        public enum Kind: String, Sendable, Hashable, Codable { case table, virtualTable = "virtual-table", index, view, trigger }
+        public enum Kind: String, Sendable, Hashable, Codable {
+            case table, virtualTable = "virtual-table", index, view, trigger
+        }
         public var kind: Kind
         public var name: String
         /// The table an index or trigger belongs to (the object itself for tables and views).
@@ -237,7 +261,10 @@ public struct StoreSchema: Sendable, Hashable, Codable {
         /// True for a table declared `WITHOUT ROWID`.
         public var withoutRowID: Bool?
 
-        public init(kind: Kind, name: String, table: String, sql: String, shadowTables: [String]? = nil, withoutRowID: Bool? = nil) {
+        public init(
+            kind: Kind, name: String, table: String, sql: String, shadowTables: [String]? = nil,
+            withoutRowID: Bool? = nil
+        ) {
             self.kind = kind
             self.name = name
             self.table = table
@@ -291,7 +318,10 @@ public struct StoreSchema: Sendable, Hashable, Codable {
         }
     }
 
-    public init(journalMode: String, pageSize: Int, objects: [Object], tables: [String: TableStatistics], coreData: CoreDataFacts? = nil) {
+    public init(
+        journalMode: String, pageSize: Int, objects: [Object], tables: [String: TableStatistics],
+        coreData: CoreDataFacts? = nil
+    ) {
         self.journalMode = journalMode
         self.pageSize = pageSize
         self.objects = objects
@@ -340,9 +370,12 @@ public struct ColumnStatistics: Sendable, Hashable, Codable {
     /// `.Name_SUPPORT/_EXTERNAL_DATA`).
     public var externalFraction: Double
 
-    public init(name: String, declaredType: String, nullFraction: Double = 1, integerFraction: Double = 0, realFraction: Double = 0,
-                textFraction: Double = 0, blobFraction: Double = 0, averageBytes: Double = 0, maxBytes: Int = 0,
-                distinctRatio: Double = 1, integerBits: Int = 0, externalFraction: Double = 0) {
+    public init(
+        name: String, declaredType: String, nullFraction: Double = 1, integerFraction: Double = 0,
+        realFraction: Double = 0,
+        textFraction: Double = 0, blobFraction: Double = 0, averageBytes: Double = 0, maxBytes: Int = 0,
+        distinctRatio: Double = 1, integerBits: Int = 0, externalFraction: Double = 0
+    ) {
         self.name = name
         self.declaredType = declaredType
         self.nullFraction = nullFraction
@@ -387,7 +420,10 @@ public struct CoreDataFacts: Sendable, Hashable, Codable {
     public var externalFiles: Int
     public var externalBytes: Int64
 
-    public init(entities: [Entity], versionHashes: [String: String], versionIdentifiers: [String], externalFiles: Int, externalBytes: Int64) {
+    public init(
+        entities: [Entity], versionHashes: [String: String], versionIdentifiers: [String], externalFiles: Int,
+        externalBytes: Int64
+    ) {
         self.entities = entities
         self.versionHashes = versionHashes
         self.versionIdentifiers = versionIdentifiers
