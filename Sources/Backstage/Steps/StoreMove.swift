@@ -2,15 +2,6 @@ import Foundation
 import GRDB
 import Logging
 
-/// Callbacks of one move: phase boundaries (where tests inject crashes), byte progress and cancellation.
-struct MoveObserver {
-    var phase: (StepPhase) -> Void = { _ in }
-    var progress: (Int64, Int64) -> Void = { _, _ in }
-    /// Work goes on within `phase` that counts no bytes (a long migration statement): at most every 100 ms.
-    var heartbeat: (StepPhase) -> Void = { _ in }
-    var isCancelled: () -> Bool = { false }
-}
-
 /// Moves one store's file set from `source` to `destination`, keeping the relocation invariants:
 /// exclusive lock first; checkpoint before any byte leaves; rename or copy + fsync + verify;
 /// the source removed only after the destination is committed; the journal naming the phase.
