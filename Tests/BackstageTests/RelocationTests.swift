@@ -106,6 +106,36 @@ import Testing
         expectSourceKeptAndNothingMoved(app, store, before)
     }
 
+    @Test func anUndoThatFailsKeepsTheJournalAndTheNextRunRollsBack() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 2000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        let faults = FaultInjector()
+        faults.fail(.copy, pathContains: "backstage-tmp", code: ENOSPC, afterCalls: 2)
+        // The undo's first removal of the half-made copy fails.
+        faults.fail(.unlink, pathContains: "backstage-tmp", code: EIO, once: true)
+        var relocator = Relocator(container: app.container)
+        relocator.fileSystem = FileSystem(faults: faults)
+        let journal = app.container.backstageDirectory.appending(path: "journal.json").path
+
+        #expect {
+            _ = try relocator.run(RelocationOptions(strategy: .copy))
+        } throws: { error in
+            guard case RelocationError.insufficientSpace = error else { return false }
+            return true
+        }
+        #expect(snapshot(store) == before)
+        #expect(FileManager.default.fileExists(atPath: journal))
+
+        let report = try Relocator(container: app.container).run(RelocationOptions(strategy: .copy))
+        #expect(report.recovered.count == 1 && report.recovered[0].hasPrefix("rolled back"))
+        #expect(report.moved.count == 1)
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 2000)
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: journal))
+    }
+
     @Test func aCopyThatDoesNotMatchItsSourceIsNeverCommitted() async throws {
         let app = try TestContainer()
         let store = app.documentsStore()
