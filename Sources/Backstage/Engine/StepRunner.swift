@@ -47,7 +47,8 @@ struct StepRunner {
             throw EngineError.journalInUndefinedAppGroup(path: journal.url.path, identifier: location.root.rawValue)
         }
         guard let kind = kinds.first(where: { $0.kind == record.step }) else {
-            throw EngineError.unreadableJournal(path: journal.url.path, reason: "this run cannot finish a \(record.step)")
+            throw EngineError.unreadableJournal(
+                path: journal.url.path, reason: "this run cannot finish a \(record.step)")
         }
         let outcome = try kind.recover(record, in: context)
         context.logger.notice(

@@ -145,7 +145,9 @@ struct JournalFile {
 
     /// True when a journal may wait beside a launch record that does (`promised`) or does not
     /// promise there is none: the launch check looks for it only when the record does not.
-    static func mayWait(in container: AppContainer, besideRecordThatPromised promised: Bool, fileSystem: FileSystem)
+    static func mayWait(
+        in container: AppContainer, besideRecordThatPromised promised: Bool, fileSystem: FileSystem
+    )
         -> Bool
     {
         !promised && isWaiting(in: container, fileSystem: fileSystem)

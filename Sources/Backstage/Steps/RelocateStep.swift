@@ -43,7 +43,8 @@ struct RelocateStep: JournaledStep {
             context.logger.warning(
                 "store in both places; the source goes to quarantine", metadata: ["store": "\(source)"])
         } else {
-            report.quarantined += try quarantine.moveStaleFiles(of: StoreFileSet(main: target.url(in: context.container)))
+            report.quarantined += try quarantine.moveStaleFiles(
+                of: StoreFileSet(main: target.url(in: context.container)))
         }
         let moved = try move(context.move(source, target), observer: observer)
         if target != destination {
@@ -56,7 +57,8 @@ struct RelocateStep: JournaledStep {
 
     /// Runs one move. Two mounts of one device (a bind mount, a container volume) share `st_dev`,
     /// yet a rename between them fails with `EXDEV` before anything moved: `auto` then copies.
-    private func move(_ move: StoreMove, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore {
+    private func move(_ move: StoreMove, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore
+    {
         let (resolved, bytes) = try move.preflight(strategy)
         let first = Result { () throws(RelocationError) in
             try move.run(strategy: resolved, bytes: bytes, observer: observer)
@@ -125,7 +127,9 @@ extension MigrateRun: JournaledStep {
 
 /// The kinds of journaled step, for the runner (``StepRunner``): the ones a journal may name.
 enum JournaledSteps {
-    static var kinds: [any JournaledStep.Type] { [RelocateStep.self, SplitRun.self, MigrateRun.self, QuarantineStep.self] }
+    static var kinds: [any JournaledStep.Type] {
+        [RelocateStep.self, SplitRun.self, MigrateRun.self, QuarantineStep.self]
+    }
 }
 
 extension RelocationReport {

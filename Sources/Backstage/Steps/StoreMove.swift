@@ -128,7 +128,8 @@ struct StoreMove {
         observer.phase(.journaled)
         var committed = false
         do {
-            let moved = try moveLocked(strategy, bytes: bytes, record: record, observer: observer, committed: &committed)
+            let moved = try moveLocked(
+                strategy, bytes: bytes, record: record, observer: observer, committed: &committed)
             return try finish(moved, strategy: strategy, observer: observer, started: started)
         } catch {
             let failure = relocationFailure(error, bytes: bytes)

@@ -62,7 +62,9 @@ public struct Upgrader: Sendable {
             if let view = LaunchRecordView(bytes), !view.isEscaped {
                 if !versions.isEmpty, view.isNewer(than: versions) { return true }
                 // A crashed step waits in its journal, unless the record promises there is none.
-                if JournalFile.mayWait(in: container, besideRecordThatPromised: view.promisesNoJournal, fileSystem: fileSystem) {
+                if JournalFile.mayWait(
+                    in: container, besideRecordThatPromised: view.promisesNoJournal, fileSystem: fileSystem)
+                {
                     return true
                 }
                 return pendingStep(
@@ -72,7 +74,8 @@ public struct Upgrader: Sendable {
             // Escapes, another format, damage: the full parse decides; unreadable is pending.
             guard let record = LaunchRecord(text: bytes) else { return true }
             if !versions.isEmpty, record.isNewer(than: versions) { return true }
-            if JournalFile.mayWait(in: container, besideRecordThatPromised: record.promisesNoJournal, fileSystem: fileSystem)
+            if JournalFile.mayWait(
+                in: container, besideRecordThatPromised: record.promisesNoJournal, fileSystem: fileSystem)
             {
                 return true
             }
