@@ -2,8 +2,8 @@ import Foundation
 
 /// The one rule for what quarantine takes out of a folder: orphan sidecars, Backstage temporaries
 /// and Core Data support folders without their database. The classifier names each file by it
-/// (``FileClassifier/scan(_:recursive:measuringFolders:)``), and the launch check asks the same
-/// rule of a name's bytes (``mayBeStray(_:)``), without building a string.
+/// (`scan`), and the launch check asks the same rule of a name's bytes (`mayBeStray`), without
+/// building a string.
 extension FileClassifier {
     /// The end of a Core Data support folder's name: `.<Store>_SUPPORT`.
     static let supportFolderSuffix = "_SUPPORT"
