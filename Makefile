@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build demo test docs soak bench bench-check bench-thresholds perf man install clean
+.PHONY: deps build demo test lint docs soak bench bench-check bench-thresholds perf man install clean
 
 deps:
 	@./scripts/install-deps
@@ -19,9 +19,12 @@ test: deps
 	$(SWIFT) test --skip-build
 
 # The house format (.swift-format: 4 spaces, 120 columns), checked on the library and CLI sources;
-# `swift format format -i -r Sources Package.swift` applies it.
+# `swift format format -i -r Sources Package.swift` applies it. Then the layering of
+# Sources/Backstage (docs/architecture.md): no folder uses one above it, no C module is imported
+# outside its owner.
 lint:
 	$(SWIFT) format lint --strict -r Sources Package.swift
+	./scripts/layers --quiet
 
 # The DocC catalogs of the three libraries, built by swift-docc-plugin with the toolchain's docc;
 # any warning (a broken symbol link, an unknown article) fails. Output: .build/docs/<Target>.

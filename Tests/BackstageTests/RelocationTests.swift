@@ -106,6 +106,35 @@ import Testing
         expectSourceKeptAndNothingMoved(app, store, before)
     }
 
+    @Test func anUndoThatFailsKeepsTheJournalAndTheNextRunRollsBack() async throws {
+        let app = try TestContainer()
+        let store = app.documentsStore()
+        try PythonSQLite.createStore(store.main, rows: 3000, journalMode: "delete", bodyBytes: 1000)
+        let before = snapshot(store)
+        let faults = FaultInjector()
+        faults.corruptCopies(pathContains: "backstage-tmp")
+        // The undo's removal of the copy that failed its verification fails.
+        faults.fail(.unlink, pathContains: "Notes.sqlite.backstage-tmp", code: EIO, once: true)
+        var relocator = Relocator(container: app.container)
+        relocator.fileSystem = FileSystem(faults: faults)
+        let temporary = app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path
+        let journal = app.container.backstageDirectory.appending(path: "journal.json").path
+
+        #expect(throws: RelocationError.verificationFailed(path: temporary)) {
+            _ = try relocator.run(RelocationOptions(strategy: .copy))
+        }
+        #expect(snapshot(store) == before)
+        #expect(FileManager.default.fileExists(atPath: temporary))
+        #expect(FileManager.default.fileExists(atPath: journal))
+
+        let report = try Relocator(container: app.container).run(RelocationOptions(strategy: .copy))
+        #expect(report.recovered.count == 1 && report.recovered[0].hasPrefix("rolled back"))
+        #expect(report.moved.count == 1)
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 3000)
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: journal))
+    }
+
     @Test func aCopyThatDoesNotMatchItsSourceIsNeverCommitted() async throws {
         let app = try TestContainer()
         let store = app.documentsStore()

@@ -131,19 +131,6 @@ public struct FileClassifier: Sendable {
                 ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible))
         }
     }
-
-    /// True for `.Name_SUPPORT`, Core Data's folder of external binary data for store `Name`.
-    public static func isCoreDataSupportFolder(_ name: String) -> Bool {
-        name.hasPrefix(".") && name.hasSuffix("_SUPPORT") && name.count > ".".count + "_SUPPORT".count
-    }
-
-    /// Splits `Notes.sqlite-wal` into `("Notes.sqlite", .wal)`.
-    public static func splitSidecar(_ name: String) -> (base: String, sidecar: Sidecar)? {
-        for sidecar in Sidecar.allCases where name.hasSuffix(sidecar.rawValue) && name.count > sidecar.rawValue.count {
-            return (String(name.dropLast(sidecar.rawValue.count)), sidecar)
-        }
-        return nil
-    }
 }
 
 /// What the bytes of one folder's files prove. A file is internal only on positive evidence:

@@ -45,17 +45,25 @@ public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     }
 }
 
-/// The sidecar files SQLite keeps beside a database.
-public enum Sidecar: String, Sendable, Hashable, Codable, CaseIterable {
-    case wal = "-wal"
-    case shm = "-shm"
-    case journal = "-journal"
-
+extension Sidecar {
+    /// What the classifier calls this sidecar.
     var kind: FileKind {
         switch self {
         case .wal: .wal
         case .shm: .shm
         case .journal: .journal
+        }
+    }
+}
+
+extension QuarantineReason {
+    /// The reason for a stray file the classifier found.
+    init?(stray kind: FileKind) {
+        switch kind {
+        case .orphanSidecar: self = .orphanSidecar
+        case .coreDataSupport: self = .orphanSupportFolder
+        case .backstageTemporary: self = .backstageTemporary
+        default: return nil
         }
     }
 }

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// An advisory `flock` on `applicationSupport/.backstage/lock`, so two Backstage processes
 /// never work on one container at once. Released on close or when the process dies.
 ///

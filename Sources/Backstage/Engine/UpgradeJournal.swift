@@ -114,18 +114,43 @@ struct JournalFile {
             throw .unreadableJournal(path: url.path, reason: "it could not be encoded: \(error)")
         }
         do {
-            // The launch record goes first, durably: a record on disk beside a journal would tell
-            // the launch check that no step crashed (see ``LaunchRecord``). The run that completes
-            // writes it again.
-            if fileSystem.exists(launchRecord) {
-                try fileSystem.removeFile(launchRecord)
-                try fileSystem.syncDirectory((launchRecord as NSString).deletingLastPathComponent)
-            }
+            try withdrawLaunchRecord()
             try fileSystem.createDirectories(url.deletingLastPathComponent().path)
             try fileSystem.writeAtomically(Array(data), to: url.path)
         } catch {
             throw .fileSystem(error)
         }
+    }
+
+    /// The rule between the journal and the launch record, owned here: a launch record of format 2
+    /// promises that no journal is beside it. So the launch record goes before a journal's first
+    /// write, durably (the run that completes writes it again), and a record may make the promise
+    /// only when no journal is there (``mayPromiseNoJournal(in:fileSystem:)``).
+    private func withdrawLaunchRecord() throws(FileSystemError) {
+        guard fileSystem.exists(launchRecord) else { return }
+        try fileSystem.removeFile(launchRecord)
+        try fileSystem.syncDirectory((launchRecord as NSString).deletingLastPathComponent)
+    }
+
+    /// True when a journal waits in `container`: a step in progress, or one a crash interrupted.
+    /// One `lstat` of a path the container keeps built: the launch check's.
+    static func isWaiting(in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        fileSystem.exists(container.journalPath)
+    }
+
+    /// True when a launch record written now may promise that no journal is beside it: none is.
+    static func mayPromiseNoJournal(in container: AppContainer, fileSystem: FileSystem) -> Bool {
+        !isWaiting(in: container, fileSystem: fileSystem)
+    }
+
+    /// True when a journal may wait beside a launch record that does (`promised`) or does not
+    /// promise there is none: the launch check looks for it only when the record does not.
+    static func mayWait(
+        in container: AppContainer, besideRecordThatPromised promised: Bool, fileSystem: FileSystem
+    )
+        -> Bool
+    {
+        !promised && isWaiting(in: container, fileSystem: fileSystem)
     }
 
     /// Removes the temporary a write killed before its rename left (the record itself is intact).

@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 
 /// A scratch file with no name: created exclusively, then unlinked at once, so nothing is ever
 /// left behind — not after an error, not after a crash. Written and read at explicit offsets

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension FileSystem {
     /// The total size of the regular files under `path` (the file's size for a file, 0 when absent).
     package func treeSize(_ path: String) throws(FileSystemError) -> Int64 {

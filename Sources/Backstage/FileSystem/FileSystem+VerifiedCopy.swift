@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension FileSystem {
     /// Copies `from` to a new file `to` like ``copyFile(_:to:mode:progress:)`` and proves the copy
     /// byte-identical, comparing each 8 MiB window on a second thread as soon as it is written,

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// What `lstat` says about a path, without following symbolic links.
 package struct FileStatus: Sendable, Hashable {
     package enum Kind: Sendable, Hashable { case regular, directory, symlink, other }

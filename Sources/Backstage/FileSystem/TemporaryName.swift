@@ -16,6 +16,16 @@ package enum TemporaryName {
         name.contains(marker)
     }
 
+    /// ``isTemporary(_:)`` of a name's bytes, without building a string (the launch check's).
+    package static func isTemporary(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let marker = Self.marker.utf8
+        guard name.count >= marker.count else { return false }
+        for start in 0...(name.count - marker.count) where name[start] == UInt8(ascii: ".") {
+            if name[start..<(start + marker.count)].elementsEqual(marker) { return true }
+        }
+        return false
+    }
+
     /// The hidden temporary name beside `name`: `.<name>.backstage-tmp`, or with `-<suffix>`.
     package static func beside(_ name: String, suffix: String? = nil) -> String {
         let tail = marker + (suffix.map { "-" + $0 } ?? "")

@@ -96,7 +96,7 @@ public struct Relocator: Sendable {
         }
     }
 
-    /// The synchronous engine: recover, quarantine, move.
+    /// The synchronous engine: a plan of relocate steps on the runner (recover, quarantine, move).
     package func run(
         _ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in },
         isCancelled: @escaping () -> Bool = { false }
@@ -108,24 +108,23 @@ public struct Relocator: Sendable {
         guard options.source != options.destination else {
             throw .sameSourceAndDestination(root: options.source.rawValue)
         }
-        let runLock: RunLock
+        var context = StepContext(
+            container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
+        context.phaseHook = phaseHook
+        context.onProgress = onProgress
+        context.isCancelled = isCancelled
+        let runner: StepRunner
         do {
-            runLock = try RunLock(container: container, fileSystem: fileSystem)
+            runner = try StepRunner(context: context, kinds: JournaledSteps.kinds)
         } catch .fileSystem(let error) where error.isReadOnly {
             // The lock lives in Application Support, the destination: say so.
             throw .readOnlyDestination(path: error.path)
         } catch {
             throw .engine(error)
         }
-        defer { runLock.release() }
-        var context = StepContext(
-            container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
-        context.phaseHook = phaseHook
-        context.onProgress = onProgress
-        context.isCancelled = isCancelled
+        defer { runner.release() }
         do {
-            if let recovered = try context.recoverJournal() { report.recovered.append(recovered) }
-            try context.quarantine.removeTemporaries()
+            if let recovered = try runner.recover() { report.recovered.append(recovered) }
             let sourceFolder = container[options.source]
             // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
             let declarations = options.source == .documents ? container.declaredStores : .everyDatabase
@@ -142,13 +141,14 @@ public struct Relocator: Sendable {
                 }
                 // Strays (orphan sidecars, temporaries) are only cleared out of the folder users see.
                 if options.source == .documents {
-                    try context.quarantineStrays(in: entries, root: sourceFolder, report: &report)
+                    report.add(try runner.run(QuarantineStep(context: context, root: sourceFolder, entries: entries)))
                 }
             }
             for store in stores {
-                try context.relocateStore(
-                    ContainerLocation(options.source, store), to: ContainerLocation(options.destination, store),
-                    strategy: options.strategy, report: &report)
+                let step = RelocateStep(
+                    context: context, source: ContainerLocation(options.source, store),
+                    destination: ContainerLocation(options.destination, store), strategy: options.strategy)
+                report.add(try runner.run(step))
             }
         } catch {
             throw RelocationError(error, path: container[options.source].path)

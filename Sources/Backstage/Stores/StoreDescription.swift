@@ -71,3 +71,15 @@ public struct StoreDescription: Sendable, Hashable, Codable {
         (url ?? container.applicationSupport.appending(path: "\(name).sqlite")).standardizedFileURL
     }
 }
+
+extension StoreDeclarations {
+    /// Declares the stores `descriptions` name inside the container's Documents folder (a
+    /// description's default location, Application Support, is never in Documents).
+    public init(descriptions: [StoreDescription], in container: AppContainer) {
+        let documents = container.documents.standardizedFileURL.path
+        self.init(
+            descriptions.compactMap { description in
+                FileSystem.relativePath(of: description.resolvedURL(in: container).path, inside: documents)
+            })
+    }
+}

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// What the last completed upgrade left for the launch check: the storage version it reached and
 /// the versions its build knew (the downgrade guard), and the quarantined folders it left without
 /// strays, each with the identity and change time it had then.
@@ -127,7 +123,7 @@ package struct LaunchRecord: Equatable {
     static func update(after plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
         let previous = read(container, fileSystem: fileSystem)
         // The promise holds only if no step left its journal (each clears it when it is done).
-        guard !fileSystem.exists(container.journalPath) else { return }
+        guard JournalFile.mayPromiseNoJournal(in: container, fileSystem: fileSystem) else { return }
         var record = previous.flatMap { $0.isUnreadable ? nil : $0 } ?? LaunchRecord()
         record.promisesNoJournal = true
         if let reached = plan.versions.last {
@@ -200,7 +196,7 @@ package struct LaunchRecord: Equatable {
             guard
                 let entries = try? FileClassifier(fileSystem: fileSystem).scan(
                     URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false),
-                StepContext.strays(in: entries).isEmpty
+                FileClassifier.strays(in: entries).isEmpty
             else { return nil }
         }
         guard let listed = try? fileSystem.contents(of: path),

@@ -63,14 +63,18 @@ public struct Upgrader: Sendable {
             guard let view = LaunchRecordView(bytes) else { return true }
             if !versions.isEmpty, view.isNewer(than: versions) { return true }
             // A crashed step waits in its journal, unless the record promises there is none.
-            if !view.promisesNoJournal, fileSystem.exists(container.journalPath) { return true }
+            if JournalFile.mayWait(
+                in: container, besideRecordThatPromised: view.promisesNoJournal, fileSystem: fileSystem)
+            {
+                return true
+            }
             return pendingStep(
                 in: plan, container: container, fileSystem: fileSystem, vouch: view.hasStamps ? LaunchVouch(view) : nil)
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
         // A guard without a record: a run started changing the storage and did not complete.
-        if fileSystem.exists(container.journalPath) || fileSystem.exists(container.launchRecordPath)
+        if JournalFile.isWaiting(in: container, fileSystem: fileSystem) || fileSystem.exists(container.launchRecordPath)
             || (!versions.isEmpty && fileSystem.exists(DowngradeGuard.path(in: container)))
         {
             return true
@@ -117,12 +121,12 @@ public struct Upgrader: Sendable {
             let folder = quarantine.folder.filePath(in: container)
             // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
             // support folder): one listing without a stat rules them out, the usual launch.
-            guard (try? fileSystem.anyEntry(of: folder, where: StepContext.mayBeStray)) == true else { return false }
+            guard (try? fileSystem.anyEntry(of: folder, where: FileClassifier.mayBeStray)) == true else { return false }
             let entries =
                 (try? FileClassifier(fileSystem: fileSystem).scan(
                     URL(filePath: folder, directoryHint: .isDirectory), recursive: false, measuringFolders: false))
                 ?? []
-            return !StepContext.strays(in: entries).isEmpty
+            return !FileClassifier.strays(in: entries).isEmpty
         }
     }
 
@@ -278,19 +282,18 @@ public struct Upgrader: Sendable {
         let started = Date()
         // A plan that fails the preflight is refused before even the run's lock file is made; after
         // a crash, the rehearsal waits until the interrupted step is finished or undone.
-        let journalWaiting = fileSystem.exists(container.journalPath)
+        let journalWaiting = JournalFile.isWaiting(in: container, fileSystem: fileSystem)
         if journalWaiting { try plan.checkConsistency() } else { try preflight(plan) }
-        let runLock = try RunLock(container: container, fileSystem: fileSystem)
-        defer { runLock.release() }
-        try refuseUnrunnable(plan)
         var context = StepContext(
             container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
-        let tally = CrashPoint.Tally()
         context.isCancelled = isCancelled
+        var runner = try StepRunner(context: context, kinds: JournaledSteps.kinds)
+        defer { runner.release() }
+        runner.boundaryHook = boundaryHook
+        try refuseUnrunnable(plan)
         var relocation = RelocationReport()
         if journalWaiting { try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem) }
-        if let recovered = try context.recoverJournal() { relocation.recovered.append(recovered) }
-        try context.quarantine.removeTemporaries()
+        if let recovered = try runner.recover() { relocation.recovered.append(recovered) }
         if journalWaiting {
             try MigrationRehearsal(container: container, fileSystem: fileSystem, logger: logger).rehearse(plan)
         }
@@ -333,32 +336,31 @@ public struct Upgrader: Sendable {
                 try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem)
                 claimed = true
             }
-            var stepContext = context
             progress(index, step, .preflight)
-            stepContext.onProgress = { event in
+            let onProgress = { (event: RelocationProgress) in
                 progress(index, step, event.phase, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal)
-            }
-            if let hook = boundaryHook {
-                stepContext.phaseHook = { _, phase in hook(tally.reached(step.kind, phase)) }
             }
             var outcome = UpgradeReport.Step.Outcome.done
             var reason: String?
             switch step {
             case .relocate(let relocate):
-                try stepContext.relocateStore(
-                    relocate.from, to: relocate.to, strategy: relocate.strategy ?? .auto, report: &relocation)
+                let move = RelocateStep(
+                    context: context, source: relocate.from, destination: relocate.to,
+                    strategy: relocate.strategy ?? .auto)
+                relocation.add(try runner.run(move, onProgress: onProgress))
             case .split(let split):
-                let result = try SplitRun(context: stepContext, step: split).run()
+                let result = try runner.run(SplitRun(context: context, step: split), onProgress: onProgress)
                 relocation.quarantined += result.quarantined
             case .migrateSchema(let migrate):
-                if try !MigrateRun(context: stepContext, step: migrate).run() {
+                if try !runner.run(MigrateRun(context: context, step: migrate), onProgress: onProgress) {
                     outcome = .upToDate; reason = "up to date"
                 }
             case .quarantine(let quarantine):
                 let root = quarantine.folder.url(in: container)
                 let entries = try FileClassifier(fileSystem: fileSystem).scan(
                     root, recursive: false, measuringFolders: false)
-                try stepContext.quarantineStrays(in: entries, root: root, report: &relocation)
+                let strays = QuarantineStep(context: context, root: root, entries: entries)
+                relocation.add(try runner.run(strays, onProgress: onProgress))
             }
             report.steps.append(
                 .init(

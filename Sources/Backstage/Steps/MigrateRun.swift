@@ -7,7 +7,7 @@ import GRDBSQLite
 /// and a rerun applies only what is missing.
 ///
 /// After success the store's identity (device and inode) and schema cookie (bytes 40–43 of the
-/// header) are stamped in `applicationSupport/.backstage/schema/`, so ``isNeeded(_:in:fileSystem:)``
+/// header) are stamped in `applicationSupport/.backstage/schema/`, so `isNeeded(_:in:fileSystem:)`
 /// answers from a `stat` and a header read, without opening SQLite. The cookie only grows over a
 /// database's life (each schema change, each GRDB pool open), so the app using its store, even
 /// migrating its own schema, never makes the check say "pending"; a store replaced by another file
@@ -19,27 +19,8 @@ struct MigrateRun {
 
     var store: StoreFileSet { StoreFileSet(main: step.store.url(in: context.container)) }
 
-    /// Cheap: a `stat`, a 100-byte header read and a tiny stamp file. True when a migration may be pending.
-    static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool
-    {
-        var probe = LaunchProbe()
-        return isNeeded(step, in: container, fileSystem: fileSystem, probe: &probe)
-    }
-
-    static func isNeeded(
-        _ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe
-    ) -> Bool {
-        guard
-            let (status, header) = probe.statusAndPrefix(step.store, in: container, count: 100, fileSystem: fileSystem),
-            header.count == 100
-        else { return false }
-        guard let stamp = Stamp.read(step, in: container, fileSystem: fileSystem) else { return true }
-        return stamp.device != status.device || stamp.inode != status.inode || cookie(header) < stamp.cookie
-    }
-
-    func run() throws -> Bool {
+    func run(observing observer: MoveObserver) throws -> Bool {
         guard context.fileSystem.exists(store.main.path) else { return false }
-        let observer = context.observer(for: step.store.path)
         let record = UpgradeJournal(
             step: .migrateSchema, phase: .journaled, source: step.store, destination: step.store)
         try context.journal.write(record)

@@ -36,11 +36,10 @@ struct SplitRun {
         fileSystem.exists(step.store, in: container)
     }
 
-    func run() throws -> RelocationReport {
+    func run(observing observer: MoveObserver) throws -> RelocationReport {
         var report = RelocationReport()
         let src = source
         guard fileSystem.exists(src.main.path) else { return report }
-        let observer = context.observer(for: step.store.path)
         for target in targets {
             if fileSystem.exists(target.main.path) { throw RelocationError.destinationExists(path: target.main.path) }
             report.quarantined += try context.quarantine.moveStaleFiles(of: target)

@@ -1,15 +1,5 @@
 import Foundation
 
-/// How a store moves.
-public enum RelocationStrategy: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Rename on one file system, copy across file systems.
-    case auto
-    /// `rename(2)`: O(1) whatever the size; fails across file systems.
-    case rename
-    /// Kernel copy under the lock, verify, then switch.
-    case copy
-}
-
 /// Progress of a relocation, delivered while it runs.
 public struct RelocationProgress: Sendable, Hashable {
     /// The store being moved (its path relative to Documents).
@@ -60,16 +50,6 @@ public enum QuarantineReason: String, Sendable, Hashable, Codable, CustomStringC
     case unreferencedExternalData = "unreferenced-external-data"
     /// What a killed import had set aside or staged.
     case interruptedImport = "interrupted-import"
-
-    /// The reason for a stray file the classifier found.
-    init?(stray kind: FileKind) {
-        switch kind {
-        case .orphanSidecar: self = .orphanSidecar
-        case .coreDataSupport: self = .orphanSupportFolder
-        case .backstageTemporary: self = .backstageTemporary
-        default: return nil
-        }
-    }
 
     public var description: String { rawValue }
 }

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Where an app keeps its files: the user-visible documents folder, the private roots, and the
 /// shared containers of its App Groups.
 ///
@@ -108,14 +104,6 @@ public struct AppContainer: Sendable, Hashable, Codable {
     /// and for an App Group's when it was added with ``addingAppGroup(_:at:)``.
     public func defines(_ root: ContainerRoot) -> Bool {
         root.kind != .appGroup || paths.appGroups[root.rawValue] != nil
-    }
-
-    /// The first App Group a step of `plan` names that this container has no folder for.
-    func undefinedAppGroup(in plan: UpgradePlan) -> String? {
-        for step in plan.steps {
-            if let location = step.firstLocation(where: { !defines($0.root) }) { return location.root.rawValue }
-        }
-        return nil
     }
 
     /// The path of a root, as a string (no URL work: used on the launch path).

@@ -39,21 +39,6 @@ public struct StoreDeclarations: Sendable, Hashable {
         self.init(patterns: patterns.map(Self.normalized).filter { !$0.isEmpty }, declaresEveryDatabase: false)
     }
 
-    /// Declares every store in Documents that a step of `plan` reads or writes.
-    public init(plan: UpgradePlan) {
-        self.init(plan.steps.flatMap(\.locations).filter { $0.root == .documents }.map(\.path))
-    }
-
-    /// Declares the stores `descriptions` name inside the container's Documents folder (a
-    /// description's default location, Application Support, is never in Documents).
-    public init(descriptions: [StoreDescription], in container: AppContainer) {
-        let documents = container.documents.standardizedFileURL.path
-        self.init(
-            descriptions.compactMap { description in
-                FileSystem.relativePath(of: description.resolvedURL(in: container).path, inside: documents)
-            })
-    }
-
     private init(patterns: [String], declaresEveryDatabase: Bool) {
         self.patterns = patterns
         self.declaresEveryDatabase = declaresEveryDatabase

@@ -1,0 +1,141 @@
+import Foundation
+
+extension StepContext {
+    /// The move of the store at `source` to `destination`, with this context's journal and quarantine.
+    func move(_ source: ContainerLocation, _ destination: ContainerLocation) -> StoreMove {
+        StoreMove(
+            container: container, fileSystem: fileSystem, journal: journal, quarantine: quarantine, source: source,
+            destination: destination, busyTimeout: busyTimeout, logger: logger)
+    }
+
+    /// Moves the store at `source` to `destination` as a `relocate` step does, for a caller that
+    /// holds the container's run lock itself (an import restoring its snapshots).
+    package func relocateStore(
+        _ source: ContainerLocation, to destination: ContainerLocation, strategy: RelocationStrategy,
+        report: inout RelocationReport
+    ) throws {
+        let step = RelocateStep(context: self, source: source, destination: destination, strategy: strategy)
+        report.add(try step.run(observing: observer(for: step.subject)))
+    }
+}
+
+/// A `relocate` step: moves the store at `source` to `destination` with every relocation invariant
+/// (``StoreMove``). A store already at the destination is a conflict: the source goes to quarantine
+/// instead, and both are kept. Stale sidecars at the destination are quarantined first (SQLite
+/// would splice them in).
+struct RelocateStep: JournaledStep {
+    static let kind = StepKind.relocate
+    let context: StepContext
+    let source: ContainerLocation
+    let destination: ContainerLocation
+    let strategy: RelocationStrategy
+
+    var subject: String { source.path }
+    var phases: [StepPhase] { StepPhase.boundaries(for: strategy == .rename ? .rename : .copy) }
+
+    /// What the step moved (`moved`), or set aside (`quarantined`: stale files, a conflict).
+    func run(observing observer: MoveObserver) throws -> RelocationReport {
+        var report = RelocationReport()
+        var target = destination
+        let quarantine = context.quarantine
+        if context.fileSystem.exists(StoreFileSet(main: target.url(in: context.container)).main.path) {
+            target = quarantine.location(for: source.url(in: context.container))
+            context.logger.warning(
+                "store in both places; the source goes to quarantine", metadata: ["store": "\(source)"])
+        } else {
+            report.quarantined += try quarantine.moveStaleFiles(
+                of: StoreFileSet(main: target.url(in: context.container)))
+        }
+        let moved = try move(context.move(source, target), observer: observer)
+        if target != destination {
+            report.quarantined.append(.init(from: moved.from, to: moved.to, reason: .conflict))
+        } else {
+            report.moved.append(moved)
+        }
+        return report
+    }
+
+    /// Runs one move. Two mounts of one device (a bind mount, a container volume) share `st_dev`,
+    /// yet a rename between them fails with `EXDEV` before anything moved: `auto` then copies.
+    private func move(_ move: StoreMove, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore
+    {
+        let (resolved, bytes) = try move.preflight(strategy)
+        let first = Result { () throws(RelocationError) in
+            try move.run(strategy: resolved, bytes: bytes, observer: observer)
+        }
+        guard case .failure(let error) = first, error.isCrossDevice, strategy == .auto, resolved == .rename else {
+            return try first.get()
+        }
+        context.logger.notice("rename crossed a mount; copying instead", metadata: ["store": "\(subject)"])
+        let (_, copyBytes) = try move.preflight(.copy)
+        return try move.run(strategy: .copy, bytes: copyBytes, observer: observer)
+    }
+
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try context.move(record.source, record.destination).recover()
+    }
+}
+
+/// A `quarantine` step: takes the strays among a folder's classified entries (``FileClassifier/strays(in:)``)
+/// into quarantine. Each file moves with a rename, or a copy removed only after it is complete.
+struct QuarantineStep: JournaledStep {
+    static let kind = StepKind.quarantine
+    let context: StepContext
+    /// The folder the entries were found in.
+    let root: URL
+    let entries: [ClassifiedFile]
+
+    var subject: String { root.path }
+    var phases: [StepPhase] { [] }
+
+    /// What the step set aside (`quarantined`).
+    func run(observing observer: MoveObserver) throws -> RelocationReport {
+        var report = RelocationReport()
+        try context.quarantineStrays(in: entries, root: root, report: &report)
+        return report
+    }
+
+    /// There is nothing half done to finish, and a quarantine never writes a journal.
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try context.journal.clear()
+        return "nothing to finish"
+    }
+}
+
+extension SplitRun: JournaledStep {
+    static let kind = StepKind.split
+    var subject: String { step.store.path }
+    var phases: [StepPhase] { StepPhase.splitBoundaries }
+
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try SplitRun(context: context, record: record).recover()
+    }
+}
+
+extension MigrateRun: JournaledStep {
+    static let kind = StepKind.migrateSchema
+    var subject: String { step.store.path }
+    var phases: [StepPhase] { StepPhase.migrationBoundaries }
+
+    /// Each migration is one SQLite transaction: a crash rolled back the one in progress, and those
+    /// the step applied before it stay; a rerun applies what is missing.
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try context.journal.clear()
+        return "rolled back the migration in progress, kept those it had completed"
+    }
+}
+
+/// The kinds of journaled step, for the runner (``StepRunner``): the ones a journal may name.
+enum JournaledSteps {
+    static var kinds: [any JournaledStep.Type] {
+        [RelocateStep.self, SplitRun.self, MigrateRun.self, QuarantineStep.self]
+    }
+}
+
+extension RelocationReport {
+    /// Adds what a step moved and set aside to this report.
+    mutating func add(_ step: RelocationReport) {
+        moved += step.moved
+        quarantined += step.quarantined
+    }
+}

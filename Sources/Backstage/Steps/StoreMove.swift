@@ -1,0 +1,342 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Moves one store's file set from `source` to `destination`, keeping the relocation invariants:
+/// exclusive lock first; checkpoint before any byte leaves; rename or copy + fsync + verify;
+/// the source removed only after the destination is committed; the journal naming the phase.
+struct StoreMove {
+    let container: AppContainer
+    let fileSystem: FileSystem
+    let journal: JournalFile
+    /// The run's one quarantine: everything set aside in a run lands in one timestamped folder.
+    let quarantine: Quarantine
+    let source: ContainerLocation
+    let destination: ContainerLocation
+    let busyTimeout: Double
+    let logger: Logger
+
+    var sourceSet: StoreFileSet { StoreFileSet(main: source.url(in: container)) }
+    var destinationSet: StoreFileSet { StoreFileSet(main: destination.url(in: container)) }
+
+    /// Checks everything that can be checked without changing a byte; returns the strategy to use
+    /// and the bytes a copy would write.
+    func preflight(
+        _ requested: RelocationStrategy
+    ) throws(RelocationError) -> (strategy: RelocationStrategy, bytes: Int64) {
+        let src = sourceSet, dst = destinationSet
+        let fs = fileSystem
+        do {
+            guard let main = try fs.status(src.main.path) else {
+                throw RelocationError.storeNotFound(name: src.main.path)
+            }
+            if main.kind == .symlink { throw RelocationError.symlinkedStore(path: src.main.path) }
+            guard main.kind == .regular else { throw RelocationError.notADatabase(path: src.main.path) }
+            var bytes = main.size
+            // A store without a SQLite header is copied whole, every sidecar with it.
+            let opaque = try isOpaque(src.main.path)
+            for sidecar in Sidecar.allCases {
+                if let st = try fs.status(src.sidecar(sidecar).path) {
+                    if st.kind == .symlink { throw RelocationError.symlinkedStore(path: src.sidecar(sidecar).path) }
+                    if sidecar == .wal || opaque { bytes += st.size }
+                }
+            }
+            let support = try fs.status(src.supportFolder.path)
+            if support?.kind == .symlink { throw RelocationError.symlinkedStore(path: src.supportFolder.path) }
+            // The source is removed after the move (and a hot journal rolled back first): a read-only
+            // folder fails here, before anything is touched, not halfway with the store in both places.
+            if try fs.space(at: src.directory.path).readOnly {
+                throw RelocationError.readOnlySource(path: src.directory.path)
+            }
+            if main.size > 0 && !opaque {
+                let prefix = try fs.readPrefix(src.main.path, count: 100)
+                guard SQLiteHeader.hasMagic(prefix) || Self.isPartOfMagic(prefix) else {
+                    throw RelocationError.notADatabase(path: src.main.path)
+                }
+                guard let header = SQLiteHeader(prefix) else {
+                    throw RelocationError.corruptStore(
+                        path: src.main.path, reason: "truncated: \(main.size) bytes, shorter than the 100-byte header")
+                }
+                // With a non-empty -wal or -journal the main file may be mid-checkpoint or mid-rollback
+                // (a writer killed while copying pages back): SQLite repairs it from the sidecar, under
+                // the lock, before a byte moves. Only a lone main file shorter than its header is truncated.
+                let sidecarHoldsData = try [Sidecar.wal, .journal].contains {
+                    try (fs.status(src.sidecar($0).path)?.size ?? 0) > 0
+                }
+                if !sidecarHoldsData, let expected = header.expectedFileSize, expected > main.size {
+                    throw RelocationError.corruptStore(
+                        path: src.main.path,
+                        reason: "truncated: the header promises \(expected) bytes, the file has \(main.size)")
+                }
+            }
+            if try fs.status(dst.main.path) != nil { throw RelocationError.destinationExists(path: dst.main.path) }
+            let dstDir = dst.directory.path
+            do {
+                // A folder made to receive the store is no wider than the one it comes from: an
+                // owner-only store stays owner-only (its owner always keeps rwx, to finish the move).
+                try fs.createDirectories(dstDir, mode: try fs.folderModeNoWider(than: src.directory.path))
+            } catch {
+                if error.isReadOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
+                if error.isOutOfSpace {
+                    throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: 0)
+                }
+                throw error
+            }
+            let space = try fs.space(at: dstDir)
+            if space.readOnly { throw RelocationError.readOnlyDestination(path: dstDir) }
+            // The folders themselves, through any link (Documents may be a link to another disk).
+            let srcDevice = try fs.status(fs.resolvedPath(src.directory.path) ?? src.directory.path)?.device
+            let sameDevice = srcDevice == (try fs.status(fs.resolvedPath(dstDir) ?? dstDir)?.device)
+            let strategy: RelocationStrategy
+            switch requested {
+            case .auto: strategy = sameDevice ? .rename : .copy
+            case .rename:
+                guard sameDevice else {
+                    throw RelocationError.crossDevice(source: src.main.path, destination: dst.main.path)
+                }
+                strategy = .rename
+            case .copy: strategy = .copy
+            }
+            // Only a copy needs the support folder's size; a rename moves it whole, in time
+            // independent of the thousands of files it may hold.
+            if strategy == .copy {
+                if support != nil { bytes += try fileSystem.treeSize(src.supportFolder.path) }
+                if space.available < bytes {
+                    throw RelocationError.insufficientSpace(path: dstDir, needed: bytes, available: space.available)
+                }
+            }
+            return (strategy, bytes)
+        } catch let error as RelocationError {
+            throw error
+        } catch let error as FileSystemError {
+            throw .fileSystem(error)
+        } catch {
+            throw .failed(path: src.main.path, underlying: UnderlyingError(error))
+        }
+    }
+
+    /// Runs the move. On failure or cancellation before the commit, the temporaries are removed
+    /// and the source stays authoritative.
+    func run(
+        strategy: RelocationStrategy, bytes: Int64, observer: MoveObserver
+    ) throws(RelocationError) -> RelocationReport.MovedStore {
+        let started = Date()
+        let record = UpgradeJournal(
+            step: .relocate, phase: .journaled, source: source, destination: destination, strategy: strategy)
+        observer.phase(.preflight)
+        do { try journal.write(record) } catch { throw .engine(error) }
+        observer.phase(.journaled)
+        var committed = false
+        do {
+            let moved = try moveLocked(
+                strategy, bytes: bytes, record: record, observer: observer, committed: &committed)
+            return try finish(moved, strategy: strategy, observer: observer, started: started)
+        } catch {
+            let failure = relocationFailure(error, bytes: bytes)
+            // Before the commit the source was never touched beyond a checkpoint: drop what was written.
+            if !committed { undo() }
+            throw failure
+        }
+    }
+
+    /// What the moved files came to, before the source's sidecars are cleared.
+    private struct Moved {
+        var files: Int
+        /// The database's hard links before the move.
+        var links: Int
+    }
+
+    /// Locks the source, then copies or renames it to the destination, past the commit.
+    private func moveLocked(
+        _ strategy: RelocationStrategy, bytes: Int64, record: UpgradeJournal, observer: MoveObserver,
+        committed: inout Bool
+    ) throws -> Moved {
+        let src = sourceSet
+        try checkCancelled(observer)
+        // An empty file with no sidecar holds nothing to check point or roll back; opening it with
+        // SQLite would turn it into a database. It moves as the bytes it is, and so does a store
+        // without a SQLite header (encrypted), with its sidecars: SQLite cannot open it.
+        let opaque = try isOpaque(src.main.path)
+        let unlockable = try opaque || isEmptyWithoutSidecars(src)
+        let lock = unlockable ? nil : try StoreLock(path: src.main.path, timeout: busyTimeout)
+        defer { lock?.close() }
+        logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock?.isWAL ?? false)"])
+        // SQLite's lock cannot see an idle rollback-journal connection (nor anyone using an opaque
+        // store): look for other holders.
+        let holders = try opaque ? otherHolders(of: src) : fileSystem.otherProcessesHolding(src.main.path)
+        if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
+        let links = try fileSystem.status(src.main.path)?.linkCount ?? 1
+        observer.phase(.locked)
+        try checkCancelled(observer)
+        let files =
+            strategy == .copy
+            ? try copy(bytes: bytes, opaque: opaque, record: record, observer: observer, committed: &committed)
+            : try rename(opaque: opaque, record: record, observer: observer, committed: &committed)
+        lock?.close()
+        return Moved(files: files, links: links)
+    }
+
+    /// Copies the store to temporaries, verifies them, commits by renaming the database in, then
+    /// removes the source (still under the lock). Returns the number of files moved.
+    private func copy(
+        bytes total: Int64, opaque: Bool, record: UpgradeJournal, observer: MoveObserver, committed: inout Bool
+    ) throws -> Int {
+        let src = sourceSet, dst = destinationSet
+        var announcedCopying = false
+        let report: (Int64) throws -> Void = { absolute in
+            observer.progress(absolute, total)
+            if !announcedCopying && absolute > 0 {
+                announcedCopying = true
+                observer.phase(.copying)
+            }
+            if observer.isCancelled() { throw RelocationError.cancelled(path: src.main.path) }
+        }
+        try removeTemporaries(dst)
+        let main = try fileSystem.copyVerified(src.main.path, to: dst.temporaryMain.path, progress: report)
+        var copied = main.bytes, treeIdentical = main.identical, files = 1
+        if opaque {
+            let sidecars = try copySidecars(src, to: dst, after: copied, progress: report)
+            copied += sidecars.bytes
+            files += sidecars.files
+            treeIdentical = treeIdentical && sidecars.identical
+        }
+        if try fileSystem.status(src.supportFolder.path) != nil {
+            // Each file compared with its source as soon as it is written.
+            let offset = copied
+            let tree = try fileSystem.copyTree(
+                src.supportFolder.path, to: dst.temporarySupportFolder.path, verify: true,
+                progress: { try report(offset + $0) })
+            files += tree.files
+            treeIdentical = treeIdentical && tree.identical
+        }
+        try fileSystem.syncDirectory(dst.directory.path)
+        observer.phase(.copied)
+        guard treeIdentical,
+            try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
+        else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
+        observer.progress(total, total)
+        observer.phase(.verified)
+        try journal.write(record.with(phase: .verified))
+        try checkCancelled(observer)
+        try fileSystem.rename(dst.temporaryMain.path, to: dst.main.path)
+        try fileSystem.syncDirectory(dst.directory.path)
+        try commit(record, observer: observer, committed: &committed)
+        if opaque { try promoteTemporarySidecars(of: dst) }
+        if try fileSystem.status(dst.temporarySupportFolder.path) != nil {
+            try fileSystem.rename(dst.temporarySupportFolder.path, to: dst.supportFolder.path)
+            try fileSystem.syncDirectory(dst.directory.path)
+        }
+        observer.phase(.supportMoved)
+        // Still under the lock: nobody can write to the source between commit and removal.
+        try fileSystem.removeFile(src.main.path)
+        for sidecar in try opaque ? presentSidecars(of: src) : [] {
+            try fileSystem.removeFile(src.sidecar(sidecar).path)
+        }
+        try fileSystem.removeTree(src.supportFolder.path)
+        return files
+    }
+
+    /// Renames the database (the commit), then its sidecars when opaque and its support folder.
+    /// Returns the number of files moved, the support folder counted as one.
+    private func rename(
+        opaque: Bool, record: UpgradeJournal, observer: MoveObserver, committed: inout Bool
+    ) throws -> Int {
+        let src = sourceSet, dst = destinationSet
+        try fileSystem.rename(src.main.path, to: dst.main.path)
+        try fileSystem.syncDirectory(dst.directory.path)
+        try fileSystem.syncDirectory(src.directory.path)
+        try commit(record, observer: observer, committed: &committed)
+        var files = 1
+        if opaque { files += try renameSidecars(src, to: dst) }
+        if try fileSystem.status(src.supportFolder.path) != nil {
+            files += 1
+            try fileSystem.rename(src.supportFolder.path, to: dst.supportFolder.path)
+            try fileSystem.syncDirectory(dst.directory.path)
+        }
+        observer.phase(.supportMoved)
+        return files
+    }
+
+    /// The database is at the destination: from here on the destination is authoritative.
+    private func commit(_ record: UpgradeJournal, observer: MoveObserver, committed: inout Bool) throws {
+        committed = true
+        try journal.write(record.with(phase: .committed))
+        observer.phase(.committed)
+    }
+
+    /// Clears the source's checkpointed sidecars and the journal, and says what moved.
+    private func finish(
+        _ moved: Moved, strategy: RelocationStrategy, observer: MoveObserver, started: Date
+    ) throws -> RelocationReport.MovedStore {
+        let src = sourceSet, dst = destinationSet
+        try quarantine.removeCheckpointedSidecars(of: src)
+        try fileSystem.syncDirectory(src.directory.path)
+        observer.phase(.sourceRemoved)
+        try journal.clear()
+        observer.phase(.done)
+        var size = try fileSystem.status(dst.main.path)?.size ?? 0
+        if strategy == .copy { size += (try? fileSystem.treeSize(dst.supportFolder.path)) ?? 0 }
+        var report = RelocationReport.MovedStore(
+            store: source.path, from: src.main.path, to: dst.main.path, strategy: strategy, files: moved.files,
+            bytes: size, seconds: Date().timeIntervalSince(started))
+        if moved.links > 1 {
+            report.warnings.append(.hardLinked(path: src.main.path, links: moved.links))
+            logger.warning("\(RelocationWarning.hardLinked(path: src.main.path, links: moved.links))")
+        }
+        return report
+    }
+
+    private func checkCancelled(_ observer: MoveObserver) throws(RelocationError) {
+        if observer.isCancelled() { throw .cancelled(path: sourceSet.main.path) }
+    }
+
+    /// The relocation error a failure of the move is, naming the store's file.
+    private func relocationFailure(_ error: any Error, bytes: Int64) -> RelocationError {
+        let src = sourceSet
+        return switch error {
+        case let error as RelocationError: error
+        case let error as EngineError: .engine(error)
+        case let error as DatabaseError: StoreLock.map(error, path: src.main.path, timeout: busyTimeout)
+        case let error as FileSystemError where error.isOutOfSpace:
+            .insufficientSpace(
+                path: error.path, needed: bytes,
+                available: (try? fileSystem.space(at: destinationSet.directory.path).available) ?? 0)
+        case let error as FileSystemError where error.code == EROFS: .readOnlyDestination(path: error.path)
+        case let error as FileSystemError: .fileSystem(error)
+        default: .failed(path: src.main.path, underlying: UnderlyingError(error))
+        }
+    }
+
+    /// Undoes a move that failed before its commit: its temporaries go, then its journal. An undo
+    /// that fails is logged with the file it could not remove, and the journal is kept: the next
+    /// run rolls the move back from it (``recover()``), so nothing is left behind unaccounted for.
+    private func undo() {
+        let dst = destinationSet
+        do {
+            try removeTemporaries(dst)
+        } catch {
+            logger.error(
+                "the failed move could not be undone; its journal is kept and the next run removes the rest",
+                metadata: ["store": "\(dst.main.path)", "file": "\(error.path)", "error": "\(error)"])
+            return
+        }
+        do {
+            try journal.clear()
+        } catch {
+            logger.error(
+                "the failed move's journal could not be cleared; the next run rolls the move back from it",
+                metadata: ["store": "\(dst.main.path)", "file": "\(error.path)", "error": "\(error)"])
+        }
+    }
+
+    private func isEmptyWithoutSidecars(_ store: StoreFileSet) throws -> Bool {
+        guard try fileSystem.status(store.main.path)?.size == 0 else { return false }
+        return try Sidecar.allCases.allSatisfy { try fileSystem.status(store.sidecar($0).path) == nil }
+    }
+
+    func removeTemporaries(_ dst: StoreFileSet) throws(FileSystemError) {
+        try fileSystem.removeTree(dst.temporaryMain.path)
+        for sidecar in Sidecar.allCases { try fileSystem.removeTree(dst.temporarySidecar(sidecar).path) }
+        try fileSystem.removeTree(dst.temporarySupportFolder.path)
+    }
+}
