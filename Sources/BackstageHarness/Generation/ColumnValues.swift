@@ -5,7 +5,10 @@ import GRDB
 
 /// How one column's values are made: its role in the table (key, reference, Core Data bookkeeping)
 /// and, for the rest, the kinds, sizes and cardinality the capture measured.
-struct ColumnPlan {
+///
+/// A class: a row reads every column's plan, and copying a struct of strings, arrays and
+/// statistics per value retained each of them (a sixth of a generation in retains and releases).
+final class ColumnPlan {
     enum Role {
         /// The rowid alias or a key column: the row number, distinct by construction.
         case rowNumber
@@ -19,7 +22,9 @@ struct ColumnPlan {
         case statistics(unique: Bool)
     }
 
-    var name: String
+    let name: String
+    /// ``stableHash(_:)`` of the name, which seeds every drawn value: hashed once, not per value.
+    let nameHash: UInt64
     var role: Role
     var notNull: Bool
     var statistics: ColumnStatistics
@@ -31,9 +36,12 @@ struct ColumnPlan {
     var domain: ColumnDomain?
     /// Values must differ row to row (the column stands for a `UNIQUE` group).
     var distinct = false
+    /// ``EdgeValues/admissible(_:)`` once the plan is complete (nil: worked out at each use).
+    var edgeValues: [DatabaseValue]?
 
     init(name: String, role: Role, notNull: Bool, statistics: ColumnStatistics, affinity: Affinity) {
         self.name = name
+        self.nameHash = stableHash(name)
         self.role = role
         self.notNull = notNull
         self.statistics = statistics
@@ -132,19 +140,22 @@ struct ValueMaker {
             if pick < s.nullFraction { return .null }
             pick -= s.nullFraction
         }
-        let kinds: [(Double, ColumnPlan.Affinity)] = [
-            (s.integerFraction, .integer), (s.realFraction, .real), (s.textFraction, .text), (s.blobFraction, .blob),
-        ]
-        let measured = kinds.reduce(0) { $0 + $1.0 }
+        let measured = s.integerFraction + s.realFraction + s.textFraction + s.blobFraction
         var kind = plan.affinity == .numeric ? .integer : plan.affinity
         if measured > 0 {
             // Rescale over the non-null kinds (a NOT NULL column never draws NULL).
             var target = pick / max(1 - (plan.notNull || unique ? 0 : s.nullFraction), 1e-9) * measured
-            for (share, candidate) in kinds where share > 0 {
+            // The kinds in turn, without an array per value: true once `target` falls in one.
+            func lands(_ share: Double, _ candidate: ColumnPlan.Affinity) -> Bool {
+                guard share > 0 else { return false }
                 kind = candidate
-                if target < share { break }
+                if target < share { return true }
                 target -= share
+                return false
             }
+            _ =
+                lands(s.integerFraction, .integer) || lands(s.realFraction, .real) || lands(s.textFraction, .text)
+                || lands(s.blobFraction, .blob)
         }
         // Few distinct values (flags, states, enumerations): draw from a small pool; else from the row.
         let poolSize = unique ? rows : max(1, Int((s.distinctRatio * Double(max(rows, 1))).rounded()))
@@ -153,7 +164,7 @@ struct ValueMaker {
             ? row
             : (poolSize >= rows
                 ? Int(random.next() % UInt64(max(rows, 1) * 4 + 1)) : Int(random.next() % UInt64(poolSize)))
-        var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ stableHash(plan.name))
+        var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ plan.nameHash)
         switch kind {
         case .integer, .numeric:
             let bits = max(1, min(62, s.integerBits == 0 ? 16 : s.integerBits))
@@ -180,12 +191,18 @@ struct ValueMaker {
         return s.maxBytes > 0 ? min(drawn, max(s.maxBytes, 8)) : drawn
     }
 
+    /// ``words`` in UTF-8, each with its trailing space.
+    private static let wordBytes = words.map { Array(($0 + " ").utf8) }
+
     private func text(bytes: Int, unique: Int?, random: inout SeededRandom) -> String {
-        var text = unique.map { "\($0) " } ?? ""
-        while text.utf8.count < bytes {
-            text += Self.words[Int(random.next() % UInt64(Self.words.count))] + " "
+        // Built as bytes, one allocation: appending words to a String was a tenth of a generation.
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes + 16)
+        if let unique { text += "\(unique) ".utf8 }
+        while text.count < bytes {
+            text += Self.wordBytes[Int(random.next() % UInt64(Self.wordBytes.count))]
         }
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
 }
 

@@ -111,7 +111,7 @@ extension SchemaGenerator {
             }
             // A NULL rowid alias is given a new rowid by SQLite: no NULL for it, nor for a WITHOUT ROWID key.
             let key = (column["pk"] as Int) > 0 && (rowidAlias || object?.withoutRowID == true)
-            var plan = ColumnPlan(
+            let plan = ColumnPlan(
                 name: name, role: role, notNull: (column["notnull"] as Int) == 1 || key,
                 statistics: stats, affinity: affinity)
             plan.link = link
@@ -125,6 +125,9 @@ extension SchemaGenerator {
                 &tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db)
         }
         // Looked up once here, not for every row.
+        for index in tablePlan.columns.indices where tablePlan.columns[index].isFree {
+            tablePlan.columns[index].edgeValues = EdgeValues.admissible(tablePlan.columns[index])
+        }
         for (group, reference) in references.enumerated() {
             reference.indices = reference.columns.map { column in
                 plans.firstIndex { $0.name.lowercased() == column.lowercased() } ?? -1
