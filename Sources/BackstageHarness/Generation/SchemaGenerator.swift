@@ -426,20 +426,19 @@ public struct SchemaGenerator: Sendable {
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
         let sql =
             "INSERT INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
-        let statement = try db.makeStatement(sql: sql)
-        statement.setUncheckedArguments(StatementArguments())  // values are bound row by row, in insert
+        let statement = try db.makeStatement(sql: sql)  // bound and stepped row by row, in insert
         var random = SeededRandom(seed: seed ^ stableHash(table) ^ UInt64(numbers.lowerBound) &* 0x2545_F491_4F6C_DD1D)
         let rtree =
             isVirtual && (schema.objects.first { $0.name == table }?.sql.uppercased().contains("USING RTREE") ?? false)
         let memory = RepairMemory()
         var inserted = 0, failedInARow = 0
         var failure: GeneratorError?
+        let capacity = plan.capacity
         for row in numbers {
-            if let capacity = plan.capacity, row - 1 >= capacity { break }
+            if let capacity, row - 1 >= capacity { break }
             // A constraint no repair meets: 64 rows refused in a row end the table (fast, and named).
             if failedInARow >= 64 { break }
-            var values: [DatabaseValue] = []
-            values.reserveCapacity(plans.count)
+            let values: [DatabaseValue]
             if rtree {
                 values = rtreeRow(row, dimensions: (plans.count - 1) / 2, random: &random)
             } else {
