@@ -110,6 +110,8 @@ struct ValueMaker {
     var external: ExternalDataWriter?
     /// Edge values (``EdgeValues``) in the rows that carry them; off for the repair of a row.
     var edges = true
+    /// Whether some table's foreign keys may name no parent row (shared by copies).
+    let keys = KeyLedger()
 
     func value(_ plan: ColumnPlan, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
         switch plan.role {
@@ -204,6 +206,12 @@ struct ValueMaker {
         }
         return String(decoding: text, as: UTF8.self)
     }
+}
+
+/// Set once a table's rows were given a foreign key that may name no parent row
+/// (``TablePlan/keysHold``): the store's keys are then checked and repaired.
+final class KeyLedger {
+    var unsure = false
 }
 
 /// Writes Core Data external data: a file named by a UUID in `.Name_SUPPORT/_EXTERNAL_DATA`, and
