@@ -27,7 +27,9 @@ final class ColumnPlan {
     let nameHash: UInt64
     var role: Role
     var notNull: Bool
-    var statistics: ColumnStatistics
+    let statistics: ColumnStatistics
+    /// Its numbers, without the names: read per value without retaining a string.
+    let shape: Shape
     /// The affinity of the declared type, used when the capture saw no value.
     var affinity: Affinity
     /// For a column of a foreign key: which reference of the table plan, and which of its columns.
@@ -45,7 +47,22 @@ final class ColumnPlan {
         self.role = role
         self.notNull = notNull
         self.statistics = statistics
+        self.shape = Shape(statistics)
         self.affinity = affinity
+    }
+
+    /// The numbers of ``ColumnStatistics`` a value is drawn from.
+    struct Shape {
+        let nullFraction, integerFraction, realFraction, textFraction, blobFraction: Double
+        let averageBytes, distinctRatio, externalFraction: Double
+        let maxBytes, integerBits: Int
+
+        init(_ s: ColumnStatistics) {
+            (nullFraction, integerFraction, realFraction) = (s.nullFraction, s.integerFraction, s.realFraction)
+            (textFraction, blobFraction, averageBytes) = (s.textFraction, s.blobFraction, s.averageBytes)
+            (distinctRatio, externalFraction) = (s.distinctRatio, s.externalFraction)
+            (maxBytes, integerBits) = (s.maxBytes, s.integerBits)
+        }
     }
 
     var isRowNumber: Bool {
@@ -118,7 +135,7 @@ struct ValueMaker {
         case .rowNumber:
             return row.databaseValue
         case .reference(let parentRows):
-            if !plan.notNull && random.unit() < plan.statistics.nullFraction { return .null }
+            if !plan.notNull && random.unit() < plan.shape.nullFraction { return .null }
             return parentRows == 0
                 ? (plan.notNull ? 0.databaseValue : .null) : Int(1 + random.next() % UInt64(parentRows)).databaseValue
         case .entity(let ids):
@@ -136,7 +153,7 @@ struct ValueMaker {
     private func statistical(
         _ plan: ColumnPlan, unique: Bool, row: Int, rows: Int, random: inout SeededRandom
     ) throws -> DatabaseValue {
-        let s = plan.statistics
+        let s = plan.shape
         var pick = random.unit()
         if !plan.notNull && !unique {
             if pick < s.nullFraction { return .null }
@@ -187,7 +204,7 @@ struct ValueMaker {
     }
 
     /// A size around the measured average, within what was seen.
-    private func size(_ s: ColumnStatistics, _ random: inout SeededRandom) -> Int {
+    private func size(_ s: ColumnPlan.Shape, _ random: inout SeededRandom) -> Int {
         let average = max(s.averageBytes, 8)
         let drawn = Int(average * (0.5 + random.unit()))
         return s.maxBytes > 0 ? min(drawn, max(s.maxBytes, 8)) : drawn
