@@ -4,7 +4,10 @@ import GRDB
 
 /// How one column's values are made: its role in the table (key, reference, Core Data bookkeeping)
 /// and, for the rest, the kinds, sizes and cardinality the capture measured.
-struct ColumnPlan {
+///
+/// A class: a row reads every column's plan, and copying a struct of strings, arrays and
+/// statistics per value retained each of them (a sixth of a generation in retains and releases).
+final class ColumnPlan {
     enum Role {
         /// The rowid alias or a key column: the row number, distinct by construction.
         case rowNumber
@@ -18,10 +21,14 @@ struct ColumnPlan {
         case statistics(unique: Bool)
     }
 
-    var name: String
+    let name: String
+    /// ``stableHash(_:)`` of the name, which seeds every drawn value: hashed once, not per value.
+    let nameHash: UInt64
     var role: Role
     var notNull: Bool
-    var statistics: ColumnStatistics
+    let statistics: ColumnStatistics
+    /// Its numbers, without the names: read per value without retaining a string.
+    let shape: Shape
     /// The affinity of the declared type, used when the capture saw no value.
     var affinity: Affinity
     /// For a column of a foreign key: which reference of the table plan, and which of its columns.
@@ -30,13 +37,31 @@ struct ColumnPlan {
     var domain: ColumnDomain?
     /// Values must differ row to row (the column stands for a `UNIQUE` group).
     var distinct = false
+    /// ``EdgeValues/admissible(_:)`` once the plan is complete (nil: worked out at each use).
+    var edgeValues: [DatabaseValue]?
 
     init(name: String, role: Role, notNull: Bool, statistics: ColumnStatistics, affinity: Affinity) {
         self.name = name
+        self.nameHash = stableHash(name)
         self.role = role
         self.notNull = notNull
         self.statistics = statistics
+        self.shape = Shape(statistics)
         self.affinity = affinity
+    }
+
+    /// The numbers of ``ColumnStatistics`` a value is drawn from.
+    struct Shape {
+        let nullFraction, integerFraction, realFraction, textFraction, blobFraction: Double
+        let averageBytes, distinctRatio, externalFraction: Double
+        let maxBytes, integerBits: Int
+
+        init(_ s: ColumnStatistics) {
+            (nullFraction, integerFraction, realFraction) = (s.nullFraction, s.integerFraction, s.realFraction)
+            (textFraction, blobFraction, averageBytes) = (s.textFraction, s.blobFraction, s.averageBytes)
+            (distinctRatio, externalFraction) = (s.distinctRatio, s.externalFraction)
+            (maxBytes, integerBits) = (s.maxBytes, s.integerBits)
+        }
     }
 
     var isRowNumber: Bool {
@@ -101,13 +126,15 @@ struct ValueMaker {
     var external: ExternalDataWriter?
     /// Edge values (``EdgeValues``) in the rows that carry them; off for the repair of a row.
     var edges = true
+    /// Whether some table's foreign keys may name no parent row (shared by copies).
+    let keys = KeyLedger()
 
     func value(_ plan: ColumnPlan, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
         switch plan.role {
         case .rowNumber:
             return row.databaseValue
         case .reference(let parentRows):
-            if !plan.notNull && random.unit() < plan.statistics.nullFraction { return .null }
+            if !plan.notNull && random.unit() < plan.shape.nullFraction { return .null }
             return parentRows == 0
                 ? (plan.notNull ? 0.databaseValue : .null) : Int(1 + random.next() % UInt64(parentRows)).databaseValue
         case .entity(let ids):
@@ -125,25 +152,28 @@ struct ValueMaker {
     private func statistical(
         _ plan: ColumnPlan, unique: Bool, row: Int, rows: Int, random: inout SeededRandom
     ) throws -> DatabaseValue {
-        let s = plan.statistics
+        let s = plan.shape
         var pick = random.unit()
         if !plan.notNull && !unique {
             if pick < s.nullFraction { return .null }
             pick -= s.nullFraction
         }
-        let kinds: [(Double, ColumnPlan.Affinity)] = [
-            (s.integerFraction, .integer), (s.realFraction, .real), (s.textFraction, .text), (s.blobFraction, .blob),
-        ]
-        let measured = kinds.reduce(0) { $0 + $1.0 }
+        let measured = s.integerFraction + s.realFraction + s.textFraction + s.blobFraction
         var kind = plan.affinity == .numeric ? .integer : plan.affinity
         if measured > 0 {
             // Rescale over the non-null kinds (a NOT NULL column never draws NULL).
             var target = pick / max(1 - (plan.notNull || unique ? 0 : s.nullFraction), 1e-9) * measured
-            for (share, candidate) in kinds where share > 0 {
+            // The kinds in turn, without an array per value: true once `target` falls in one.
+            func lands(_ share: Double, _ candidate: ColumnPlan.Affinity) -> Bool {
+                guard share > 0 else { return false }
                 kind = candidate
-                if target < share { break }
+                if target < share { return true }
                 target -= share
+                return false
             }
+            _ =
+                lands(s.integerFraction, .integer) || lands(s.realFraction, .real) || lands(s.textFraction, .text)
+                || lands(s.blobFraction, .blob)
         }
         // Few distinct values (flags, states, enumerations): draw from a small pool; else from the row.
         let poolSize = unique ? rows : max(1, Int((s.distinctRatio * Double(max(rows, 1))).rounded()))
@@ -152,7 +182,7 @@ struct ValueMaker {
             ? row
             : (poolSize >= rows
                 ? Int(random.next() % UInt64(max(rows, 1) * 4 + 1)) : Int(random.next() % UInt64(poolSize)))
-        var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ stableHash(plan.name))
+        var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ plan.nameHash)
         switch kind {
         case .integer, .numeric:
             let bits = max(1, min(62, s.integerBits == 0 ? 16 : s.integerBits))
@@ -173,19 +203,31 @@ struct ValueMaker {
     }
 
     /// A size around the measured average, within what was seen.
-    private func size(_ s: ColumnStatistics, _ random: inout SeededRandom) -> Int {
+    private func size(_ s: ColumnPlan.Shape, _ random: inout SeededRandom) -> Int {
         let average = max(s.averageBytes, 8)
         let drawn = Int(average * (0.5 + random.unit()))
         return s.maxBytes > 0 ? min(drawn, max(s.maxBytes, 8)) : drawn
     }
 
+    /// ``words`` in UTF-8, each with its trailing space.
+    private static let wordBytes = words.map { Array(($0 + " ").utf8) }
+
     private func text(bytes: Int, unique: Int?, random: inout SeededRandom) -> String {
-        var text = unique.map { "\($0) " } ?? ""
-        while text.utf8.count < bytes {
-            text += Self.words[Int(random.next() % UInt64(Self.words.count))] + " "
+        // Built as bytes, one allocation: appending words to a String was a tenth of a generation.
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes + 16)
+        if let unique { text += "\(unique) ".utf8 }
+        while text.count < bytes {
+            text += Self.wordBytes[Int(random.next() % UInt64(Self.wordBytes.count))]
         }
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
+}
+
+/// Set once a table's rows were given a foreign key that may name no parent row
+/// (``TablePlan/keysHold``): the store's keys are then checked and repaired.
+final class KeyLedger {
+    var unsure = false
 }
 
 /// Writes Core Data external data: a file named by a UUID in `.Name_SUPPORT/_EXTERNAL_DATA`, and

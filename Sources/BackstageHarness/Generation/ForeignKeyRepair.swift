@@ -52,9 +52,15 @@ extension SchemaGenerator {
         }
         guard to.count == from.count else { return ([], []) }
         let columns = to.map(\.quotedSQLIdentifier).joined(separator: ", ")
-        let tuples = try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(parent.quotedSQLIdentifier) LIMIT 10000").map {
-            Array($0.databaseValues)
-        }
+        // Keys whose text holds a NUL (an edge value) read as the text before it, which names no
+        // row: a repair given one left the key dangling.
+        let whole = to.map {
+            "NOT (typeof(\($0.quotedSQLIdentifier)) = 'text' AND "
+                + "instr(CAST(\($0.quotedSQLIdentifier) AS BLOB), x'00') > 0)"
+        }.joined(separator: " AND ")
+        let tuples = try Row.fetchAll(
+            db, sql: "SELECT \(columns) FROM \(parent.quotedSQLIdentifier) WHERE \(whole) LIMIT 10000"
+        ).map { Array($0.databaseValues) }
         return (from, tuples.filter { !$0.contains(where: \.isNull) })
     }
 }

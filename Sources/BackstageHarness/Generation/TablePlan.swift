@@ -17,6 +17,12 @@ final class ReferencePlan {
     var enumerated: Int?
     /// How often it is NULL (its first column's captured share).
     var nullShare = 0.1
+    /// Every key it is given names a parent row by construction: a declared key, to the parent's
+    /// primary key or a unique index, of the same affinity, a self-reference only to keys the
+    /// repair of a row never changes. False: `PRAGMA foreign_key_check` must look.
+    var sound = false
+    /// A row kept a drawn value in one of its NOT NULL columns (no parent row to take a key from).
+    var madeUp = false
 
     init(parent: String, columns: [String], tuples: [[DatabaseValue]], ownColumns: [Int]?, nullable: Bool) {
         self.parent = parent
@@ -40,6 +46,11 @@ struct TablePlan {
     /// list of values (its index in `columns`).
     var enumeration: [(part: Part, size: Int)]
     var checks: [CheckConstraint]
+    /// Every declared foreign key has a ``ReferencePlan`` (none was left out as unreadable).
+    var keysPlanned = true
+
+    /// Whether each row's foreign keys name real parent rows by construction.
+    var keysHold: Bool { keysPlanned && references.allSatisfy { $0.sound && !$0.madeUp } }
 
     enum Part { case reference(Int), column(Int) }
 
@@ -78,7 +89,9 @@ extension SchemaGenerator {
         let rowidAlias =
             keys.count == 1 && (keys[0]["type"] as String? ?? "").uppercased() == "INTEGER"
             && object?.withoutRowID != true && isTable
-        let references = isTable ? try referencePlans(table, names: names, columns: columns, in: db) : []
+        var keysPlanned = true
+        let references =
+            isTable ? try referencePlans(table, names: names, columns: columns, planned: &keysPlanned, in: db) : []
         let referenced = Dictionary(
             references.enumerated().flatMap { group, reference in
                 reference.columns.enumerated().map { ($0.element.lowercased(), (group, $0.offset)) }
@@ -110,7 +123,7 @@ extension SchemaGenerator {
             }
             // A NULL rowid alias is given a new rowid by SQLite: no NULL for it, nor for a WITHOUT ROWID key.
             let key = (column["pk"] as Int) > 0 && (rowidAlias || object?.withoutRowID == true)
-            var plan = ColumnPlan(
+            let plan = ColumnPlan(
                 name: name, role: role, notNull: (column["notnull"] as Int) == 1 || key,
                 statistics: stats, affinity: affinity)
             plan.link = link
@@ -119,11 +132,15 @@ extension SchemaGenerator {
             plans.append(plan)
         }
         var tablePlan = TablePlan(columns: plans, references: references, enumeration: [], checks: parsed.0)
+        tablePlan.keysPlanned = keysPlanned
         if isTable {
             try planUniqueness(
                 &tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db)
         }
         // Looked up once here, not for every row.
+        for index in tablePlan.columns.indices where tablePlan.columns[index].isFree {
+            tablePlan.columns[index].edgeValues = EdgeValues.admissible(tablePlan.columns[index])
+        }
         for (group, reference) in references.enumerated() {
             reference.indices = reference.columns.map { column in
                 plans.firstIndex { $0.name.lowercased() == column.lowercased() } ?? -1
@@ -133,13 +150,19 @@ extension SchemaGenerator {
             }
             reference.nullShare =
                 reference.indices.first.flatMap { $0 >= 0 ? plans[$0].statistics.nullFraction : nil } ?? 0.1
+            // A column it does not write, or a self-reference to a value a repair may redraw: unsure.
+            if reference.indices.contains(-1)
+                || (reference.ownColumns ?? []).contains(where: { $0 < 0 || !plans[$0].isRowNumber })
+            {
+                reference.sound = false
+            }
         }
         return tablePlan
     }
 
     /// Each declared foreign key with the tuples of its parent's rows.
     private func referencePlans(
-        _ table: String, names: [String], columns: [Row], in db: Database
+        _ table: String, names: [String], columns: [Row], planned: inout Bool, in db: Database
     ) throws -> [ReferencePlan] {
         let rows = try Row.fetchAll(
             db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
@@ -152,6 +175,7 @@ extension SchemaGenerator {
             grouped[grouped.count - 1].from.append(row["from"])
             grouped[grouped.count - 1].to.append(row["to"])
         }
+        let declaredCount = grouped.count
         let declared = Set(grouped.flatMap(\.from).map { $0.lowercased() })
         for implicit in triggerReferences(of: table)
         where !declared.contains(implicit.column.lowercased())
@@ -161,19 +185,26 @@ extension SchemaGenerator {
             grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn]))
         }
         var plans: [ReferencePlan] = []
-        for group in grouped {
+        for (number, group) in grouped.enumerated() {
+            planned = planned && number < declaredCount  // (the others: only the triggers enforce them)
             guard
                 let parent = try String.fetchOne(
                     db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                     arguments: [group.parent])
-            else { continue }
+            else {
+                planned = false
+                continue
+            }
             var to = group.to.compactMap { $0 }
             if to.count != group.from.count {
                 to = try String.fetchAll(
                     db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent])
                 if to.isEmpty { to = ["rowid"] }
             }
-            guard to.count == group.from.count else { continue }
+            guard to.count == group.from.count else {
+                planned = false
+                continue
+            }
             let selfReference = parent.lowercased() == table.lowercased()
             let tuples = try Row.fetchAll(
                 db,
@@ -188,10 +219,66 @@ extension SchemaGenerator {
                     ($0["notnull"] as Int) == 0
                 } ?? true
             }
-            plans.append(
-                ReferencePlan(parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable))
+            let plan = ReferencePlan(
+                parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable)
+            plan.sound =
+                try number < declaredCount && keyIsUnique(parent, columns: to, in: db)
+                && sameAffinity(table, group.from, parent, to, in: db) && keysRead(parent, to, in: db)
+            plans.append(plan)
         }
         return plans
+    }
+
+    /// Whether `columns` of `parent` are its primary key or a unique index's columns (else
+    /// SQLite reports a "foreign key mismatch" rather than checking the key).
+    private func keyIsUnique(_ parent: String, columns: [String], in db: Database) throws -> Bool {
+        let wanted = Set(columns.map { $0.lowercased() })
+        let key = try String.fetchAll(
+            db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0", arguments: [parent])
+        if Set(key.map { $0.lowercased() }) == wanted { return true }
+        for index in try String.fetchAll(
+            db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0", arguments: [parent])
+        {
+            let members = try String.fetchAll(
+                db, sql: "SELECT name FROM pragma_index_info(?) WHERE name IS NOT NULL", arguments: [index])
+            if Set(members.map { $0.lowercased() }) == wanted && members.count == columns.count { return true }
+        }
+        return false
+    }
+
+    /// Whether the parent's keys were read whole: text holding a NUL (an edge value) reads as
+    /// the text before it, a key no parent row holds.
+    private func keysRead(_ parent: String, _ columns: [String], in db: Database) throws -> Bool {
+        for column in columns where column.lowercased() != "rowid" {
+            let name = column.quotedSQLIdentifier
+            let sql =
+                "SELECT EXISTS (SELECT 1 FROM \(parent.quotedSQLIdentifier) "
+                + "WHERE typeof(\(name)) = 'text' AND instr(CAST(\(name) AS BLOB), x'00') > 0)"
+            if try Bool.fetchOne(db, sql: sql) == true { return false }
+        }
+        return true
+    }
+
+    /// Whether each child column has the affinity of the parent column it takes its values from
+    /// (a key copied into another affinity may be converted, and then name no parent row).
+    private func sameAffinity(
+        _ table: String, _ from: [String], _ parent: String, _ to: [String], in db: Database
+    ) throws -> Bool {
+        func types(_ table: String) throws -> [String: String] {
+            Dictionary(
+                try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?)", arguments: [table]).map {
+                    (($0["name"] as String).lowercased(), ($0["type"] as String? ?? "").uppercased())
+                }, uniquingKeysWith: { first, _ in first })
+        }
+        let child = try types(table), parents = try types(parent)
+        return zip(from, to).allSatisfy { own, key in
+            guard let mine = child[own.lowercased()] else { return false }
+            // The implicit rowid of a parent without a declared one is an integer.
+            guard let theirs = parents[key.lowercased()] ?? (key.lowercased() == "rowid" ? "INTEGER" : nil) else {
+                return false
+            }
+            return mine == theirs || ColumnPlan.affinity(of: mine) == ColumnPlan.affinity(of: theirs)
+        }
     }
 
     /// References a `RAISE` trigger enforces instead of a declared foreign key (`SELECT RAISE(ABORT,
