@@ -91,7 +91,8 @@ final class ZipEntryEncoder {
             header.compressed = header.method == 0 ? size : 0
             try append(header.local(), flush: flush)
             let start = emitted + Int64(filled)
-            header.crc = try content(item, source: source, size: size, stored: header.method == 0, buffer: buffer,
+            header.crc = try content(
+                item, source: source, size: size, stored: header.method == 0, buffer: buffer,
                 fileSystem: fileSystem, flush: flush, chunkRead: chunkRead)
             header.compressed = emitted + Int64(filled) - start
             try append(header.descriptor(), flush: flush)
@@ -186,10 +187,11 @@ final class ZipEntryEncoder {
         defer { close(fd) }
         let block = Int64(stage.count)
         for (number, offset) in [0, (size / 2 / block) * block, max(0, size - block)].enumerated() {
-            if number > 0 && offset < block { continue }  // a small file: its first block is the whole
+            if number > 0 && offset < block { continue }  // under two blocks: the first stands for the file
             let count = pread(fd, stage.baseAddress, Int(min(block, size - offset)), off_t(offset))
             guard count >= 4096 else { return false }
-            let sample = UnsafeBufferPointer(start: stage.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
+            let sample = UnsafeBufferPointer(
+                start: stage.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)
             if number == 0 && Self.isCompressedFormat(sample) { return true }
             if !CompressionProbe.isIncompressible(sample) { return false }
         }
