@@ -6,9 +6,9 @@ import Foundation
 /// stored when deflate would not shrink it). The entry that comes next in the archive goes
 /// straight to the file as it is made; the others are held until their turn: in memory up to a
 /// budget (8 MiB per worker beyond the first), then in a nameless scratch file beside the archive
-/// (up to 256 MiB per worker beyond the first), past which their worker waits. Backstage puts the
-/// entries in order, and the central directory records with the offsets the entries have in the
-/// archive (``ZipDirectory``).
+/// (up to 256 MiB per worker beyond the first; never a stored entry, which costs a copy), past
+/// which their worker waits. Backstage puts the entries in order, and the central directory
+/// records with the offsets the entries have in the archive (``ZipDirectory``).
 ///
 /// Entries are written in the order given and each entry's bytes do not depend on which worker
 /// wrote it, so the archive is the same whatever the number of workers. A single large file is
@@ -169,7 +169,7 @@ struct ParallelZip {
                 while let index = take() {
                     try encoder.write(
                         items[index], index: index, buffer: buffer, fileSystem: fileSystem,
-                        emit: { try self.emit(index, $0) }, chunkRead: { self.read($0) })
+                        emit: { try self.emit(index, $0, spilling: !encoder.isStoring) }, chunkRead: { self.read($0) })
                     try finish(index)
                 }
                 condition.lock()
@@ -195,9 +195,9 @@ struct ParallelZip {
             condition.unlock()
         }
 
-        /// The next bytes of entry `index`: to the file if it is its turn, else held (waiting
-        /// while the budget is spent).
-        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        /// The next bytes of entry `index`: to the file if it is its turn, else held (in memory,
+        /// then in the scratch file when `spilling`, then waiting while the budgets are spent).
+        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer, spilling: Bool) throws {
             condition.lock()
             while true {
                 if let failure {
@@ -221,7 +221,7 @@ struct ParallelZip {
                     condition.unlock()
                     return
                 }
-                if spill.hasRoom(for: bytes.count) {
+                if spilling && spill.hasRoom(for: bytes.count) {
                     // Under the lock: the region is not reused until every spilled byte is written out.
                     do {
                         try spill.append(bytes, to: &held[index, default: []])

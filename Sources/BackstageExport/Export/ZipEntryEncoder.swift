@@ -31,6 +31,9 @@ final class ZipEntryEncoder {
     private var filled = 0
     /// Bytes of the current entry handed to `emit` so far.
     private var emitted: Int64 = 0
+    /// True while the entry being written is stored: its bytes cost a copy, not compression, so
+    /// they wait for their turn in memory rather than go through the scratch file (two copies more).
+    private(set) var isStoring = false
     /// Every entry's central directory record, one after the other, their offsets 0.
     private(set) var directory: [UInt8] = []
     /// The entries whose records ``directory`` holds, in its order.
@@ -87,6 +90,8 @@ final class ZipEntryEncoder {
             try append(bytes, flush: flush)
         case .file(let source, let size):
             header.method = level == 0 || isIncompressible(source, size: size) ? 0 : 8
+            isStoring = header.method == 0
+            defer { isStoring = false }
             header.uncompressed = size
             header.compressed = header.method == 0 ? size : 0
             try append(header.local(), flush: flush)
