@@ -2,13 +2,13 @@ import Backstage
 import Foundation
 
 /// A zip written by several workers at once: the entries of a zip are independent, so each
-/// worker takes the next entry in order and has its own libarchive zip writer compress it. The
-/// entry that comes next in the archive goes straight to the file as libarchive produces it;
-/// the others are held until their turn: in memory up to a budget (8 MiB per worker beyond the
-/// first), then in a nameless scratch file beside the archive (up to 256 MiB per worker beyond
-/// the first), past which their worker waits. libarchive writes every entry's bytes (local header,
-/// data, data descriptor) and every central directory record; Backstage puts the entries in
-/// order, and the records with the offsets the entries have in the archive (``ZipDirectory``).
+/// worker takes the next entry in order and compresses it (``ZipEntryEncoder``: deflated, or
+/// stored when deflate would not shrink it). The entry that comes next in the archive goes
+/// straight to the file as it is made; the others are held until their turn: in memory up to a
+/// budget (8 MiB per worker beyond the first), then in a nameless scratch file beside the archive
+/// (up to 256 MiB per worker beyond the first; never a stored entry, which costs a copy), past
+/// which their worker waits. Backstage puts the entries in order, and the central directory
+/// records with the offsets the entries have in the archive (``ZipDirectory``).
 ///
 /// Entries are written in the order given and each entry's bytes do not depend on which worker
 /// wrote it, so the archive is the same whatever the number of workers. A single large file is
@@ -105,7 +105,7 @@ struct ParallelZip {
         private let condition = NSCondition()
         private var nextToTake = 0
         private var head = 0
-        /// The bytes of entries waiting for their turn, in order: as libarchive gave them (no
+        /// The bytes of entries waiting for their turn, in order: as the workers gave them (no
         /// doubling growth), or where they were spilled.
         private var held: [Int: [Held]] = [:]
         /// The bytes held in memory.
@@ -166,32 +166,16 @@ struct ParallelZip {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
             defer { buffer.deallocate() }
             do {
-                try withUTF8Locale {
-                    // A writer per 1,024 entries: libarchive keeps a writer's central directory in
-                    // memory until it closes, and Backstage keeps one copy of it.
-                    var next = take()
-                    while next != nil {
-                        let sink = EntrySink(schedule: self)
-                        let writer = try ArchiveWriter(
-                            sink: sink, format: .zip, level: level, archivePath: output.archivePath)
-                        var mine: [Int] = []
-                        while let index = next, mine.count < 1_024 {
-                            let item = items[index]
-                            sink.begin(index, modified: item.modified)
-                            try writer.write(item, buffer: buffer, fileSystem: fileSystem) { self.read($0) }
-                            try writer.finishEntry(item.path)
-                            try finish(index)
-                            mine.append(index)
-                            next = take()
-                        }
-                        // A record is 46 bytes, the name, and libarchive's extra fields (UT, ux: 24 bytes).
-                        sink.collectDirectory(estimate: mine.reduce(22) { $0 + 46 + items[$1].path.utf8.count + 32 })
-                        try writer.close()
-                        condition.lock()
-                        directories.append((mine, sink.directory))
-                        condition.unlock()
-                    }
+                let encoder = try ZipEntryEncoder(level: level, archivePath: output.archivePath)
+                while let index = take() {
+                    try encoder.write(
+                        items[index], index: index, buffer: buffer, fileSystem: fileSystem,
+                        emit: { try self.emit(index, $0, spilling: !encoder.isStoring) }, chunkRead: { self.read($0) })
+                    try finish(index)
                 }
+                condition.lock()
+                directories.append((encoder.entries, encoder.directory))
+                condition.unlock()
             } catch {
                 fail(error)
             }
@@ -212,9 +196,9 @@ struct ParallelZip {
             condition.unlock()
         }
 
-        /// The next bytes of entry `index`: to the file if it is its turn, else held (waiting
-        /// while the budget is spent).
-        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        /// The next bytes of entry `index`: to the file if it is its turn, else held (in memory,
+        /// then in the scratch file when `spilling`, then waiting while the budgets are spent).
+        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer, spilling: Bool) throws {
             condition.lock()
             while true {
                 if let failure {
@@ -238,7 +222,7 @@ struct ParallelZip {
                     condition.unlock()
                     return
                 }
-                if spill.hasRoom(for: bytes.count) {
+                if spilling && spill.hasRoom(for: bytes.count) {
                     // Under the lock: the region is not reused until every spilled byte is written out.
                     do {
                         try spill.append(bytes, to: &held[index, default: []])
@@ -343,7 +327,7 @@ struct ParallelZip {
         func hasRoom(for count: Int) -> Bool { end + Int64(count) <= budget }
 
         /// Writes `bytes` at the end of the used region and records them in `chunks`: the last chunk
-        /// grows when it ends where they begin (libarchive hands over an entry in small pieces).
+        /// grows when it ends where they begin (a worker hands over an entry in pieces).
         func append(_ bytes: UnsafeRawBufferPointer, to chunks: inout [Held]) throws(FileSystemError) {
             let file: ScratchFile
             if let existing = self.file {
@@ -387,60 +371,6 @@ struct ParallelZip {
                 }
                 try output.write(UnsafeRawBufferPointer(rebasing: slice[0..<read]))
                 done += read
-            }
-        }
-    }
-
-    /// A worker's writer's bytes: an entry's go to the schedule, with the DOS date and time of its
-    /// local header in UTC; the central directory, at close, is kept.
-    final class EntrySink: ArchiveSink {
-        private let schedule: Schedule
-        private var entry = -1
-        private var seen = 0
-        private var stamp: [UInt8] = []
-        private var collecting = false
-        private(set) var directory: [UInt8] = []
-
-        init(schedule: Schedule) {
-            self.schedule = schedule
-        }
-
-        func begin(_ index: Int, modified: Int64) {
-            entry = index
-            seen = 0
-            stamp = ZipDirectory.dosTimestamp(modified)
-        }
-
-        /// From now on bytes are the writer's central directory: about `estimate` of them.
-        func collectDirectory(estimate: Int) {
-            collecting = true
-            directory.reserveCapacity(estimate)
-        }
-
-        func consume(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
-            if collecting {
-                directory.append(contentsOf: bytes)
-                return
-            }
-            do {
-                // Bytes 10..<14 of a local header: the DOS time and date.
-                if seen < 14 {
-                    var patched = [UInt8](bytes)
-                    for offset in 10..<14 where offset >= seen && offset - seen < patched.count {
-                        patched[offset - seen] = stamp[offset - 10]
-                    }
-                    seen += bytes.count
-                    try patched.withUnsafeBytes { try schedule.emit(entry, $0) }
-                } else {
-                    seen += bytes.count
-                    try schedule.emit(entry, bytes)
-                }
-            } catch let error as ArchiveError {
-                throw error
-            } catch {
-                // Another worker failed (or the export was cancelled): this one stops too.
-                throw ArchiveError(
-                    cause: .stopped, message: "stopped: \(error)", archivePath: schedule.output.archivePath)
             }
         }
     }

@@ -1,15 +1,13 @@
 import Foundation
 
-/// The central directory of a zip whose entries were written by several libarchive writers:
-/// each writer's own directory gives every field of its entries' records (names, sizes, CRCs,
-/// attributes, extra fields) but offsets in its own stream, and each writer's end record counts
-/// only its entries. This rebuilds the records with the offsets the entries have in the archive,
-/// a zip64 extra field wherever a size or an offset needs one, and the end records for the whole
-/// archive (zip64 ones when the archive needs them).
+/// The central directory of a zip whose entries were written by several workers: each worker's
+/// records (``ZipEntryEncoder``) give every field of its entries' records (names, sizes, CRCs,
+/// attributes, extra fields) but their offsets. This rebuilds the records with the offsets the
+/// entries have in the archive, a zip64 extra field wherever a size or an offset needs one, and
+/// the end records for the whole archive (zip64 ones when the archive needs them).
 ///
-/// It also writes every DOS date and time in UTC: libarchive writes them in the process's local
-/// time zone, so the same documents would give different bytes in Lisbon and in Tokyo. The `UT`
-/// extra field, which holds the real instant, is kept as libarchive wrote it.
+/// It writes every DOS date and time in UTC, so the same documents give the same bytes in Lisbon
+/// and in Tokyo. The `UT` extra field holds the real instant.
 struct ZipDirectory {
     /// Sizes and offsets from this value up are written in zip64 fields (tests lower it).
     var zip64Limit: UInt64 = 0xFFFF_FFFF
@@ -47,7 +45,7 @@ struct ZipDirectory {
             commentLength = Int(Self.u16(bytes, start + 32))
         let extraStart = start + 46 + nameLength, commentStart = extraStart + extraLength
         var compressed = UInt64(Self.u32(bytes, start + 20)), uncompressed = UInt64(Self.u32(bytes, start + 24))
-        // libarchive's extra fields but its zip64 one, whose sizes (those that overflowed, in this order) are kept.
+        // The extra fields but the zip64 one, whose sizes (those that overflowed, in this order) are kept.
         var others: [UInt8] = []
         var field = extraStart
         while field + 4 <= commentStart {

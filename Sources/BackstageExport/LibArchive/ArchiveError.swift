@@ -58,6 +58,8 @@ public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
         /// This part of the work stopped because another part failed or the export was cancelled;
         /// the failure reported is that other part's.
         case stopped
+        /// An option the caller gave is out of range (a zip compression level outside 0 to 9).
+        case invalidOption
     }
 
     /// Who failed.

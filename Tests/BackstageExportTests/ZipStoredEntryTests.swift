@@ -1,0 +1,102 @@
+import Backstage
+import BackstageExport
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// A zip stores what deflate cannot shrink, entry by entry: photos, videos and random bytes are
+/// copied (method 0) rather than deflated into something larger, text is deflated (method 8), and
+/// every entry comes back byte for byte, its CRC-32 right, whoever reads it.
+@Suite(.timeLimit(.minutes(2))) struct ZipStoredEntryTests {
+    static func noise(_ count: Int) -> Data {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func text(_ count: Int) -> Data {
+        let words = ["the", "notes", "of", "a", "journey", "to", "Lisbon", "and", "Porto", "by", "train"]
+        var out = Data()
+        var index = 0
+        while out.count < count {
+            out += Data((words[(index * 7 + index / 3) % words.count] + " ").utf8)
+            index += 1
+        }
+        return out.prefix(count)
+    }
+
+    static let files: [String: Data] = [
+        "Media/noise.bin": noise(600_000),
+        "Photos/beach.jpg": Data([0xFF, 0xD8, 0xFF, 0xE0]) + noise(300_000),
+        "Notes/journey.txt": text(400_000),
+        "Media/both.bin": noise(300_000) + text(300_000),
+        "Media/tiny.bin": noise(1_000),
+        "Notes/empty.txt": Data(),
+    ]
+
+    /// Each file entry's [method, CRC-32 the zip holds, CRC-32 of the bytes read back, size,
+    /// compressed size], as Python's zipfile reads the central directory and the entries.
+    static func entries(_ archive: URL) throws -> [String: [Int]] {
+        let script = """
+            import sys, zipfile, zlib, json
+            z = zipfile.ZipFile(sys.argv[1])
+            print(json.dumps({i.filename: [i.compress_type, i.CRC, zlib.crc32(z.read(i)), i.file_size, i.compress_size]
+                              for i in z.infolist() if not i.is_dir()}))
+            """
+        let result = try runProcess("/usr/bin/python3", ["-c", script, archive.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try JSONDecoder().decode([String: [Int]].self, from: Data(result.stdout.utf8))
+    }
+
+    static func exported(level: Int? = nil) async throws -> (TestContainer, URL, ExportReport) {
+        let app = try TestContainer()
+        for (path, data) in files { try app.writeDocument(path, data) }
+        let archive = app.root.appending(path: "documents.zip")
+        let report = try await Exporter(container: app.container).export(
+            to: archive, options: ExportOptions(format: .zip, level: level, threads: 2))
+        return (app, archive, report)
+    }
+
+    @Test func anIncompressibleEntryIsStoredAndTextIsDeflated() async throws {
+        let (app, archive, report) = try await Self.exported()
+        let entries = try Self.entries(archive)
+
+        #expect(entries["Media/noise.bin"]?[0] == 0, "random bytes stored")
+        #expect(entries["Photos/beach.jpg"]?[0] == 0, "a JPEG stored")
+        #expect(entries["Notes/journey.txt"]?[0] == 8, "text deflated")
+        #expect(entries["Media/both.bin"]?[0] == 8, "noise then text: deflated")
+        #expect(entries["Media/tiny.bin"]?[0] == 8, "too small to judge: deflated")
+        for (name, fields) in entries {
+            #expect(fields[1] == fields[2], "\(name): the CRC-32 in the zip is the bytes'")
+            #expect(fields[3] == Self.files[name]?.count, "\(name): its size")
+            if fields[0] == 0 { #expect(fields[4] == fields[3], "\(name): stored, as large as the file") }
+        }
+        // The noise half of the mixed file is stored inside the deflate stream, its text compressed.
+        let mixed = try #require(entries["Media/both.bin"])
+        #expect(mixed[4] < 300_000 + 3_000 + 300_000 / 4)
+        #expect(try readBack(archive, format: .zip).files == Self.files, "Python's zipfile reads every byte back")
+        #expect(try complaintsOfIndependentReaders(archive, format: .zip, entries: report.entries) == [])
+        withExtendedLifetime(app) {}  // its folder holds the archive
+    }
+
+    @Test func storedAndDeflatedEntriesComeBackThroughBackstageImport() async throws {
+        let (app, archive, _) = try await Self.exported()
+        let target = try TestContainer()
+
+        let result = try runProcess(backstageExecutable, ["import", archive.path, target.root.path])
+
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(snapshot(target.documents) == Self.files)
+        withExtendedLifetime(app) {}
+    }
+
+    /// Level 0 stores every entry, text too.
+    @Test func levelZeroStoresEveryEntry() async throws {
+        let (app, archive, _) = try await Self.exported(level: 0)
+        let entries = try Self.entries(archive)
+
+        #expect(entries.count == Self.files.count)
+        #expect(entries.values.allSatisfy { $0[0] == 0 && $0[1] == $0[2] })
+        #expect(try readBack(archive, format: .zip).files == Self.files)
+        withExtendedLifetime(app) {}
+    }
+}
