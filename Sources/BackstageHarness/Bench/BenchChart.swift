@@ -35,10 +35,13 @@ public enum BenchChart {
     }
 
     public static func svg(
-        _ report: BenchReport, title: String = "Backstage: time against data size, per job"
+        _ full: BenchReport, title: String = "Backstage: time against data size, per job"
     )
         -> String
     {
+        // The warm runs (the table has the cold ones too), and only what was measured at a size.
+        var report = full
+        report.results = full.results.filter { $0.cache == .warm && $0.bytes > 0 }
         let points = report.results.filter { $0.seconds > 0 && $0.bytes > 0 }
         var jobs: [(name: String, cases: [String])] = []
         for result in report.results where result.kind == .backstage {
@@ -88,7 +91,8 @@ public enum BenchChart {
             ? "one run per point"
             : "median of \(report.runsPerCase) runs" + (spread ? ", whiskers from the fastest to the slowest" : "")
         let footer = [
-            "ratio = Backstage's time ÷ the baseline's, at the largest size measured; solid: Backstage, dashed: its baselines",
+            "ratio = Backstage's time ÷ the baseline's, at the largest size measured, warm cache; "
+                + "solid: Backstage, dashed: its baselines",
             "\(report.machine), \(report.date.formatted(.iso8601.year().month().day())), \(runs)"
                 + (report.debugBuild == true ? "; a debug build: slower than a release build" : ""),
         ]
