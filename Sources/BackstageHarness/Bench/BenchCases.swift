@@ -25,12 +25,16 @@ extension BenchRunner {
                 Case(
                     name: Name.relocateCopy, kind: .backstage, bytes: bytes, baselines: [Name.durableMove],
                     prepare: { run in
-                        try Self.copy(data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes"))
+                        try Self.copy(
+                            data.container.appending(path: "Documents"), to: run.appending(path: "docs/Notes"))
                     }
                 ) { run in
                     (
                         backstage,
-                        ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--strategy", "copy"],
+                        [
+                            "relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--strategy",
+                            "copy",
+                        ],
                         [
                             "HOME": run.path, "XDG_DOCUMENTS_DIR": run.appending(path: "docs").path,
                             "XDG_DATA_HOME": shm + "/data", "XDG_CACHE_HOME": run.appending(path: "cache").path,
@@ -48,7 +52,8 @@ extension BenchRunner {
                             "-c",
                             "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\" "
                                 + "&& rm -rf \"$1\" \"$2\" && sync -f \"$(dirname \"$1\")\"",
-                            "sh", sqliteRun(run), run.appending(path: "c/Documents/.Notes_SUPPORT").path, shm + "/moved",
+                            "sh", sqliteRun(run), run.appending(path: "c/Documents/.Notes_SUPPORT").path,
+                            shm + "/moved",
                         ], nil
                     )
                 })
@@ -107,7 +112,10 @@ extension BenchRunner {
                 })
             // Import never creates the container it is given (a typo would make one): it exists.
             let folder: (String) -> (URL) throws -> Void = { name in
-                { run in try FileManager.default.createDirectory(at: run.appending(path: name), withIntermediateDirectories: true) }
+                { run in
+                    try FileManager.default.createDirectory(
+                        at: run.appending(path: name), withIntermediateDirectories: true)
+                }
             }
             cases.append(
                 Case(
@@ -117,7 +125,10 @@ extension BenchRunner {
             cases.append(
                 Case(name: "bsdtar -xf", kind: .baseline, bytes: bytes, prepare: folder("x")) { run in
                     let target = run.appending(path: "x").path
-                    return ("/bin/sh", ["-c", "bsdtar -xf \"$1\" -C \"$2\" && sync -f \"$2\"", "sh", data.archive.path, target], nil)
+                    return (
+                        "/bin/sh",
+                        ["-c", "bsdtar -xf \"$1\" -C \"$2\" && sync -f \"$2\"", "sh", data.archive.path, target], nil
+                    )
                 })
         }
         if which("pigz") != nil, which("tar") != nil {
@@ -172,7 +183,10 @@ extension BenchRunner {
             let source = data.tree.appending(path: "Documents").path
             return (
                 "/bin/sh",
-                ["-c", "cp -r --reflink=never \"$1\" \"$2\" && sync -f \"$2\"", "sh", source, run.appending(path: "copy").path],
+                [
+                    "-c", "cp -r --reflink=never \"$1\" \"$2\" && sync -f \"$2\"", "sh", source,
+                    run.appending(path: "copy").path,
+                ],
                 nil
             )
         }
@@ -221,7 +235,10 @@ extension BenchRunner {
             run in
             let store = run.appending(path: "c/Documents/Notes.sqlite").path
             // The script in the command's text (its SQL has no quote or `$`), so the report shows it.
-            return ("/bin/sh", ["-c", "\"$1\" \"$2\" \"\(Self.migrationShellScript)\" >/dev/null", "sh", sqlite3, store], nil)
+            return (
+                "/bin/sh", ["-c", "\"$1\" \"$2\" \"\(Self.migrationShellScript)\" >/dev/null", "sh", sqlite3, store],
+                nil
+            )
         }
         migrate.inputs = [data.container]
         shell.inputs = [data.container]
@@ -254,7 +271,10 @@ extension BenchRunner {
                     created.status == 0
                     ? try ChildProcess.run(
                         executable,
-                        ["catalog", "init", catalog.path, "--from", store, "--at", "documents/\(app).sqlite", "--app", app])
+                        [
+                            "catalog", "init", catalog.path, "--from", store, "--at", "documents/\(app).sqlite",
+                            "--app", app,
+                        ])
                     : created
                 guard captured.status == 0 else {
                     skipped.append("generation of \(schema.lastPathComponent): \(captured.stderr)")

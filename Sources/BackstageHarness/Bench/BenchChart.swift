@@ -29,9 +29,11 @@ public enum BenchChart {
         var series: [Series]
     }
 
-    /// The job a case belongs to: the first word of its name (`relocate · copy` → `relocate`).
+    /// The job a case belongs to: the first word of its name (`relocate · copy` → `relocate`); the
+    /// export of incompressible files has a panel of its own, beside its copy.
     static func job(of name: String) -> String {
-        String(name.split(whereSeparator: { $0 == " " || $0 == "·" }).first ?? Substring(name)).lowercased()
+        if name.hasSuffix("· incompressible") { return "export · incompressible" }
+        return String(name.split(whereSeparator: { $0 == " " || $0 == "·" }).first ?? Substring(name)).lowercased()
     }
 
     public static func svg(

@@ -152,7 +152,8 @@ struct BareLaunchCalls {
             return Array(location.filePath(in: container).utf8CString)
         }
         guard !folders.isEmpty else {
-            throw BenchError(message: "the launch record at \(path) stamps no folder: nothing to compare the check with")
+            throw BenchError(
+                message: "the launch record at \(path) stamps no folder: nothing to compare the check with")
         }
     }
 

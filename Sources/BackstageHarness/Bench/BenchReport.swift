@@ -241,7 +241,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
     func cells(_ row: Ratio) -> [String] {
         let inProcess = row.bytes == 0
         func time(_ seconds: Double) -> String {
-            inProcess ? String(format: "%.1f µs", seconds * 1e6) + (debugBuild == true ? " debug" : "") : self.time(seconds)
+            inProcess
+                ? String(format: "%.1f µs", seconds * 1e6) + (debugBuild == true ? " debug" : "") : self.time(seconds)
         }
         var ratio = inProcess ? String(format: "%.2f×", row.ratio) : Self.ratioText(row.seconds, row.baselineSeconds)
         if ratio != nil, row.high > row.low {

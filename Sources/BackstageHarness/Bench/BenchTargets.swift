@@ -3,9 +3,9 @@ import Foundation
 /// A performance target of Backstage's design, checked against the figures of one bench run.
 ///
 /// A target is a limit on a ratio measured in that run — Backstage's case against the baseline a
-/// user would pick instead, on the same data — or on a figure of Backstage's own (its peak memory,
-/// its launch check). Ratios are checked at the largest size both sides were measured at, where the
-/// start of a process (about 30 ms) no longer dominates; generation at every size from 200 MB.
+/// user would pick instead, on the same data, side by side — checked warm and cold, or on a figure
+/// of Backstage's own (its peak memory). Ratios are checked at the largest size the case and its
+/// baseline were measured at, where the start of a process (about 30 ms) no longer dominates.
 ///
 /// For example:
 ///
@@ -97,12 +97,14 @@ public struct BenchTarget: Sendable, Hashable, Codable {
                 .ratio(case: N.migrate, baseline: N.migrateShell), atMost: 1.1),
         ]
             + apps.map { app in
-                BenchTarget("generate \(app)", .ratio(case: N.generate(app), baseline: N.generateShell(app)), atMost: 1.2)
+                BenchTarget(
+                    "generate \(app)", .ratio(case: N.generate(app), baseline: N.generateShell(app)), atMost: 1.2)
             }
             + [
                 BenchTarget("export zip", .ratio(case: N.zip, baseline: N.bsdtarZip), atMost: 0.5),
                 BenchTarget(
-                    "export zip of incompressible files", .ratio(case: N.zipIncompressible, baseline: N.copyIncompressible),
+                    "export zip of incompressible files",
+                    .ratio(case: N.zipIncompressible, baseline: N.copyIncompressible),
                     atMost: 1.2),
                 BenchTarget("export tar.gz", .ratio(case: N.tarGz, baseline: N.pigz), atMost: 0.9),
                 BenchTarget("export tar.zst", .ratio(case: N.tarZst, baseline: N.zstd), atMost: 0.9),
@@ -132,7 +134,8 @@ public struct BenchTarget: Sendable, Hashable, Codable {
         /// "1.07×", or "1.07× (0.98–1.10)" with the spread over the runs.
         public var measuredWithSpread: String {
             guard let low, let high, high > low, value != nil else { return measured }
-            return measured + " (" + Self.format(low, target.measure).dropLast() + "–" + Self.format(high, target.measure) + ")"
+            return measured + " (" + Self.format(low, target.measure).dropLast() + "–"
+                + Self.format(high, target.measure) + ")"
         }
 
         /// "1.07×", "51 MB", "7.2 µs", or "not measured".
