@@ -73,7 +73,7 @@ public enum BenchChart {
                 if let last = line.points.last {
                     line.notes = report.ratios.filter { $0.name == name && $0.bytes == last.bytes }.compactMap {
                         ratio in
-                        guard let text = BenchReport.ratioText(ratio.seconds, ratio.baselineSeconds) else { return nil }
+                        guard let text = BenchReport.ratioText(ratio) else { return nil }
                         return "\(text) \(ratio.baseline)\(debug)"
                     }
                 }

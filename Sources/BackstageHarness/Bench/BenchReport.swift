@@ -244,7 +244,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
             inProcess
                 ? String(format: "%.1f µs", seconds * 1e6) + (debugBuild == true ? " debug" : "") : self.time(seconds)
         }
-        var ratio = inProcess ? String(format: "%.2f×", row.ratio) : Self.ratioText(row.seconds, row.baselineSeconds)
+        var ratio = Self.ratioText(row)
         if ratio != nil, row.high > row.low {
             ratio! += " (" + String(format: "%.2f–%.2f", row.low, row.high) + ")"
         }
@@ -335,6 +335,13 @@ public struct BenchReport: Sendable, Hashable, Codable {
     static func time(_ seconds: Double) -> String {
         seconds < 0.001
             ? "under 1 ms" : seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
+    }
+
+    /// A row's ratio, the median of its runs' ratios, as the targets state it: "0.95×"; nil when
+    /// either time was under 1 ms (a launch check, timed over many calls in process, always has one).
+    static func ratioText(_ row: Ratio) -> String? {
+        guard row.bytes == 0 || (row.seconds >= 0.001 && row.baselineSeconds >= 0.001) else { return nil }
+        return String(format: row.ratio >= 0.095 ? "%.2f×" : "%.2g×", row.ratio)
     }
 
     /// "2.00×", "0.0031×"; nil when either time was under 1 ms (no ratio of times too short to measure).
