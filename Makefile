@@ -55,10 +55,21 @@ bench-check: deps
 bench-thresholds: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update
 
-# The ratio table and chart of docs/performance.md: Backstage against its baselines, release build.
+# The targets of docs/performance.md: Backstage against its baselines, side by side, warm and cold
+# (cold takes root: drop_caches), PERF_RUNS runs, release build (bench refuses a debug one). Writes
+# docs/perf.svg, docs/perf.json and the Markdown table to docs/perf.md. About 30-40 minutes on
+# 2 cores; for a quick try: make perf PERF_SIZES=10MB PERF_MIGRATION_SIZE=10MB PERF_RUNS=1.
+PERF_SIZES ?= 10MB,200MB
+PERF_MIGRATION_SIZE ?= 1GB
+PERF_RUNS ?= 3
+PERF_SCHEMAS ?= $(wildcard ../shared/schemas/*.sql)
 perf: deps
 	$(SWIFT) build -c release --product backstage
-	$$($(SWIFT) build -c release --show-bin-path)/backstage bench --sizes 10MB,200MB,600MB,1GB --svg perf.svg --json perf.json --markdown
+	$$($(SWIFT) build -c release --show-bin-path)/backstage bench --sizes $(PERF_SIZES) \
+		--migration-size $(PERF_MIGRATION_SIZE) --runs $(PERF_RUNS) \
+		$(foreach schema,$(PERF_SCHEMAS),--generate-schema $(schema)) \
+		--svg docs/perf.svg --json docs/perf.json --markdown > docs/perf.md
+	@cat docs/perf.md
 
 # backstage(1), in mdoc, written by scripts/manual from the release `backstage`'s command tree
 # (its help text, with EXIT STATUS and ENVIRONMENT): .build/backstage.1. Read it with `man -l`.

@@ -7,17 +7,20 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure migration and export speed against the baselines, on the same data, in one run.",
         discussion: """
-            For each size: builds a v1 store of the sample app and a Documents tree of that size, then times, \
-            interleaved run by run, each case as a child process (wall clock and peak RSS) started after a sync with \
-            what it reads dropped from the page cache: relocation by rename \
-            and by copy to /dev/shm, `cp` + fsync, `sqlite3 .backup` (the backup API), `VACUUM INTO`, the naive row \
-            copy (the whole store read into memory and written anew, as migratePersistentStore does), a split \
-            against `VACUUM INTO`, export zip against bsdtar, tar.gz against GNU `tar -I pigz` and tar.zst against \
-            `tar -I 'zstd -T0'` (every baseline fsyncs what it writes), import against `bsdtar -xf`, \
-            and needsUpgrade in process. Prints medians, ratios to each baseline, peak RSS and the projected \
-            time at 1 GB and 10 GB against the launch budget, then the design's targets checked on the run's own \
-            figures (ratios at the largest size, generation from 200 MB, memory, the launch check; --json has them \
-            as "targets", each with "met").
+            For each size: builds a v1 store of the sample app, a Documents tree and a tree of incompressible \
+            files of that size, then times, interleaved run by run, each case as a child process (wall clock and \
+            peak RSS) beside its baseline, warm (its data just read into the page cache) and cold (every cache \
+            dropped before each run of either side: sync; echo 3 > /proc/sys/vm/drop_caches, which takes root; \
+            without it the report says "cold: not available" and why): relocation by rename, and by copy to \
+            /dev/shm against `cp` + fsync + `rm` + fsync of the source folder; a split against `VACUUM INTO` + \
+            fsync; a schema migration step against the sqlite3 shell running the same SQL with \
+            synchronous=FULL; export zip against bsdtar, and of the incompressible files against `cp` + fsync; \
+            tar.gz against GNU `tar -I pigz` and tar.zst against `tar -I 'zstd -T0'` (every baseline fsyncs what \
+            it writes); import against `bsdtar -xf`; fixture generation against the sqlite3 shell inserting the \
+            same rows; and needsUpgrade in process against the readlink and lstat calls it cannot avoid. Prints \
+            medians, ratios to each baseline with their spread over the runs, peak RSS and the projected time at \
+            1 GB and 10 GB against the launch budget, then the targets checked on the run's own figures, warm and \
+            cold, at the largest size (--json has them as "targets", each with "met").
 
             With --catalog DIR, or --from/--to: times that app's own upgrade chain instead, step by step at \
             each size, on a generated container of --from (default: its first version), with what the \
@@ -48,8 +51,14 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Comma-separated data sizes, such as 10MB,100MB,1GB.")
     var sizes = "10MB,100MB"
 
-    @Option(help: "Runs per case; the median is reported.")
+    @Option(help: "Runs per case; the median is reported, with the spread.")
     var runs = 3
+
+    @Option(help: "The size the schema migration step is timed at, such as 1GB (default: every size).")
+    var migrationSize: String?
+
+    @Option(help: "Which caches to time each case with: warm, cold, or warm,cold.")
+    var cache = "warm,cold"
 
     @Option(help: "Where to generate the data (default: a new temporary folder, removed afterwards).")
     var workspace: String?
@@ -79,6 +88,19 @@ struct Bench: AsyncParsableCommand {
             valueName: "dir"))
     var generateCatalogs: [String] = []
 
+    @Option(
+        name: .customLong("generate-schema"),
+        help: ArgumentHelp(
+            "Also time fixture generation for this SQL schema file against the sqlite3 shell (repeatable).",
+            valueName: "file.sql"))
+    var generateSchemas: [String] = []
+
+    var parsedCaches: [BenchCache]? {
+        let names = cache.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let caches = names.compactMap(BenchCache.init(rawValue:))
+        return caches.count == names.count && !caches.isEmpty ? caches : nil
+    }
+
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
 
     func validate() throws {
@@ -87,6 +109,10 @@ struct Bench: AsyncParsableCommand {
                 "--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
         }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
+        guard parsedCaches != nil else { throw ValidationError("--cache \(cache) is not warm, cold or warm,cold.") }
+        if let migrationSize, FixtureSpec.parseSize(migrationSize) == nil {
+            throw ValidationError("--migration-size \(migrationSize) is not a size: write it as 1GB or 600MB.")
+        }
         guard !BuildConfiguration.isDebug || allowDebug || replot != nil else {
             throw ValidationError(
                 """
@@ -114,6 +140,9 @@ struct Bench: AsyncParsableCommand {
         }
         var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs, workspace: folder)
         runner.generationCatalogs = try generateCatalogs.map { try CatalogFolder(at: URL(filePath: $0)) }
+        runner.generationSchemas = generateSchemas.map { URL(filePath: $0) }
+        runner.migrationSize = migrationSize.flatMap(FixtureSpec.parseSize)
+        runner.caches = parsedCaches ?? BenchCache.allCases
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
         var report = try runner.run()

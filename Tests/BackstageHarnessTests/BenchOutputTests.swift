@@ -103,7 +103,8 @@ private let mb: Int64 = 1_000_000
         let svg = BenchChart.svg(BenchTests.targetReport())
         #expect(
             !svg.contains(">1 GB</text>") && !svg.contains(">1 KB</text>"), "no empty decade past the sizes measured")
-        #expect(svg.contains("one run per point") && !svg.contains("median of 1 runs"))
+        let once = BenchChart.svg(Self.tinyReport())
+        #expect(once.contains("one run per point") && !once.contains("median of 1 runs"))
         // Each series of a panel has its own colour and marker.
         let split = svg.components(separatedBy: "data-job=\"split\"")[1].components(separatedBy: "</g>")[0]
         #expect(
@@ -121,7 +122,7 @@ private let mb: Int64 = 1_000_000
         let result = try runProcess(
             backstageExecutable, ["bench", "--replot", scratch.path + "/run.json", "--svg", svg, "--markdown"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("| 600 MB | split | 1.60 s |") && !result.stdout.contains("debug"))
+        #expect(result.stdout.contains("| 600 MB | warm | split | 1.60 s |") && !result.stdout.contains("debug"))
         #expect(try String(contentsOfFile: svg, encoding: .utf8) == BenchChart.svg(BenchTests.targetReport()))
         try Data("{}".utf8).write(to: scratch.url.appending(path: "other.json"))
         let refused = try runProcess(backstageExecutable, ["bench", "--replot", scratch.path + "/other.json"])

@@ -29,16 +29,21 @@ public enum BenchChart {
         var series: [Series]
     }
 
-    /// The job a case belongs to: the first word of its name (`relocate · copy` → `relocate`).
+    /// The job a case belongs to: the first word of its name (`relocate · copy` → `relocate`); the
+    /// export of incompressible files has a panel of its own, beside its copy.
     static func job(of name: String) -> String {
-        String(name.split(whereSeparator: { $0 == " " || $0 == "·" }).first ?? Substring(name)).lowercased()
+        if name.hasSuffix("· incompressible") { return "export · incompressible" }
+        return String(name.split(whereSeparator: { $0 == " " || $0 == "·" }).first ?? Substring(name)).lowercased()
     }
 
     public static func svg(
-        _ report: BenchReport, title: String = "Backstage: time against data size, per job"
+        _ full: BenchReport, title: String = "Backstage: time against data size, per job"
     )
         -> String
     {
+        // The warm runs (the table has the cold ones too), and only what was measured at a size.
+        var report = full
+        report.results = full.results.filter { $0.cache == .warm && $0.bytes > 0 }
         let points = report.results.filter { $0.seconds > 0 && $0.bytes > 0 }
         var jobs: [(name: String, cases: [String])] = []
         for result in report.results where result.kind == .backstage {
@@ -68,7 +73,7 @@ public enum BenchChart {
                 if let last = line.points.last {
                     line.notes = report.ratios.filter { $0.name == name && $0.bytes == last.bytes }.compactMap {
                         ratio in
-                        guard let text = BenchReport.ratioText(ratio.seconds, ratio.baselineSeconds) else { return nil }
+                        guard let text = BenchReport.ratioText(ratio) else { return nil }
                         return "\(text) \(ratio.baseline)\(debug)"
                     }
                 }
@@ -88,7 +93,8 @@ public enum BenchChart {
             ? "one run per point"
             : "median of \(report.runsPerCase) runs" + (spread ? ", whiskers from the fastest to the slowest" : "")
         let footer = [
-            "ratio = Backstage's time ÷ the baseline's, at the largest size measured; solid: Backstage, dashed: its baselines",
+            "ratio = Backstage's time ÷ the baseline's, at the largest size measured, warm cache; "
+                + "solid: Backstage, dashed: its baselines",
             "\(report.machine), \(report.date.formatted(.iso8601.year().month().day())), \(runs)"
                 + (report.debugBuild == true ? "; a debug build: slower than a release build" : ""),
         ]

@@ -17,10 +17,18 @@ public struct BenchResult: Sendable, Hashable, Codable {
     public var peakBytes: Int64
     /// For Backstage's cases: the baselines it is compared with.
     public var baselines: [String]
+    /// Whether each run started with its data in the page cache or after the cache was dropped.
+    public var cache: BenchCache
+    /// What was run, such as `"$1" "$2" "VACUUM INTO '$3'" && sync -f "$3"` (a shell script's
+    /// text, its arguments numbered): a baseline says exactly what it does.
+    public var command: String?
 
     public enum Kind: String, Sendable, Hashable, Codable { case backstage, baseline }
 
-    public init(name: String, kind: Kind, bytes: Int64, runs: [Double], peakBytes: Int64, baselines: [String] = []) {
+    public init(
+        name: String, kind: Kind, bytes: Int64, runs: [Double], peakBytes: Int64, baselines: [String] = [],
+        cache: BenchCache = .warm
+    ) {
         self.name = name
         self.kind = kind
         self.bytes = bytes
@@ -28,8 +36,28 @@ public struct BenchResult: Sendable, Hashable, Codable {
         self.seconds = runs.median
         self.peakBytes = peakBytes
         self.baselines = baselines
+        self.cache = cache
+    }
+
+    /// Reads a result; one saved before the cache was recorded was measured warm.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        name = try values.decode(String.self, forKey: .name)
+        kind = try values.decode(Kind.self, forKey: .kind)
+        bytes = try values.decode(Int64.self, forKey: .bytes)
+        seconds = try values.decode(Double.self, forKey: .seconds)
+        runs = try values.decode([Double].self, forKey: .runs)
+        peakBytes = try values.decode(Int64.self, forKey: .peakBytes)
+        baselines = try values.decode([String].self, forKey: .baselines)
+        cache = try values.decodeIfPresent(BenchCache.self, forKey: .cache) ?? .warm
+        command = try values.decodeIfPresent(String.self, forKey: .command)
     }
 }
+
+/// How a timed run found the page cache: `warm`, its data read into the cache just before (a user
+/// working on files they just used), or `cold`, every cache dropped just before
+/// (`sync; echo 3 > /proc/sys/vm/drop_caches`: the first launch after a reboot).
+public enum BenchCache: String, Sendable, Hashable, Codable, CaseIterable { case warm, cold }
 
 /// What `backstage bench` measured: every case at every size, in one run on one machine.
 public struct BenchReport: Sendable, Hashable, Codable {
@@ -49,6 +77,9 @@ public struct BenchReport: Sendable, Hashable, Codable {
     public var skipped: [String]
     /// Whether the `backstage` that ran the cases was a debug build: every figure then says so.
     public var debugBuild: Bool?
+    /// Why the cold runs were not made (the page cache could not be dropped); nil when they were
+    /// made or not asked for.
+    public var coldUnavailable: String?
 
     public init(
         date: Date, machine: String, runsPerCase: Int, sizes: [Int64], results: [BenchResult],
@@ -82,6 +113,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
         try measured.encode(budget, forKey: .budget)
         try measured.encode(skipped, forKey: .skipped)
         try measured.encodeIfPresent(debugBuild, forKey: .debugBuild)
+        try measured.encodeIfPresent(coldUnavailable, forKey: .coldUnavailable)
         var derived = encoder.container(keyedBy: DerivedKeys.self)
         try derived.encode(ratios, forKey: .ratios)
         try derived.encode(projections, forKey: .projections)
@@ -96,7 +128,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
         return steady + String(format: " (%.1f µs", changed) + mark + " once Documents changed since the last run)"
     }
 
-    /// Rows of the ratio table: each Backstage case against each of its baselines, per size.
+    /// Rows of the ratio table: each Backstage case against each of its baselines, per size and cache.
     public struct Ratio: Sendable, Hashable, Codable {
         public var name: String
         public var bytes: Int64
@@ -104,19 +136,31 @@ public struct BenchReport: Sendable, Hashable, Codable {
         public var peakBytes: Int64
         public var baseline: String
         public var baselineSeconds: Double
+        /// The median of the runs' ratios, each run's case over the same run's baseline (timed
+        /// side by side); the ratio of the medians when the two were not run as often.
         public var ratio: Double
+        /// The smallest and the largest ratio of a run.
+        public var low: Double
+        public var high: Double
+        public var cache: BenchCache
     }
 
     public var ratios: [Ratio] {
         results.filter { $0.kind == .backstage }.flatMap { result in
             result.baselines.compactMap { name -> Ratio? in
-                guard let baseline = results.first(where: { $0.name == name && $0.bytes == result.bytes }) else {
-                    return nil
-                }
+                guard
+                    let baseline = results.first(where: {
+                        $0.name == name && $0.bytes == result.bytes && $0.cache == result.cache
+                    })
+                else { return nil }
+                let paired =
+                    result.runs.count == baseline.runs.count && result.runs.count > 1
+                    ? zip(result.runs, baseline.runs).map { $0 / max($1, 1e-12) }
+                    : [result.seconds / max(baseline.seconds, 1e-12)]
                 return Ratio(
                     name: result.name, bytes: result.bytes, seconds: result.seconds, peakBytes: result.peakBytes,
-                    baseline: name, baselineSeconds: baseline.seconds,
-                    ratio: result.seconds / max(baseline.seconds, 1e-9))
+                    baseline: name, baselineSeconds: baseline.seconds, ratio: paired.median,
+                    low: paired.min() ?? 0, high: paired.max() ?? 0, cache: result.cache)
             }
         }
     }
@@ -144,7 +188,10 @@ public struct BenchReport: Sendable, Hashable, Codable {
         var largest: [String: BenchResult] = [:]
         var order: [String] = []
         // Generation is the harness's work, not the app's: no launch budget applies to it.
-        for result in results where result.kind == .backstage && !result.name.hasPrefix("generate") {
+        for result in results
+        where result.kind == .backstage && result.cache == .warm && result.bytes > 0
+            && !result.name.hasPrefix("generate")
+        {
             if largest[result.name] == nil { order.append(result.name) }
             if result.bytes >= largest[result.name]?.bytes ?? 0 { largest[result.name] = result }
         }
@@ -153,7 +200,7 @@ public struct BenchReport: Sendable, Hashable, Codable {
             let perByte = result.seconds / Double(max(result.bytes, 1))
             let at1 = constant ? result.seconds : perByte * 1e9
             let at10 = constant ? result.seconds : perByte * 1e10
-            let rates = results.filter { $0.name == result.name }.flatMap { measured in
+            let rates = results.filter { $0.name == result.name && $0.cache == .warm }.flatMap { measured in
                 measured.runs.map { constant ? $0 : $0 / Double(max(measured.bytes, 1)) * 1e9 }
             }
             return Projection(
@@ -189,21 +236,47 @@ public struct BenchReport: Sendable, Hashable, Codable {
         (Self.ratioText(seconds, baseline) ?? "—") + (debugBuild == true ? " debug" : "")
     }
 
+    /// A ratio row's figures: the size ("in process" for the launch check), both times, the ratio
+    /// with its spread over the runs ("1.02× (0.98–1.10)"), "—" when a time was under 1 ms.
+    func cells(_ row: Ratio) -> [String] {
+        let inProcess = row.bytes == 0
+        func time(_ seconds: Double) -> String {
+            inProcess
+                ? String(format: "%.1f µs", seconds * 1e6) + (debugBuild == true ? " debug" : "") : self.time(seconds)
+        }
+        var ratio = Self.ratioText(row)
+        if ratio != nil, row.high > row.low {
+            ratio! += " (" + String(format: "%.2f–%.2f", row.low, row.high) + ")"
+        }
+        return [
+            inProcess ? "in process" : Self.size(row.bytes), row.cache.rawValue, row.name, time(row.seconds),
+            row.peakBytes > 0 ? "\(row.peakBytes >> 20) MB" : "—", row.baseline, time(row.baselineSeconds),
+            (ratio ?? "—") + (debugBuild == true ? " debug" : ""),
+        ]
+    }
+
+    /// Each baseline's command, once, in run order.
+    var baselineCommands: [(String, String)] {
+        var seen: Set<String> = []
+        return results.filter { $0.kind == .baseline }.compactMap { result in
+            guard let command = result.command, seen.insert(result.name).inserted else { return nil }
+            return (result.name, command)
+        }
+    }
+
+    /// "cold: not available (why)" when the cold runs could not be made.
+    var coldNote: String? { coldUnavailable.map { "cold: not available (\($0))" } }
+
     /// The ratio table as Markdown.
     public var markdown: String {
         var lines = [
-            "| size | Backstage | time | peak RSS | baseline | time | ratio |", "|---|---|---|---|---|---|---|",
+            "| size | cache | Backstage | time | peak RSS | baseline | time | ratio (min–max of the runs) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
-        for row in ratios {
-            lines.append(
-                "| "
-                    + [
-                        Self.size(row.bytes), row.name, time(row.seconds),
-                        row.peakBytes > 0 ? "\(row.peakBytes >> 20) MB" : "—",
-                        row.baseline, time(row.baselineSeconds), ratio(row.seconds, row.baselineSeconds),
-                    ].joined(separator: " | ") + " |"
-            )
-        }
+        for row in ratios { lines.append("| " + cells(row).joined(separator: " | ") + " |") }
+        if let coldNote { lines += ["", coldNote + "."] }
+        let commands = baselineCommands
+        if !commands.isEmpty { lines += ["", "What each baseline ran:", ""] + commands.map { "- \($0.0): `\($0.1)`" } }
         lines.append("")
         lines.append("`needsUpgrade` with nothing pending, Notes v1→v4 chain: \(Self.launchCheck(self)) per call.")
         lines.append("")
@@ -228,25 +301,18 @@ public struct BenchReport: Sendable, Hashable, Codable {
 
     /// The ratio table for a terminal.
     public var table: String {
+        let debug = debugBuild == true
         func row(_ cells: [String]) -> String {
-            let widths = [
-                9, 34, debugBuild == true ? 16 : 10, 7, 30, debugBuild == true ? 16 : 10, debugBuild == true ? 13 : 7,
-            ]
+            let widths = [10, 5, 30, debug ? 16 : 10, 7, 34, debug ? 16 : 10, debug ? 25 : 19]
             return zip(cells, widths).enumerated().map { index, pair in
                 let (text, width) = pair
                 let padding = String(repeating: " ", count: max(0, width - text.count))
-                return [2, 3, 5, 6].contains(index) ? padding + text : text + padding
+                return [3, 4, 6, 7].contains(index) ? padding + text : text + padding
             }.joined(separator: " ")
         }
-        var lines = [row(["size", "Backstage", "time", "RSS", "baseline", "time", "ratio"])]
-        for ratio in ratios {
-            lines.append(
-                row([
-                    Self.size(ratio.bytes), ratio.name, time(ratio.seconds),
-                    ratio.peakBytes > 0 ? "\(ratio.peakBytes >> 20) MB" : "—",
-                    ratio.baseline, time(ratio.baselineSeconds), self.ratio(ratio.seconds, ratio.baselineSeconds),
-                ]))
-        }
+        var lines = [row(["size", "cache", "Backstage", "time", "RSS", "baseline", "time", "ratio (min–max)"])]
+        for ratio in ratios { lines.append(row(cells(ratio))) }
+        if let coldNote { lines.append(coldNote) }
         lines.append("needsUpgrade, nothing pending, Notes v1→v4 chain: \(Self.launchCheck(self)) per call")
         for projection in projections {
             lines.append(
@@ -269,6 +335,13 @@ public struct BenchReport: Sendable, Hashable, Codable {
     static func time(_ seconds: Double) -> String {
         seconds < 0.001
             ? "under 1 ms" : seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
+    }
+
+    /// A row's ratio, the median of its runs' ratios, as the targets state it: "0.95×"; nil when
+    /// either time was under 1 ms (a launch check, timed over many calls in process, always has one).
+    static func ratioText(_ row: Ratio) -> String? {
+        guard row.bytes == 0 || (row.seconds >= 0.001 && row.baselineSeconds >= 0.001) else { return nil }
+        return String(format: row.ratio >= 0.095 ? "%.2f×" : "%.2g×", row.ratio)
     }
 
     /// "2.00×", "0.0031×"; nil when either time was under 1 ms (no ratio of times too short to measure).
