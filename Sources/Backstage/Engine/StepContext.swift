@@ -149,10 +149,12 @@ package struct StepContext {
     }
 
     static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
-        entries.filter { entry in
+        // The stores' folder and name without extension, once: a support folder looks itself up.
+        let stores = Set(entries.filter { $0.kind == .database }.map { storeKey($0.path) })
+        return entries.filter { entry in
             switch entry.kind {
             case .orphanSidecar, .backstageTemporary: true
-            case .coreDataSupport: !hasStore(forSupport: entry.path, in: entries)
+            case .coreDataSupport: !stores.contains(supportKey(entry.path))
             default: false
             }
         }
@@ -166,14 +168,16 @@ package struct StepContext {
         }
     }
 
-    static func hasStore(forSupport path: String, in entries: [ClassifiedFile]) -> Bool {
+    /// `folder/Notes.sqlite` → `folder/Notes`: what its support folder `folder/.Notes_SUPPORT` names.
+    private static func storeKey(_ path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        return folder + "/" + ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    }
+
+    /// `folder/.Notes_SUPPORT` → `folder/Notes`.
+    private static func supportKey(_ path: String) -> String {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let base = String(name.dropFirst().dropLast("_SUPPORT".count))
-        return entries.contains { entry in
-            entry.kind == .database
-                && (entry.path as NSString).deletingLastPathComponent == folder
-                && ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension == base
-        }
+        return folder + "/" + String(name.dropFirst().dropLast("_SUPPORT".count))
     }
 }
