@@ -60,6 +60,24 @@ import Testing
         #expect(folders.count == 16)
     }
 
+    @Test func benchFilesPrintsAndWritesTheScalingReport() throws {
+        let scratch = try TemporaryDirectory()
+        let refused = try runProcess(
+            backstageExecutable, ["bench", "--files", "100", "--svg", scratch.path + "/x.svg", "--allow-debug"])
+        #expect(refused.status != 0 && refused.stderr.contains("with --files, use --json"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/x.svg"))
+
+        let json = scratch.path + "/scale.json"
+        let run = try runProcess(
+            backstageExecutable,
+            ["bench", "--files", "100", "--workspace", scratch.path + "/work", "--json", json, "--allow-debug"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("µs/file") && run.stdout.contains("import tar.zst"))
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: json))) as? [String: Any]
+        #expect((object?["trees"] as? [Any])?.count == 2 * ScalingBench.treeOperations.count)
+        #expect((object?["targets"] as? [Any])?.isEmpty == false)
+    }
+
     @Test func jsonRoundTripsWithTheTargets() throws {
         var report = ScalingReport(date: Date(timeIntervalSince1970: 1_790_000_000), machine: "2 cores")
         report.trees = [
