@@ -76,8 +76,10 @@ extension ScalingBench {
                 ])
         } else {
             c = try container()
-            notes.append("too little free RAM for a copy to /dev/shm: the store was copied to a folder of the same disk")
-            try time("relocate · copy (same disk)", ["relocate", c.path, "--store", "Big.sqlite", "--strategy", "copy"])
+            notes.append(
+                "too little free RAM for a copy to /dev/shm: the store was copied to a folder of the same disk")
+            try time(
+                "relocate · copy (same disk)", ["relocate", c.path, "--store", "Big.sqlite", "--strategy", "copy"])
         }
         c = try container(copying: true)
         let split = run.appending(path: "split.json")

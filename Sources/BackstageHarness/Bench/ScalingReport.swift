@@ -65,7 +65,9 @@ public struct ScalingReport: Codable, Sendable {
         var targets: [Target] = []
         for shape in ScalingTree.Shape.allCases {
             for operation in ScalingBench.treeOperations {
-                let rows = trees.filter { $0.shape == shape && $0.operation == operation }.sorted { $0.files < $1.files }
+                let rows = trees.filter { $0.shape == shape && $0.operation == operation }.sorted {
+                    $0.files < $1.files
+                }
                 guard let first = rows.first, let last = rows.last, last.files > first.files else { continue }
                 let growth = last.microsecondsPerFile / max(first.microsecondsPerFile, 1e-9)
                 targets.append(
@@ -98,7 +100,9 @@ public struct ScalingReport: Codable, Sendable {
         }
         if !store.isEmpty {
             lines.append("")
-            lines.append(pad("store", 10) + pad("operation", 28) + pad("time", 10, right: true) + pad("peak RSS", 11, right: true))
+            lines.append(
+                pad("store", 10) + pad("operation", 28) + pad("time", 10, right: true)
+                    + pad("peak RSS", 11, right: true))
             for row in store {
                 lines.append(
                     pad(BenchReport.size(row.bytes), 10) + pad(row.operation, 28)
