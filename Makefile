@@ -2,7 +2,7 @@
 SWIFT ?= swift
 export PATH := /opt/swift/usr/bin:$(PATH)
 
-.PHONY: deps build demo test lint docs soak bench bench-check bench-thresholds perf man install clean
+.PHONY: deps build demo test lint docs soak bench bench-check bench-thresholds perf perf-large man install clean
 
 deps:
 	@./scripts/install-deps
@@ -70,6 +70,18 @@ perf: deps
 		$(foreach schema,$(PERF_SCHEMAS),--generate-schema $(schema)) \
 		--svg docs/perf.svg --json docs/perf.json --markdown > docs/perf.md
 	@cat docs/perf.md
+
+# Cost against scale (docs/performance.md), release build: Documents trees of PERF_LARGE_FILES small files,
+# flat and deep, through audit, relocation's scan, export and import (time per file, peak RSS), and a store
+# of PERF_LARGE_GB GB through relocate, split and migrate. Trees and store are kept in PERF_LARGE_DIR between
+# runs (1,000,000 files take ~5 GB of disk, the store 3× its size). PERF_LARGE_GB=1 for a quick try.
+PERF_LARGE_GB ?= 10
+PERF_LARGE_FILES ?= 10000,100000,1000000
+PERF_LARGE_DIR ?= /var/tmp/backstage-perf-large
+perf-large: deps
+	$(SWIFT) build -c release --product backstage
+	$$($(SWIFT) build -c release --show-bin-path)/backstage bench --files $(PERF_LARGE_FILES) \
+		--store-size $(PERF_LARGE_GB)GB --workspace $(PERF_LARGE_DIR) --json perf-large.json
 
 # backstage(1), in mdoc, written by scripts/manual from the release `backstage`'s command tree
 # (its help text, with EXIT STATUS and ENVIRONMENT): .build/backstage.1. Read it with `man -l`.

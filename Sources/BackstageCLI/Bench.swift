@@ -27,6 +27,13 @@ struct Bench: AsyncParsableCommand {
             Upgrader estimated before each step, the chain projected to 1 GB and 10 GB, and the verdict \
             against the launch budget.
 
+            With --files: how cost grows with the number of files instead. For each count, a Documents tree \
+            of that many small files, flat (16 folders) and deep (8 levels), kept in --workspace between runs, \
+            through audit, relocation's scan, export (zip, tar.zst) and import, each once as a child process: \
+            time per file and peak RSS, checked against the targets (time per file at the largest count within \
+            1.5× of the smallest's, 64 MB at every size). --store-size adds one store of that size through \
+            relocate (rename, copy), split and migrate.
+
             A projection more than 10× past the largest size measured says so on its line, with its spread. \
             A debug build's times are several times a release build's: bench refuses one unless --allow-debug, \
             and then every figure says "debug". --svg, --markdown and --json work in both modes.
@@ -34,6 +41,7 @@ struct Bench: AsyncParsableCommand {
             Example:
               backstage bench --sizes 10MB,600MB --svg perf.svg --markdown
               backstage bench --catalog Cookbook --from v1 --to v2 --sizes 10MB,100MB
+              backstage bench --files 10000,100000 --workspace /var/tmp/scale
             """
     )
 
@@ -62,6 +70,12 @@ struct Bench: AsyncParsableCommand {
 
     @Option(help: "Where to generate the data (default: a new temporary folder, removed afterwards).")
     var workspace: String?
+
+    @Option(help: "Comma-separated file counts, such as 10000,100000: time how cost grows with the files.")
+    var files: String?
+
+    @Option(help: "With --files, also time a store of this size (such as 10GB) through relocate, split and migrate.")
+    var storeSize: String?
 
     @Option(help: "Write the full report as JSON to this file.")
     var json: String?
@@ -101,12 +115,27 @@ struct Bench: AsyncParsableCommand {
         return caches.count == names.count && !caches.isEmpty ? caches : nil
     }
 
+    var parsedFileCounts: [Int]? {
+        files.map { $0.split(separator: ",").compactMap { Int($0.replacingOccurrences(of: "_", with: "")) } }
+    }
+
     var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
 
     func validate() throws {
         guard !parsedSizes.isEmpty, parsedSizes.count == sizes.split(separator: ",").count else {
             throw ValidationError(
                 "--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
+        }
+        if let files, parsedFileCounts?.count != files.split(separator: ",").count {
+            throw ValidationError("--files \(files) is not a list of file counts, such as 10000,100000.")
+        }
+        if files != nil, svg != nil || markdown {
+            throw ValidationError("--svg and --markdown chart --sizes and --catalog runs: with --files, use --json.")
+        }
+        if let storeSize {
+            guard files != nil, FixtureSpec.parseSize(storeSize) != nil else {
+                throw ValidationError("--store-size \(storeSize) needs --files and a size such as 10GB.")
+            }
         }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
         guard parsedCaches != nil else { throw ValidationError("--cache \(cache) is not warm, cold or warm,cold.") }
@@ -132,6 +161,10 @@ struct Bench: AsyncParsableCommand {
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
         if let replot {
             try redraw(URL(filePath: replot))
+            return
+        }
+        if let counts = parsedFileCounts {
+            try runScaling(counts, in: folder)
             return
         }
         if catalogOption.catalog != nil || from != nil || to != nil {
@@ -174,6 +207,19 @@ struct Bench: AsyncParsableCommand {
         } else {
             throw CLIError(description: "\(file.path) is not a report that backstage bench --json wrote")
         }
+    }
+
+    /// How cost grows with the number of files, and a large store's operations.
+    private func runScaling(_ counts: [Int], in folder: URL) throws {
+        var bench = ScalingBench(executable: Executable.url, fileCounts: counts, workspace: folder)
+        bench.storeBytes = storeSize.flatMap { FixtureSpec.parseSize($0) }
+        let progress = ProgressLine(enabled: Output.stderrIsTerminal)
+        bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
+        var report = try bench.run()
+        progress.finish()
+        if BuildConfiguration.isDebug { report.debugBuild = true }
+        if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
+        Output.out(report.table)
     }
 
     /// The app's own chain, step by step.

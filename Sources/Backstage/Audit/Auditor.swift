@@ -57,7 +57,9 @@ public struct Auditor: Sendable {
     ///
     /// - throws: ``FileSystemError`` when a folder cannot be listed or a file read.
     public func audit() throws -> AuditReport {
-        let entries = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
+        // Only what the report lists is kept: a million documents cost one folder's names.
+        let entries = try FileClassifier(declarations: container.declaredStores).scan(
+            container.documents, keeping: { $0.kind.isInternal || $0.kind == .userDatabase })
         let finding = { (entry: ClassifiedFile) in
             AuditFinding(path: entry.path, kind: entry.kind, visible: entry.isVisible, bytes: entry.bytes)
         }

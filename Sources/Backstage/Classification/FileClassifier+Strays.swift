@@ -47,25 +47,29 @@ extension FileClassifier {
     /// The internal files among `entries` that belong to no store: orphan sidecars, Backstage
     /// temporaries, support folders without their database. What quarantine takes.
     static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
-        entries.filter { entry in
+        // The stores' folder and name without extension, once: a support folder looks itself up
+        // (a million entries are one pass, not a pass each).
+        let stores = Set(entries.filter { $0.kind == .database }.map { storeKey($0.path) })
+        return entries.filter { entry in
             switch entry.kind {
             case .orphanSidecar, .backstageTemporary: true
-            case .coreDataSupport: !hasStore(forSupport: entry.path, in: entries)
+            case .coreDataSupport: !stores.contains(supportKey(entry.path))
             default: false
             }
         }
     }
 
-    /// True when the database of the support folder at `path` is among `entries`.
-    static func hasStore(forSupport path: String, in entries: [ClassifiedFile]) -> Bool {
+    /// `folder/Notes.sqlite` → `folder/Notes`.
+    private static func storeKey(_ path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        return folder + "/" + ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    }
+
+    /// `folder/.Notes_SUPPORT` → `folder/Notes`.
+    private static func supportKey(_ path: String) -> String {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let base = String(name.dropFirst().dropLast(supportFolderSuffix.count))
-        return entries.contains { entry in
-            entry.kind == .database
-                && (entry.path as NSString).deletingLastPathComponent == folder
-                && ((entry.path as NSString).lastPathComponent as NSString).deletingPathExtension == base
-        }
+        return folder + "/" + String(name.dropFirst().dropLast(supportFolderSuffix.count))
     }
 }
 

@@ -65,8 +65,14 @@ public struct FileClassifier: Sendable {
     /// - parameter measuringFolders: When false, a folder reported as one entry (a support folder,
     ///   a Backstage temporary) has `bytes` 0 instead of the total of its files, which costs a
     ///   `stat` of each: relocation and upgrades, which move such folders whole, skip it.
-    public func scan(_ root: URL, recursive: Bool = true, measuringFolders: Bool = true) throws -> [ClassifiedFile] {
-        var result: [ClassifiedFile] = []
+    /// - parameter keeping: Which entries to return: every one by default. A caller that wants
+    ///   only some (the internal files, the databases) says so, and memory stays that of those
+    ///   entries and of one folder's names, not of every file of a tree of a million.
+    public func scan(
+        _ root: URL, recursive: Bool = true, measuringFolders: Bool = true,
+        keeping: @escaping (ClassifiedFile) -> Bool = { _ in true }
+    ) throws -> [ClassifiedFile] {
+        var result = Collected(keeping: keeping)
         var path = root.path
         if try fileSystem.status(path)?.kind == .symlink {
             guard let target = fileSystem.resolvedPath(path) else { return [] }
@@ -74,15 +80,26 @@ public struct FileClassifier: Sendable {
         }
         guard try fileSystem.status(path)?.kind == .directory else { return [] }
         try walk(path, relative: "", visible: true, recursive: recursive, measuring: measuringFolders, into: &result)
-        return result
+        return result.entries
+    }
+
+    /// The entries a scan returns: those `keeping` accepts.
+    private struct Collected {
+        let keeping: (ClassifiedFile) -> Bool
+        var entries: [ClassifiedFile] = []
+
+        mutating func append(_ entry: ClassifiedFile) {
+            if keeping(entry) { entries.append(entry) }
+        }
     }
 
     private func walk(
         _ directory: String, relative: String, visible: Bool, recursive: Bool, measuring: Bool,
-        into result: inout [ClassifiedFile]
+        into result: inout Collected
     ) throws {
         let names = try fileSystem.contents(of: directory)
         var statuses: [String: FileStatus] = [:]
+        statuses.reserveCapacity(names.count)
         for name in names {
             statuses[name] = try fileSystem.status(directory + "/" + name)
         }

@@ -129,7 +129,8 @@ public struct Relocator: Sendable {
             // Backstage's own folder (journal, quarantine, schema stamps) is never a source.
             let declarations = options.source == .documents ? container.declaredStores : .everyDatabase
             let entries = try FileClassifier(fileSystem: fileSystem, declarations: declarations)
-                .scan(sourceFolder, measuringFolders: false)
+                // Documents are never moved: only the others are kept, whatever the number of files.
+                .scan(sourceFolder, measuringFolders: false, keeping: { $0.kind != .document && $0.kind != .hidden })
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
             let stores = try selectStores(
                 entries, options.stores, in: sourceFolder, movedTo: container[options.destination],

@@ -181,7 +181,7 @@ public struct Importer: Sendable {
     /// The one classifier decides: whatever it calls internal must not be recreated in Documents.
     private func refuseInternalFiles(in staging: String, archivePath: String) throws {
         let entries = try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores)
-            .scan(URL(filePath: staging, directoryHint: .isDirectory))
+            .scan(URL(filePath: staging, directoryHint: .isDirectory), keeping: { $0.kind.isInternal })
         if let found = entries.first(where: { $0.kind.isInternal }) {
             throw ImportError(archivePath: archivePath, entryPath: found.path, reason: .internalFile(found.kind))
         }

@@ -1,0 +1,120 @@
+import Foundation
+
+/// Measures how cost grows with the work: Documents trees of many small files (``ScalingTree``,
+/// flat and deep) through audit, relocation's scan, export (zip and tar.zst) and import, and
+/// optionally one large store through relocate, split and migrate (``ScalingBench/storeBytes``).
+/// Each operation runs once as a child `backstage`, after a `sync`, its wall clock and peak RSS
+/// taken: the peak is the child's own, the `ru_maxrss` that `wait4` gives GNU `time`, a small
+/// process that forks it (a child forked from this process would count this process's size).
+/// Trees and the store are kept in `workspace` between runs.
+public struct ScalingBench {
+    public var executable: URL
+    public var fileCounts: [Int]
+    public var shapes: [ScalingTree.Shape] = ScalingTree.Shape.allCases
+    public var workspace: URL
+    /// The size of the large store to time, or nil for none.
+    public var storeBytes: Int64?
+    /// Where the large store is copied by `relocate --strategy copy` when RAM allows.
+    public var crossDevice = URL(filePath: "/dev/shm")
+    /// Called before each step, for progress.
+    public var log: (String) -> Void = { _ in }
+
+    public init(executable: URL, fileCounts: [Int], workspace: URL) {
+        self.executable = executable
+        self.fileCounts = fileCounts
+        self.workspace = workspace
+    }
+
+    /// The operations timed on each tree, in the order they run.
+    public static let treeOperations = ["audit", "relocate scan", "export zip", "export tar.zst", "import tar.zst"]
+
+    public func run() throws -> ScalingReport {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
+            throw BenchError(message: "peak memory is read by GNU time: install the Debian package `time`")
+        }
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
+        var report = ScalingReport(date: Date(), machine: BenchRunner.machine())
+        for shape in shapes {
+            for files in fileCounts.sorted() {
+                report.trees += try measureTree(ScalingTree(shape: shape, files: files))
+            }
+        }
+        if let storeBytes {
+            let store = try measureStore(bytes: storeBytes)
+            report.store = store.rows
+            report.notes += store.notes
+        }
+        return report
+    }
+
+    // MARK: Trees
+
+    private func measureTree(_ tree: ScalingTree) throws -> [ScalingReport.TreeRow] {
+        log("writing the \(tree.shape.rawValue) tree of \(tree.files) files")
+        let container = try tree.container(in: workspace)
+        let run = workspace.appending(path: "run", directoryHint: .isDirectory)
+        try remove(run)
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        defer { try? remove(run) }
+        let store = "Scale.sqlite"
+        let documents = container.appending(path: "Documents")
+        let zip = run.appending(path: "out.zip").path, zst = run.appending(path: "out.tar.zst").path
+        let imported = run.appending(path: "imported", directoryHint: .isDirectory)
+        var rows: [ScalingReport.TreeRow] = []
+        for operation in Self.treeOperations {
+            let arguments: [String]
+            switch operation {
+            case "audit": arguments = ["audit", container.path, "--store", store]
+            case "relocate scan":
+                // A store to move, so the scan is relocation's whole walk of Documents.
+                try makeStore(at: documents.appending(path: store))
+                arguments = ["relocate", container.path, "--store", store, "--strategy", "rename"]
+            case "export zip": arguments = ["export", container.path, "-o", zip]
+            case "export tar.zst": arguments = ["export", container.path, "-o", zst]
+            default:
+                try FileManager.default.createDirectory(at: imported, withIntermediateDirectories: true)
+                arguments = ["import", zst, imported.path]
+            }
+            log("\(operation) · \(tree.shape.rawValue) · \(tree.files) files")
+            let measured = try measure(arguments, what: "\(operation) of \(tree.files) files")
+            rows.append(
+                ScalingReport.TreeRow(
+                    shape: tree.shape, files: tree.files, operation: operation, seconds: measured.seconds,
+                    peakBytes: measured.peakBytes))
+            switch operation {
+            case "relocate scan": try remove(container.appending(path: "Library"))
+            case "export zip": try remove(URL(filePath: zip))
+            default: break
+            }
+        }
+        return rows
+    }
+
+    // MARK: Helpers
+
+    func measure(
+        _ arguments: [String], environment: [String: String]? = nil, what: String
+    ) throws -> ChildProcess.Measurement {
+        sync()
+        let measured = try ChildProcess.measure(executable, arguments, environment: environment)
+        guard measured.status == 0 else {
+            throw BenchError(message: "\(what) failed (exit \(measured.status)): \(measured.stderr)")
+        }
+        return measured
+    }
+
+    /// A small SQLite store of one table, written by the `sqlite3` shell.
+    func makeStore(at url: URL) throws {
+        try? FileManager.default.removeItem(at: url)
+        let made = try ChildProcess.run(
+            URL(filePath: "/usr/bin/sqlite3"), [url.path, "CREATE TABLE t(x); INSERT INTO t VALUES (1);"])
+        guard made.status == 0 else { throw BenchError(message: "sqlite3 \(url.path) failed: \(made.stderr)") }
+    }
+
+    /// Removes a tree of any size with `rm -rf` (a million files in seconds).
+    func remove(_ url: URL) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        let removed = try ChildProcess.run(URL(filePath: "/bin/rm"), ["-rf", url.path])
+        guard removed.status == 0 else { throw BenchError(message: "rm -rf \(url.path) failed: \(removed.stderr)") }
+    }
+}

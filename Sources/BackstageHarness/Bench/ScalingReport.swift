@@ -1,0 +1,150 @@
+import Foundation
+
+/// What ``ScalingBench`` measured: time per file and peak RSS of each operation on each tree,
+/// the large store's operations, and the targets checked on these figures.
+public struct ScalingReport: Codable, Sendable {
+    /// Peak RSS no operation may pass, at any size.
+    public static let memoryLimit: Int64 = 64 << 20
+    /// Time per file at the largest tree over that at the smallest, at most.
+    public static let growthLimit = 1.5
+
+    public struct TreeRow: Codable, Sendable, Equatable {
+        public var shape: ScalingTree.Shape
+        public var files: Int
+        public var operation: String
+        public var seconds: Double
+        /// The child's peak resident memory.
+        public var peakBytes: Int64
+        public var microsecondsPerFile: Double { seconds * 1e6 / Double(max(files, 1)) }
+
+        public init(shape: ScalingTree.Shape, files: Int, operation: String, seconds: Double, peakBytes: Int64) {
+            self.shape = shape
+            self.files = files
+            self.operation = operation
+            self.seconds = seconds
+            self.peakBytes = peakBytes
+        }
+    }
+
+    public struct StoreRow: Codable, Sendable, Equatable {
+        public var operation: String
+        public var bytes: Int64
+        public var seconds: Double
+        public var peakBytes: Int64
+
+        public init(operation: String, bytes: Int64, seconds: Double, peakBytes: Int64) {
+            self.operation = operation
+            self.bytes = bytes
+            self.seconds = seconds
+            self.peakBytes = peakBytes
+        }
+    }
+
+    /// One target checked: what, the figure, and whether it is met.
+    public struct Target: Codable, Sendable, Equatable {
+        public var name: String
+        public var figure: String
+        public var met: Bool
+    }
+
+    public var date: Date
+    public var machine: String
+    public var debugBuild = false
+    public var trees: [TreeRow] = []
+    public var store: [StoreRow] = []
+    public var notes: [String] = []
+
+    public init(date: Date, machine: String) {
+        self.date = date
+        self.machine = machine
+    }
+
+    /// Each operation and shape: time per file at the largest tree within ``growthLimit`` of that
+    /// at the smallest (when two sizes were measured); every peak within ``memoryLimit``.
+    public var targets: [Target] {
+        var targets: [Target] = []
+        for shape in ScalingTree.Shape.allCases {
+            for operation in ScalingBench.treeOperations {
+                let rows = trees.filter { $0.shape == shape && $0.operation == operation }.sorted {
+                    $0.files < $1.files
+                }
+                guard let first = rows.first, let last = rows.last, last.files > first.files else { continue }
+                let growth = last.microsecondsPerFile / max(first.microsecondsPerFile, 1e-9)
+                targets.append(
+                    Target(
+                        name: "\(operation) · \(shape.rawValue): time per file at \(last.files) over \(first.files)",
+                        figure: String(format: "%.2f×", growth), met: growth <= Self.growthLimit))
+            }
+        }
+        let peak = (trees.map(\.peakBytes) + store.map(\.peakBytes)).max() ?? 0
+        targets.append(
+            Target(
+                name: "peak RSS of every operation ≤ \(Self.megabytes(Self.memoryLimit))",
+                figure: Self.megabytes(peak), met: peak <= Self.memoryLimit))
+        return targets
+    }
+
+    /// The plain-text tables: one line per tree and operation, the store's, then the targets.
+    public var table: String {
+        let debug = debugBuild ? " (debug build)" : ""
+        var lines = ["Scaling\(debug) — \(machine), one run each, warm cache, peak RSS of the child process"]
+        lines.append(
+            pad("shape", 6) + pad("files", 10, right: true) + "  " + pad("operation", 16) + pad("time", 10, right: true)
+                + pad("µs/file", 10, right: true) + pad("peak RSS", 11, right: true))
+        for row in trees {
+            lines.append(
+                pad(row.shape.rawValue, 6) + pad("\(row.files)", 10, right: true) + "  " + pad(row.operation, 16)
+                    + pad(String(format: "%.2f s", row.seconds), 10, right: true)
+                    + pad(String(format: "%.1f", row.microsecondsPerFile), 10, right: true)
+                    + pad(Self.megabytes(row.peakBytes), 11, right: true))
+        }
+        if !store.isEmpty {
+            lines.append("")
+            lines.append(
+                pad("store", 10) + pad("operation", 28) + pad("time", 10, right: true)
+                    + pad("peak RSS", 11, right: true))
+            for row in store {
+                lines.append(
+                    pad(BenchReport.size(row.bytes), 10) + pad(row.operation, 28)
+                        + pad(String(format: "%.1f s", row.seconds), 10, right: true)
+                        + pad(Self.megabytes(row.peakBytes), 11, right: true))
+            }
+        }
+        lines += notes.map { "note: \($0)" }
+        lines.append("")
+        lines += targets.map { "\($0.met ? "met   " : "MISSED") \($0.name): \($0.figure)" }
+        return lines.joined(separator: "\n")
+    }
+
+    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+
+    private func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+        let gap = String(repeating: " ", count: max(0, width - text.count))
+        return right ? gap + text : text + gap
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case date, machine, debugBuild, trees, store, notes, targets
+    }
+
+    public init(from decoder: Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        date = try values.decode(Date.self, forKey: .date)
+        machine = try values.decode(String.self, forKey: .machine)
+        debugBuild = try values.decodeIfPresent(Bool.self, forKey: .debugBuild) ?? false
+        trees = try values.decode([TreeRow].self, forKey: .trees)
+        store = try values.decodeIfPresent([StoreRow].self, forKey: .store) ?? []
+        notes = try values.decodeIfPresent([String].self, forKey: .notes) ?? []
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(date, forKey: .date)
+        try values.encode(machine, forKey: .machine)
+        try values.encode(debugBuild, forKey: .debugBuild)
+        try values.encode(trees, forKey: .trees)
+        try values.encode(store, forKey: .store)
+        try values.encode(notes, forKey: .notes)
+        try values.encode(targets, forKey: .targets)
+    }
+}
