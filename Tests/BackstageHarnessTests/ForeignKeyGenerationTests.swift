@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import BackstageHarness
 import BackstageTestSupport
 import Foundation

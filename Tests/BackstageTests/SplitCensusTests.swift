@@ -69,6 +69,6 @@ import Testing
     }
 
     @Test func theURIEncodesWhatSQLiteWouldReadAsItsOwn() {
-        #expect(SplitCensus.immutableURI("/a b/what?#%/N.sqlite") == "file:///a%20b/what%3F%23%25/N.sqlite?immutable=1")
+        #expect(StoreFileSet.immutableURI("/a b/what?#%/N.sqlite") == "file:///a%20b/what%3F%23%25/N.sqlite?immutable=1")
     }
 }

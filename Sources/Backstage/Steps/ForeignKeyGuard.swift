@@ -44,7 +44,7 @@ enum ForeignKeyGuard {
 /// tables the statements' own words drop, rename or give a foreign key.
 final class WrittenTables: TransactionObserver {
     /// Tables that got rows, or whose columns in `updated` changed: as children, their keys may dangle.
-    private(set) var inserted: Set<String> = []
+    private(set) var insertedInto: Set<String> = []
     private(set) var updated: [String: Set<String>] = [:]
     /// Tables that lost rows or were dropped: as parents, their children's keys may dangle.
     private(set) var deleted: Set<String> = []
@@ -55,7 +55,7 @@ final class WrittenTables: TransactionObserver {
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
         switch eventKind {
-        case .insert(let table): inserted.insert(table.lowercased())
+        case .insert(let table): insertedInto.insert(table.lowercased())
         case .delete(let table): deleted.insert(table.lowercased())
         case .update(let table, let columns):
             updated[table.lowercased(), default: []].formUnion(columns.map { $0.lowercased() })
@@ -133,7 +133,7 @@ final class WrittenTables: TransactionObserver {
     }
 
     private func wroteAsChild(_ key: ForeignKey, _ child: String) -> Bool {
-        wrote(inserted, as: child) || wrote(referencing, as: child)
+        wrote(insertedInto, as: child) || wrote(referencing, as: child)
             || updated.contains { written, columns in
                 current(written) == child && !columns.isDisjoint(with: key.columns)
             }

@@ -51,7 +51,7 @@ package final class SplitCensus: @unchecked Sendable {
         configuration.readonly = true
         configuration.label = "Backstage.SplitCensus"
         do {
-            queue = try DatabaseQueue(path: Self.immutableURI(path), configuration: configuration)
+            queue = try DatabaseQueue(path: StoreFileSet.immutableURI(path), configuration: configuration)
         } catch {
             throw UpgradeError(error, path: path)
         }
@@ -120,14 +120,6 @@ package final class SplitCensus: @unchecked Sendable {
                 list.split(separator: ",").lazy.map(String.init).filter { UUID(uuidString: $0) != nil })
         }
         return (row[0], references)
-    }
-
-    /// The URI SQLite opens `path` by without locking it, read-only: `file:` and the path with
-    /// `%`, `?` and `#` (and anything not allowed in a URI path) percent-encoded.
-    package static func immutableURI(_ path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        return "file://" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute)
-            + "?immutable=1"
     }
 }
 

@@ -29,7 +29,7 @@ package struct BTreeSizes: Sendable {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "Backstage.BTreeSizes"
-        let queue = try DatabaseQueue(path: SplitCensus.immutableURI(path), configuration: configuration)
+        let queue = try DatabaseQueue(path: StoreFileSet.immutableURI(path), configuration: configuration)
         let objects = try queue.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT type, name, tbl_name, rootpage FROM sqlite_schema WHERE rootpage > 0")

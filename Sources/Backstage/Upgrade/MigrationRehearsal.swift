@@ -217,7 +217,7 @@ enum SchemaCopy {
         configuration.label = "Backstage.MigrationRehearsal"
         let source: DatabaseQueue
         do {
-            source = try DatabaseQueue(path: SplitCensus.immutableURI(path), configuration: configuration)
+            source = try DatabaseQueue(path: StoreFileSet.immutableURI(path), configuration: configuration)
         } catch {
             throw UpgradeError(error, path: path)
         }

@@ -160,7 +160,8 @@ final class ZipEntryEncoder {
         guard try deflater.compress(block, store: store, finish: finish, into: output, filled: &filled, flush: flush)
         else {
             throw ArchiveError(
-                cause: .zlib(code: deflater.failure), message: "zlib could not compress an entry", archivePath: archivePath)
+                cause: .zlib(code: deflater.failure), message: "zlib could not compress an entry",
+                archivePath: archivePath)
         }
     }
 

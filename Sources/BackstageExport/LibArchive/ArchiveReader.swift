@@ -57,7 +57,8 @@ final class ArchiveReader {
         try check(archive_read_support_format_all(handle))
         let readable: ReadableFile?
         do throws(FileSystemError) {
-            readable = GzipSource.isGzip(try fileSystem.readPrefix(file, count: 2))
+            readable =
+                GzipSource.isGzip(try fileSystem.readPrefix(file, count: 2))
                 ? try fileSystem.openForReading(file) : nil
         } catch {
             throw ArchiveError(

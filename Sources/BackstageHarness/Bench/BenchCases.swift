@@ -1,5 +1,4 @@
 import Backstage
-import BackstageFixtures
 import Foundation
 
 /// The cases of issue 31's targets: each Backstage case and the baseline it is held to, both as

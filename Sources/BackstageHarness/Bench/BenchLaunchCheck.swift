@@ -1,10 +1,5 @@
 import Backstage
-import BackstageFixtures
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Drops the page cache before a cold run: `sync`, then `3` written to `control`
 /// (`/proc/sys/vm/drop_caches`, which takes root).

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A Documents tree of many small files, written with `open`/`write`/`close` directly (a million
 /// files in tens of seconds, where a shell loop takes an hour), and kept between runs: a tree is
 /// complete when its marker file exists beside it.
