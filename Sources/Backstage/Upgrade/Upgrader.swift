@@ -132,7 +132,7 @@ public struct Upgrader: Sendable {
 
     /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads file
     /// sizes and, for a migration, the store's schema and about one page in a hundred of it
-    /// (``MigrationCost``: what each statement does to the tables it names): nothing is locked or
+    /// (what each statement does to the tables it names): nothing is locked or
     /// changed. A step whose input an earlier pending step
     /// will produce (a split of the store a relocation brings) is counted with that input's size.
     public func estimate(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) -> UpgradeEstimate {
