@@ -155,7 +155,7 @@ public struct CatalogFolder: Sendable {
     }
 
     /// The simulated iOS container of this app at `root`, with its App Groups' shared containers
-    /// (see ``Backstage/AppContainer/iOSSandbox(root:appGroups:)``) and its ``declaredStores``.
+    /// (see `AppContainer.iOSSandbox(root:appGroups:)`) and its ``declaredStores``.
     public func container(at root: URL) -> AppContainer {
         AppContainer.iOSSandbox(root: root, appGroups: appGroups).declaringStores(declaredStores)
     }
