@@ -130,6 +130,9 @@ import Testing
                 .init(store: ContainerLocation(.applicationSupport, "Library.sqlite"), tables: library),
                 .init(store: ContainerLocation(.caches, "Analysis.sqlite"), tables: cache),
             ])
+            // Without it, the orphaned sidecars of the orphanSidecars state stay in Documents and the
+            // simulation rightly fails the run ("internal files left in Documents").
+            UpgradeStep.quarantine()
         }
         let planFile = scratch.url.appending(path: "v1-to-v2.json")
         try JSONEncoder().encode(plan).write(to: planFile)
