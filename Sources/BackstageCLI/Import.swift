@@ -41,7 +41,7 @@ struct Import: AsyncParsableCommand {
     @Option(help: "Refuse an archive that expands to more than this many bytes (default: the free space).")
     var maxSize: Int64?
 
-    @Option(help: "Refuse an archive with more entries than this (default 1000000).")
+    @Option(help: "Refuse an archive with more entries than this (default 10000000).")
     var maxEntries: Int = ImportLimits().maxEntries
 
     @Option(

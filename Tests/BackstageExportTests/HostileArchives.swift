@@ -33,6 +33,13 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
     case linkThroughDocuments = "link-through-documents.tar"
     case foldedCase = "sigma.zip"
     case sharpS = "strasse.zip"
+    // The index of names holds hashes, not paths: collisions found however far apart, in any order.
+    case nestedCase = "nested-case.tar"
+    case folderCase = "folder-case.tar"
+    case linkCase = "link-case.tar"
+    case lateDuplicate = "late-duplicate.tar"
+    case parentIsFileLater = "parent-file.tar"
+    case hardLinkToFolder = "hardlink-folder.tar"
 
     var description: String { rawValue }
 
@@ -70,6 +77,12 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
         case .linkThroughDocuments: .linkOutside(target: "ext/secret.txt")
         case .foldedCase: .caseCollision(with: "σοφία.txt")
         case .sharpS: .caseCollision(with: "Straße.txt")
+        case .nestedCase: .caseCollision(with: "dir/A.txt")
+        case .folderCase: .caseCollision(with: "a")
+        case .linkCase: .caseCollision(with: "Link")
+        case .lateDuplicate: .duplicate
+        case .parentIsFileLater: .parentIsFile("a/b")
+        case .hardLinkToFolder: .hardLinkTarget("dir")
         }
     }
 
@@ -153,6 +166,12 @@ enum HostileArchive: String, CaseIterable, CustomStringConvertible {
             elif kind == "link-through-documents.tar": tar([f("ok.txt"), l("peek", "ext/secret.txt")])
             elif kind == "sigma.zip": zip_([("σοφία.txt", b"1"), ("ςοφία.txt", b"2")])
             elif kind == "strasse.zip": zip_([("Straße.txt", b"1"), ("STRASSE.txt", b"2")])
+            elif kind == "nested-case.tar": tar([f("dir/A.txt"), f("other/x.txt"), f("dir/B.txt"), f("dir/a.txt")])
+            elif kind == "folder-case.tar": tar([f("a/b/c.txt"), f("a/b/d.txt"), f("z.txt"), f("A/b/e.txt")])
+            elif kind == "link-case.tar": tar([d("sub"), l("Link", "sub"), f("ok.txt"), f("link")])
+            elif kind == "late-duplicate.tar": tar([f("x/1"), f("y/2"), f("x/3"), f("x/1")])
+            elif kind == "parent-file.tar": tar([f("a/b"), f("a/c"), f("a/b/c")])
+            elif kind == "hardlink-folder.tar": tar([d("dir"), f("dir/f"), h("h", "dir")])
             else: raise SystemExit("unknown kind " + kind)
             """#
         let result = try PythonSQLite.run(script, [rawValue, url.path])

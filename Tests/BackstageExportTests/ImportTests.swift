@@ -108,6 +108,37 @@ import Testing
         #expect(snapshot(app.documents) == before)
     }
 
+    /// Entries of one folder far apart, a folder named after its files, deep paths climbing back up:
+    /// every file arrives, none is taken for a duplicate or a collision of another.
+    @Test func anArchiveWrittenInAnyOrderImportsEveryEntry() async throws {
+        let app = try TestContainer()
+        let archives = try TemporaryDirectory()
+        let files = [
+            "a/1": "one", "b/1": "two", "a/2": "three", "a/b/3": "four", "b/1x": "five", "c/d/e/f": "six",
+            "c/d/g": "seven", "A1": "eight", "c/h": "nine", "a/b/c/d/e/f/g.txt": "ten",
+        ]
+        let order = ["a/1", "b/1", "a/2", "a/", "a/b/3", "b/1x", "c/d/e/f", "c/d/g", "A1", "c/h", "a/b/c/d/e/f/g.txt", "c/"]
+        let archive = archives.url.appending(path: "order.tar")
+        let list = archives.url.appending(path: "order.json")
+        try JSONEncoder().encode(order.map { [$0, files[$0] ?? ""] }).write(to: list)
+        let result = try PythonSQLite.run("""
+            import sys, tarfile, io, json
+            with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+                for name, text in json.load(open(sys.argv[2])):
+                    i = tarfile.TarInfo(name.rstrip("/")); i.mtime = 1700000000
+                    if name.endswith("/"):
+                        i.type = tarfile.DIRTYPE; i.mode = 0o755; t.addfile(i)
+                    else:
+                        data = text.encode(); i.size = len(data); t.addfile(i, io.BytesIO(data))
+            """, [archive.path, list.path])
+        try #require(result.status == 0, "\(result.stderr)")
+        let report = try await Importer(container: app.container).importArchive(archive)
+        #expect(report.written == files.count)
+        for (path, text) in files {
+            #expect(try Data(contentsOf: app.documents.appending(path: path)) == Data(text.utf8), "\(path)")
+        }
+    }
+
     @Test func skipKeepsWhatDocumentsHas() async throws {
         let (app, archive, archives) = try conflictFixture()
         defer { _ = archives }

@@ -1,14 +1,33 @@
+import Backstage
+
 /// The rules every entry name must pass before a byte of it is written, and the index of the
 /// names seen so far (duplicates, case and normalization collisions, links on the way).
+///
+/// The index holds a hash of each path's collision key and the exact paths of folders, some 20 bytes
+/// an entry, not the paths themselves: a million-file archive is indexed in about 20 MB. Each
+/// entry is staged before the next is read, so when a key comes back, the staging folder (and the
+/// archive's links, made last) tells which spelling came first and what it is; a hash that matches
+/// by chance finds no such name there and is a new path.
 struct EntryPaths {
     enum Kind: Equatable { case file, directory, symlink }
 
-    /// Kinds by exact path (byte equality: Swift's `==` treats NFC and NFD as equal).
-    private var kinds: [[UInt8]: Kind] = [:]
-    /// The first spelling of each path under case folding and canonical equivalence.
-    private var spellings: [String: String] = [:]
+    /// Where the entries added so far are staged.
+    let staging: String
+    let fileSystem: FileSystem
+    /// Hashes of the collision keys of every path added (parents included).
+    private var keys: Set<Int> = []
+    /// Hashes of the exact bytes of every folder added (explicit or a parent).
+    private var folders: Set<Int> = []
     /// Links of the archive: path → target text.
     private(set) var links: [String: String] = [:]
+    /// The folder of the last path added, whose parents are known to be folders: the next entry
+    /// of the same folder (most of them, in archives written folder by folder) skips them.
+    private var lastFolder: Substring = ""
+
+    init(staging: String, fileSystem: FileSystem) {
+        self.staging = staging
+        self.fileSystem = fileSystem
+    }
 
     /// The entry's path relative to the import root (no `.`, no empty component, no trailing `/`),
     /// or ``Normalized/root`` for the root itself (`./`).
@@ -44,48 +63,116 @@ struct EntryPaths {
 
     /// Records `path` (and its parents, as folders), refusing duplicates, collisions, a parent
     /// that is a file and a path behind a link of the archive.
-    mutating func add(_ path: String, kind: Kind) -> ImportError.Reason? {
-        let components = path.split(separator: "/")
-        var prefix = ""
-        for (index, component) in components.enumerated() {
-            prefix = prefix.isEmpty ? String(component) : prefix + "/" + component
-            let isLast = index == components.count - 1
-            if let reason = collision(prefix) { return reason }
-            let bytes = Array(prefix.utf8)
-            if let existing = kinds[bytes] {
-                if isLast {
-                    // A folder named twice is harmless; anything else is a duplicate.
-                    return existing == .directory && kind == .directory ? nil : .duplicate
-                }
-                switch existing {
-                case .directory: continue
-                case .symlink: return .throughLink(prefix)
-                case .file: return .parentIsFile(prefix)
-                }
-            }
-            kinds[bytes] = isLast ? kind : .directory
+    mutating func add(_ path: String, kind: Kind) throws -> ImportError.Reason? {
+        var start = path.startIndex
+        // Parents already known: the folder of the previous entry, or one of its parents.
+        let known = lastFolder.utf8.count
+        if known > 0, path.utf8.count > known, path.utf8.starts(with: lastFolder.utf8) {
+            let slash = path.utf8.index(path.utf8.startIndex, offsetBy: known)
+            if path.utf8[slash] == UInt8(ascii: "/") { start = path.utf8.index(after: slash) }
         }
+        var end = start
+        while true {
+            let slash = path[end...].firstIndex(of: "/")
+            let prefix = path[..<(slash ?? path.endIndex)]
+            let isLast = slash == nil
+            if let reason = try add(prefix, kind: isLast ? kind : .directory, isLast: isLast) { return reason }
+            guard let slash else { break }
+            end = path.index(after: slash)
+        }
+        if let slash = path.lastIndex(of: "/") { lastFolder = path[..<slash] }
         return nil
     }
 
-    mutating func addLink(_ path: String, target: String) -> ImportError.Reason? {
-        if let reason = add(path, kind: .symlink) { return reason }
+    /// Records one path: the entry itself (`isLast`) or one of its parents.
+    private mutating func add(_ path: Substring, kind: Kind, isLast: Bool) throws -> ImportError.Reason? {
+        let key = Self.key(String(path)).hashValue
+        let exact = Self.exactHash(path)
+        let existing: Kind?
+        if !links.isEmpty, links[String(path)] != nil {
+            existing = .symlink
+        } else if keys.contains(key), folders.contains(exact) {
+            existing = .directory
+        } else if keys.contains(key) {
+            // Seen under this key: the same path, or another spelling of it (or a chance match).
+            switch try firstSpelling(of: path) {
+            case nil:
+                existing = nil
+            case .some((let first, let kind)):
+                if Array(first.utf8) != Array(path.utf8) {
+                    // Canonically equal but different bytes: only the normalization differs.
+                    return first == String(path) ? .normalizationCollision(with: first) : .caseCollision(with: first)
+                }
+                existing = kind
+            }
+        } else {
+            existing = nil
+        }
+        guard let existing else {
+            keys.insert(key)
+            if kind == .directory { folders.insert(exact) }
+            return nil
+        }
+        if isLast {
+            // A folder named twice is harmless; anything else is a duplicate.
+            return existing == .directory && kind == .directory ? nil : .duplicate
+        }
+        switch existing {
+        case .directory: return nil
+        case .symlink: return .throughLink(String(path))
+        case .file: return .parentIsFile(String(path))
+        }
+    }
+
+    mutating func addLink(_ path: String, target: String) throws -> ImportError.Reason? {
+        if let reason = try add(path, kind: .symlink) { return reason }
         links[path] = target
         return nil
     }
 
-    /// True when `path` was recorded as a regular file.
-    func isFile(_ path: String) -> Bool { kinds[Array(path.utf8)] == .file }
+    /// True when `path` was added as a regular file (and staged).
+    func isFile(_ path: String) throws -> Bool {
+        guard keys.contains(Self.key(path).hashValue), links[path] == nil else { return false }
+        return try fileSystem.status(staging + "/" + path)?.kind == .regular
+    }
 
-    private mutating func collision(_ path: String) -> ImportError.Reason? {
-        let key = Self.key(path)
-        guard let first = spellings[key] else {
-            spellings[key] = path
-            return nil
+    /// The path added earlier whose collision key is `path`'s, and what it is: found among the
+    /// names staged in `path`'s folder and the archive's links; nil when there is none.
+    private func firstSpelling(of path: Substring) throws -> (String, Kind)? {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? ""
+        let name = String(path[(slash.map { path.index(after: $0) } ?? path.startIndex)...])
+        let key = Self.key(name)
+        let prefix = folder.isEmpty ? "" : folder + "/"
+        for link in links.keys where link.hasPrefix(prefix) {
+            let linkName = link.dropFirst(prefix.count)
+            if !linkName.contains("/"), Self.key(String(linkName)) == key { return (link, .symlink) }
         }
-        if Array(first.utf8) == Array(path.utf8) { return nil }
-        // Canonically equal but different bytes: only the normalization differs.
-        return first == path ? .normalizationCollision(with: first) : .caseCollision(with: first)
+        let folderPath = folder.isEmpty ? staging : staging + "/" + folder
+        // The folder is made after its entry is added: a chance match under a new folder finds nothing.
+        guard try fileSystem.status(folderPath)?.kind == .directory else { return nil }
+        let names = try fileSystem.contents(of: folderPath)
+        guard
+            let found = names.first(where: { Self.key($0) == key && Array($0.utf8) == Array(name.utf8) })
+                ?? names.first(where: { Self.key($0) == key })
+        else { return nil }
+        let kind: Kind =
+            switch try fileSystem.status(staging + "/" + prefix + found)?.kind {
+            case .directory: .directory
+            case .symlink: .symlink
+            default: .file
+            }
+        return (prefix + found, kind)
+    }
+
+    /// A hash of the path's bytes (Swift's `String` hashes canonically: NFC and NFD alike).
+    private static func exactHash(_ path: Substring) -> Int {
+        var hasher = Hasher()
+        let contiguous: Void? = path.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
+        if contiguous == nil { Array(path.utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
+        return hasher.finalize()
     }
 
     /// True when the link at `path` with text `target` resolves inside the import root, following

@@ -17,7 +17,8 @@ public struct ImportLimits: Sendable, Hashable, Codable {
     /// Bytes all entries together may expand to. Default nil: the space free where the import is
     /// staged, so an archive that cannot fit is refused before its bytes fill the disk.
     public var maxTotalBytes: Int64?
-    /// Entries an archive may hold. Default 1,000,000.
+    /// Entries an archive may hold. Default 10,000,000: an export of a million documents, and their
+    /// folders, imports back; each entry costs the import some 20 bytes of memory and an inode.
     public var maxEntries: Int
     /// How many times its compressed size an entry, and the whole archive, may expand to.
     /// Default 100 (deflate reaches 1,032).
@@ -27,7 +28,7 @@ public struct ImportLimits: Sendable, Hashable, Codable {
     public var ratioGraceBytes: Int64
 
     public init(
-        maxTotalBytes: Int64? = nil, maxEntries: Int = 1_000_000, maxCompressionRatio: Double = 100,
+        maxTotalBytes: Int64? = nil, maxEntries: Int = 10_000_000, maxCompressionRatio: Double = 100,
         ratioGraceBytes: Int64 = 1 << 20
     ) {
         self.maxTotalBytes = maxTotalBytes

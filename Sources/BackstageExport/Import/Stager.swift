@@ -20,7 +20,7 @@ struct Stager {
     let progress: (ArchiveProgress) -> Void
     let isCancelled: () -> Bool
 
-    private var paths = EntryPaths()
+    private var paths: EntryPaths
     private var throttle = ProgressThrottle()
     /// Logical bytes (holes included) of the entries staged so far.
     private var totalBytes: Int64 = 0
@@ -38,6 +38,7 @@ struct Stager {
         self.archiveFile = archiveFile
         self.archiveSize = archiveSize
         self.staging = staging
+        self.paths = EntryPaths(staging: staging, fileSystem: fileSystem)
         self.documents = documents
         self.maxTotalBytes = try limits.maxTotalBytes ?? fileSystem.space(at: staging).available
         self.limits = limits
@@ -87,12 +88,12 @@ struct Stager {
                 case .special(let kind):
                     throw refuse(.specialFile(kind))
                 case .directory:
-                    if let reason = paths.add(path, kind: .directory) { throw refuse(reason) }
+                    if let reason = try paths.add(path, kind: .directory) { throw refuse(reason) }
                     try makeFolders(path, including: true)
                     folders.append((path, header.modified))
                 case .symlink:
                     let target = header.linkTarget ?? ""
-                    if let reason = paths.addLink(path, target: target) { throw refuse(reason) }
+                    if let reason = try paths.addLink(path, target: target) { throw refuse(reason) }
                     try makeFolders(path, including: false)
                     links.append((path, target, header.modified))
                 case .hardLink:
@@ -100,14 +101,14 @@ struct Stager {
                     var targetHeader = header
                     targetHeader.path = text
                     targetHeader.kind = .file
-                    guard case .path(let target) = EntryPaths.normalize(targetHeader), paths.isFile(target) else {
+                    guard case .path(let target) = EntryPaths.normalize(targetHeader), try paths.isFile(target) else {
                         throw refuse(.hardLinkTarget(text))
                     }
-                    if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
+                    if let reason = try paths.add(path, kind: .file) { throw refuse(reason) }
                     try makeFolders(path, including: false)
                     try fileSystem.createHardLink(destination, to: staging + "/" + target)
                 case .file:
-                    if let reason = paths.add(path, kind: .file) { throw refuse(reason) }
+                    if let reason = try paths.add(path, kind: .file) { throw refuse(reason) }
                     if declarations.declares(path) { throw refuse(.internalFile(.database)) }
                     if let size = header.size, size > maxTotalBytes - totalBytes { throw refuse(tooLarge) }
                     try makeFolders(path, including: false)
