@@ -32,7 +32,7 @@ final class ZipEntryEncoder {
     /// Bytes of the current entry handed to `emit` so far.
     private var emitted: Int64 = 0
     /// True while the entry being written is stored: its bytes cost a copy, not compression, so
-    /// they wait for their turn in memory rather than go through the scratch file (two copies more).
+    /// its worker waits for the entry's turn rather than hold them (a copy more).
     private(set) var isStoring = false
     /// Every entry's central directory record, one after the other, their offsets 0.
     private(set) var directory: [UInt8] = []
