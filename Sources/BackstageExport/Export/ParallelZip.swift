@@ -7,10 +7,11 @@ import Foundation
 /// straight to the file as it is made; the others are held until their turn: in memory up to a
 /// budget (8 MiB per worker beyond the first), then in a nameless scratch file beside the archive
 /// (up to 256 MiB per worker beyond the first), past which their worker waits. A stored entry is
-/// never held: copying it costs no more than holding it would (a copy, and the page faults of
-/// fresh memory: 6,467 faults and a fifth of the CPU time of a zip of random photos), so its
-/// worker waits for its turn, then reads the file straight into the archive. Backstage puts the entries in order, and the central directory
-/// records with the offsets the entries have in the archive (``ZipDirectory``).
+/// never held: copying it in its turn costs no more than holding it would (a zip of 50 MB of
+/// random photos took 56 ms of CPU and 5,744 page faults holding them, 48 ms and 1,469 without),
+/// so its worker waits for its turn, then reads the file straight into the archive. Backstage
+/// puts the entries in order, and the central directory records with the offsets the entries
+/// have in the archive (``ZipDirectory``).
 ///
 /// Entries are written in the order given and each entry's bytes do not depend on which worker
 /// wrote it, so the archive is the same whatever the number of workers. A single large file is
