@@ -89,6 +89,32 @@ import Testing
         withExtendedLifetime(app) {}
     }
 
+    /// Stored entries wait for their turn rather than being held: photos between notes, taken by
+    /// three workers, each waiting behind a note being deflated or a photo being copied, come back
+    /// in order, byte for byte, in the archive one worker writes.
+    @Test func storedEntriesBetweenDeflatedOnesComeBackInOrderWhateverTheWorkers() async throws {
+        let app = try TestContainer()
+        var files: [String: Data] = [:]
+        for index in 0..<12 {
+            files["Trip/\(index) photo.jpg"] = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Self.noise(150_000 + index * 10_000)
+            files["Trip/\(index) note.txt"] = Self.text(200_000 + index * 5_000)
+        }
+        for (path, data) in files { try app.writeDocument(path, data) }
+        var archives: [Data] = []
+        for threads in [1, 3] {
+            var options = ExportOptions(format: .zip, threads: threads)
+            options.tuning.heldBytesPerWorker = 64 << 10
+            let archive = app.root.appending(path: "trip-\(threads).zip")
+            _ = try await Exporter(container: app.container).export(to: archive, options: options)
+            let entries = try Self.entries(archive)
+            #expect(entries.filter { $0.key.hasSuffix(".jpg") }.allSatisfy { $0.value[0] == 0 }, "photos stored")
+            #expect(entries.filter { $0.key.hasSuffix(".txt") }.allSatisfy { $0.value[0] == 8 }, "notes deflated")
+            #expect(try readBack(archive, format: .zip).files == files, "every entry back, byte for byte")
+            archives.append(try Data(contentsOf: archive))
+        }
+        #expect(archives[0] == archives[1], "one worker and three write the same archive")
+    }
+
     /// Level 0 stores every entry, text too.
     @Test func levelZeroStoresEveryEntry() async throws {
         let (app, archive, _) = try await Self.exported(level: 0)

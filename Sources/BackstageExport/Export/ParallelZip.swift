@@ -6,9 +6,12 @@ import Foundation
 /// stored when deflate would not shrink it). The entry that comes next in the archive goes
 /// straight to the file as it is made; the others are held until their turn: in memory up to a
 /// budget (8 MiB per worker beyond the first), then in a nameless scratch file beside the archive
-/// (up to 256 MiB per worker beyond the first; never a stored entry, which costs a copy), past
-/// which their worker waits. Backstage puts the entries in order, and the central directory
-/// records with the offsets the entries have in the archive (``ZipDirectory``).
+/// (up to 256 MiB per worker beyond the first), past which their worker waits. A stored entry is
+/// never held: copying it in its turn costs no more than holding it would (a zip of 50 MB of
+/// random photos took 56 ms of CPU and 5,744 page faults holding them, 48 ms and 1,469 without),
+/// so its worker waits for its turn, then reads the file straight into the archive. Backstage
+/// puts the entries in order, and the central directory records with the offsets the entries
+/// have in the archive (``ZipDirectory``).
 ///
 /// Entries are written in the order given and each entry's bytes do not depend on which worker
 /// wrote it, so the archive is the same whatever the number of workers. A single large file is
@@ -170,7 +173,7 @@ struct ParallelZip {
                 while let index = take() {
                     try encoder.write(
                         items[index], index: index, buffer: buffer, fileSystem: fileSystem,
-                        emit: { try self.emit(index, $0, spilling: !encoder.isStoring) }, chunkRead: { self.read($0) })
+                        emit: { try self.emit(index, $0, stored: encoder.isStoring) }, chunkRead: { self.read($0) })
                     try finish(index)
                 }
                 condition.lock()
@@ -197,8 +200,9 @@ struct ParallelZip {
         }
 
         /// The next bytes of entry `index`: to the file if it is its turn, else held (in memory,
-        /// then in the scratch file when `spilling`, then waiting while the budgets are spent).
-        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer, spilling: Bool) throws {
+        /// then in the scratch file, then waiting while the budgets are spent). The bytes of a
+        /// `stored` entry wait for its turn, never held.
+        func emit(_ index: Int, _ bytes: UnsafeRawBufferPointer, stored: Bool) throws {
             condition.lock()
             while true {
                 if let failure {
@@ -216,13 +220,13 @@ struct ParallelZip {
                     releaseSpilled(before)
                     return
                 }
-                if heldBytes + bytes.count <= budget {
+                if !stored && heldBytes + bytes.count <= budget {
                     held[index, default: []].append(.bytes([UInt8](bytes)))
                     heldBytes += bytes.count
                     condition.unlock()
                     return
                 }
-                if spilling && spill.hasRoom(for: bytes.count) {
+                if !stored && spill.hasRoom(for: bytes.count) {
                     // Under the lock: the region is not reused until every spilled byte is written out.
                     do {
                         try spill.append(bytes, to: &held[index, default: []])

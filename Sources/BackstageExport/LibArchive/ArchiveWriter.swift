@@ -27,6 +27,9 @@ final class ArchiveWriter {
         }
         self.handle = handle
         try check(configure(handle, format: format, level: level, threads: threads))
+        // 1 MiB writes rather than libarchive's 10 KiB: a 25 MB tar.zst took 2,461 write calls. The
+        // bytes are the same: a regular file's last block is not padded.
+        archive_write_set_bytes_per_block(handle, 1 << 20)
         try check(archive_write_open_filename(handle, path))
     }
 
