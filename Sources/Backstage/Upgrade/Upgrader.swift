@@ -176,7 +176,8 @@ public struct Upgrader: Sendable {
                 let pending =
                     produced[migrate.store] != nil
                     || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
-                guard pending, let input = size(migrate.store) else { continue }
+                // The database is rewritten, never its external data: not listed, not counted.
+                guard pending, let input = size(migrate.store, withSupportFolder: false) else { continue }
                 bytes = input
                 seconds =
                     throughput.perStep
