@@ -347,7 +347,8 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.externalDataFolder.path).count > 10)
         let plan = UpgradePlan(name: "v2") {
-            UpgradeStep.migrateSchema(.support("Notes.sqlite"), [.init(id: "v2", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED")])
+            UpgradeStep.migrateSchema(
+                .support("Notes.sqlite"), [.init(id: "v2", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED")])
         }
         #expect(Upgrader(container: app.container).estimate(plan).bytes == database)
     }

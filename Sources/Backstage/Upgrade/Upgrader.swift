@@ -131,10 +131,11 @@ public struct Upgrader: Sendable {
     }
 
     /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads file
-    /// sizes and, for a migration, the store's schema and about one page in a hundred of it
-    /// (what each statement does to the tables it names): nothing is locked or
-    /// changed. A step whose input an earlier pending step
-    /// will produce (a split of the store a relocation brings) is counted with that input's size.
+    /// sizes (a migration's: its database and `-wal`, not its support folder) and, for a migration,
+    /// the store's schema and about one page in a hundred of the tables its statements name (what
+    /// each statement does to them): nothing is locked or changed. A step whose input an earlier
+    /// pending step will produce (a split of the store a relocation brings) is counted with that
+    /// input's size.
     public func estimate(_ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget) -> UpgradeEstimate {
         var steps: [UpgradeEstimate.Step] = []
         // Running such a plan throws before any step: there is nothing to estimate.
