@@ -70,6 +70,9 @@ import Testing
             name: "a key with no columns, to a WITHOUT ROWID child",
             sql: "DELETE FROM player WHERE id = 2", table: "award"),
         Case(
+            name: "a parent's primary key, named by no column of the key",
+            sql: "UPDATE player SET id = 21 WHERE id = 1", table: "award"),
+        Case(
             name: "a trigger writes the child",
             sql: """
                 CREATE TRIGGER log_award AFTER INSERT ON log BEGIN INSERT INTO award VALUES (55, new.line); END;

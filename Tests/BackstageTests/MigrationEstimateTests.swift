@@ -59,6 +59,21 @@ import Testing
         #expect(measured.tableOfIndex["entry_day"] == "entry")
     }
 
+    /// Sized for a migration that names tables: those and their indexes alone, the same figures;
+    /// every b-tree as soon as one named table is not in the store.
+    @Test func onlyTheNamedTablesAreSizedWhenAllExist() throws {
+        let app = try TestContainer()
+        let path = app.supportStore("Journal.sqlite").main
+        try Self.store(path)
+        let all = try BTreeSizes.read(path.path, fileSystem: FileSystem())
+        let named = try BTreeSizes.read(path.path, fileSystem: FileSystem(), tables: ["entry", "mood"])
+        #expect(Set(named.bytes.keys) == ["entry", "entry_day", "mood"])
+        #expect(named.bytes.allSatisfy { all.bytes[$0.key] == $0.value })
+        #expect(named.rows.allSatisfy { all.rows[$0.key] == $0.value })
+        let missing = try BTreeSizes.read(path.path, fileSystem: FileSystem(), tables: ["entry", "diary"])
+        #expect(missing.bytes == all.bytes && missing.rows == all.rows)
+    }
+
     static func estimate(_ app: TestContainer, _ sql: String) -> Double {
         let plan = UpgradePlan(name: "v2") {
             UpgradeStep.migrateSchema(.support("Journal.sqlite"), [.init(id: "v2", sql: sql)])

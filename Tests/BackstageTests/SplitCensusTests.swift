@@ -32,6 +32,20 @@ import Testing
         #expect(!files.referenced.contains(files.unreferenced))
     }
 
+    /// A store without an external data folder is only counted: the same rows, no reference read.
+    @Test func withoutReferencesTheCensusCountsTheSameRows() throws {
+        let app = try TestContainer()
+        let store = app.supportStore()
+        try CoreDataStore.create(store.main, notes: 40, walOnlyNotes: 2)
+        let lock = try StoreLock(path: store.main.path, timeout: 0.2)
+        defer { lock.close() }
+        let tables = ["ZFOLDER", "ZNOTE", "ZATTACHMENT", "ZTHUMBNAIL"]
+        let full = try SplitCensus(store: store.main.path, tables: tables, shadows: []).wait()
+        let counted = try SplitCensus(store: store.main.path, tables: tables, shadows: [], references: false).wait()
+        #expect(counted.rows == full.rows && full.rows["ZNOTE"] == 42)
+        #expect(counted.references.isEmpty && full.references["ZATTACHMENT"]?.isEmpty == false)
+    }
+
     /// A target whose tables did not all receive the counted rows is named, and the split is not
     /// verified; a table the census never counted fails the same way.
     @Test func aTargetThatDiffersFromTheCensusIsNamed() throws {

@@ -336,6 +336,23 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(Upgrader(container: elsewhere).estimate(splitPlan()).bytes == database + support)
     }
 
+    /// A migration rewrites the database alone: its estimate counts the database and its `-wal`,
+    /// never the external data files of its support folder (not even listed).
+    @Test func aMigrationIsEstimatedByItsDatabaseAlone() throws {
+        let app = try TestContainer()
+        let store = app.supportStore()
+        try CoreDataStore.create(store.main, notes: 200)
+        let database = try [store.main, store.sidecar(.wal)].reduce(Int64(0)) {
+            $0 + ((try FileManager.default.attributesOfItem(atPath: $1.path)[.size] as? Int64) ?? 0)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.externalDataFolder.path).count > 10)
+        let plan = UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(
+                .support("Notes.sqlite"), [.init(id: "v2", sql: "ALTER TABLE ZNOTE ADD COLUMN ZPINNED")])
+        }
+        #expect(Upgrader(container: app.container).estimate(plan).bytes == database)
+    }
+
     @Test func aWholeChainFromV1ToV4KeepsEveryNote() async throws {
         let app = try TestContainer()
         try CoreDataStore.create(app.documentsStore().main, notes: 150, walOnlyNotes: 20)

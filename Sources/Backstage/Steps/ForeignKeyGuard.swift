@@ -117,10 +117,13 @@ final class WrittenTables: TransactionObserver {
                 WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
                 """)
         var suspects: [String] = []
+        var primaryKeys: [String: [String]] = [:]
         for table in tables {
             let keys = try ForeignKey.all(of: table, in: db)
             guard !keys.isEmpty else { continue }
-            if keys.contains(where: { wroteAsChild($0, table.lowercased()) || changedAsParent($0, in: db) }) {
+            if try keys.contains(where: {
+                try wroteAsChild($0, table.lowercased()) || changedAsParent($0, in: db, primaryKeys: &primaryKeys)
+            }) {
                 suspects.append(table)
             }
         }
@@ -146,15 +149,23 @@ final class WrittenTables: TransactionObserver {
             }
     }
 
-    private func changedAsParent(_ key: ForeignKey, in db: Database) -> Bool {
+    /// - parameter primaryKeys: Each parent's primary key once read, so that it is read once a
+    ///   check however many keys and written tables name it.
+    private func changedAsParent(
+        _ key: ForeignKey, in db: Database, primaryKeys: inout [String: [String]]
+    ) throws -> Bool {
         // A parent dropped, then rebuilt under its old name, counts under both names.
         let parent = key.parent
         if deleted.contains(parent) || wrote(deleted, as: parent) { return true }
-        return updated.contains { written, columns in
-            guard current(written) == parent || written == parent else { return false }
-            let parentColumns = key.parentColumns ?? (try? ForeignKey.primaryKey(of: parent, in: db)) ?? []
-            return parentColumns.isEmpty || !columns.isDisjoint(with: parentColumns + ["rowid", "_rowid_", "oid"])
+        let columns = updated.filter { written, _ in current(written) == parent || written == parent }.values
+        guard !columns.isEmpty else { return false }
+        var parentColumns = key.parentColumns ?? primaryKeys[parent]
+        if parentColumns == nil {
+            parentColumns = try ForeignKey.primaryKey(of: parent, in: db)
+            primaryKeys[parent] = parentColumns
         }
+        let keyColumns = (parentColumns ?? []) + ["rowid", "_rowid_", "oid"]
+        return parentColumns?.isEmpty != false || columns.contains { !$0.isDisjoint(with: keyColumns) }
     }
 }
 

@@ -44,8 +44,13 @@ package final class SplitCensus: @unchecked Sendable {
     /// Starts counting `tables` (references and rows) and `shadows` (rows only) of the store at
     /// `path`, which the caller holds locked for as long as the census runs.
     ///
+    /// - parameter references: False when the store has no external data folder: the rows are
+    ///   only counted (SQLite counts a b-tree's cells without decoding a row, and uses the
+    ///   smallest index when there is one).
     /// - throws: ``UpgradeError/sqlite(path:code:message:)`` naming the store when SQLite cannot open it.
-    package init(store path: String, tables: [String], shadows: [String]) throws(UpgradeError) {
+    package init(
+        store path: String, tables: [String], shadows: [String], references: Bool = true
+    ) throws(UpgradeError) {
         self.path = path
         var configuration = Configuration()
         configuration.readonly = true
@@ -58,7 +63,9 @@ package final class SplitCensus: @unchecked Sendable {
         let queue = queue
         threads.start { [self] in
             outcome = Result {
-                try queue.inDatabase { db in try Self.count(db, tables: tables, shadows: shadows) }
+                try queue.inDatabase { db in
+                    try Self.count(db, tables: tables, shadows: shadows, references: references)
+                }
             }
         }
     }
@@ -85,14 +92,14 @@ package final class SplitCensus: @unchecked Sendable {
     }
 
     /// Counts on one connection, in one pass a table.
-    static func count(_ db: Database, tables: [String], shadows: [String]) throws -> Counts {
+    static func count(_ db: Database, tables: [String], shadows: [String], references: Bool) throws -> Counts {
         var counts = Counts()
-        for table in tables {
+        for table in tables where references {
             (counts.rows[table], counts.references[table]) = try countAndReferences(db, table: table)
         }
-        for shadow in shadows {
-            counts.rows[shadow] =
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(shadow.quotedSQLIdentifier)") ?? 0
+        for table in references ? shadows : tables + shadows {
+            counts.rows[table] =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM main.\(table.quotedSQLIdentifier)") ?? 0
         }
         return counts
     }

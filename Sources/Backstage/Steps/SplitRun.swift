@@ -59,8 +59,12 @@ struct SplitRun {
             let plan = try lock.withConnection { db in try self.plan(db) }
             // Counted on the second core while this one copies; never outlives the lock (the
             // defers run in reverse order: the census stops before the lock is released).
+            // Only what is copied: a discarded table's rows are not read.
+            let copiedTables = Set(plan.tablesByTarget.joined())
             let census = try SplitCensus(
-                store: src.main.path, tables: plan.sql.keys.sorted(), shadows: plan.shadows.values.joined().sorted())
+                store: src.main.path, tables: copiedTables.sorted(),
+                shadows: plan.shadows.filter { copiedTables.contains($0.key) }.values.joined().sorted(),
+                references: fileSystem.exists(src.externalDataFolder.path))
             var counted = false
             defer { if !counted { census.cancel() } }
             // Progress in bytes: the targets' pages against the source's.
@@ -267,28 +271,25 @@ struct SplitRun {
                 let info = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
                 let keys = info.filter { ($0["pk"] as Int) > 0 }
                 let rowidIsKey = keys.count == 1 && (keys[0]["type"] as String).uppercased() == "INTEGER"
-                if plan.withoutRowID.contains(table) || rowidIsKey {
+                let indexes = try schema("index", of: table)
+                let hidden = plan.withoutRowID.contains(table) || rowidIsKey ? nil : try RowidSpan(db, table: table)
+                if let hidden, !hidden.mayTransfer(indexed: !indexes.isEmpty) {
+                    copied[table] = try copyRowByRow(db, table: table, columns: info, indexes: indexes)
+                } else {
                     // Like VACUUM: indexes first, then the bare INSERT ... SELECT *, which SQLite runs
                     // as a raw copy of the table's and the indexes' records, already in order (its
-                    // transfer optimisation). The rowid is the primary key here, so it is kept.
-                    for index in try schema("index", of: table) {
+                    // transfer optimisation). The rowid is kept when it is the primary key, or carried
+                    // by the index records; else SQLite numbers the rows 1, 2, 3… in rowid order.
+                    for index in indexes {
                         try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
                     }
                     try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
                     inserted(table)
-                } else {
-                    let list = (["rowid"] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(
-                        separator: ", ")
-                    try db.execute(
-                        sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
-                    inserted(table)
-                    // Indexes built from the rows: 32 MiB for their sorts, the default page cache
-                    // for the copies (a bigger one only spreads them over cold memory).
-                    let cache = try Int.fetchOne(db, sql: "PRAGMA main.cache_size") ?? -2000
-                    try db.execute(sql: "PRAGMA main.cache_size = -32768")
-                    defer { try? db.execute(sql: "PRAGMA main.cache_size = \(cache)") }
-                    for index in try schema("index", of: table) {
-                        try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
+                    // Whichever way SQLite ran it, the copy's rowids are the source's or 1 to the
+                    // count: they are the source's exactly when both ends match. Else row by row.
+                    if let hidden, try RowidSpan(db, table: table, schema: "backstage_target") != hidden {
+                        try db.execute(sql: "DELETE FROM backstage_target.\(name)")
+                        copied[table] = try copyRowByRow(db, table: table, columns: info, indexes: [])
                     }
                 }
                 try progress(try written())
@@ -326,6 +327,42 @@ struct SplitRun {
         // The source's journal mode, written in the header; detaching checkpoints the one page.
         try db.execute(sql: "PRAGMA backstage_target.journal_mode = \(plan.isWAL ? "WAL" : "DELETE")")
         return copied
+    }
+
+    /// Copies `table`'s rows with their rowids named (SQLite's raw copy would renumber them), then
+    /// builds `indexes` from the rows: 32 MiB for their sorts, the default page cache for the copies
+    /// (a bigger one only spreads them over cold memory).
+    /// - returns: The rows inserted.
+    private func copyRowByRow(_ db: Database, table: String, columns info: [Row], indexes: [String]) throws -> Int {
+        let name = table.quotedSQLIdentifier
+        let list = (["rowid"] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(separator: ", ")
+        try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
+        let rows = db.changesCount
+        let cache = try Int.fetchOne(db, sql: "PRAGMA main.cache_size") ?? -2000
+        try db.execute(sql: "PRAGMA main.cache_size = -32768")
+        defer { try? db.execute(sql: "PRAGMA main.cache_size = \(cache)") }
+        for index in indexes {
+            try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
+        }
+        return rows
+    }
+
+    /// The smallest and largest rowid of a table without an INTEGER PRIMARY KEY, each read from an
+    /// end of its b-tree (nil when it is empty).
+    struct RowidSpan: Equatable {
+        var first: Int64?
+        var last: Int64?
+
+        init(_ db: Database, table: String, schema: String = "main") throws {
+            let name = "\(schema).\(table.quotedSQLIdentifier)"
+            // One aggregate a query: SQLite reads min() or max() alone from the b-tree's end.
+            first = try Int64.fetchOne(db, sql: "SELECT min(rowid) FROM \(name)")
+            last = try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM \(name)")
+        }
+
+        /// Whether the raw copy may keep the rowids: the index records carry them, or they may
+        /// be 1 to the count (checked after the copy).
+        func mayTransfer(indexed: Bool) -> Bool { indexed || first == nil || first == 1 }
     }
 
     /// Inserts `schema.` before the object name of a statement from `sqlite_master`, whose prefix

@@ -25,16 +25,22 @@ package struct BTreeSizes: Sendable {
     }
 
     /// Sizes the store at `path`.
-    package static func read(_ path: String, fileSystem: FileSystem) throws -> BTreeSizes {
+    ///
+    /// - parameter tables: When given (lowercased), only these tables and their indexes are sized,
+    ///   unless one of them is not in the store: then every b-tree is, as without it.
+    package static func read(_ path: String, fileSystem: FileSystem, tables: Set<String>? = nil) throws -> BTreeSizes {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "Backstage.BTreeSizes"
         let queue = try DatabaseQueue(path: StoreFileSet.immutableURI(path), configuration: configuration)
-        let objects = try queue.read { db in
+        var objects = try queue.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT type, name, tbl_name, rootpage FROM sqlite_schema WHERE rootpage > 0")
         }
         try queue.close()
+        if let tables, tables.isSubset(of: objects.map { ($0["tbl_name"] as String).lowercased() }) {
+            objects = objects.filter { tables.contains(($0["tbl_name"] as String).lowercased()) }
+        }
         var sizes = BTreeSizes()
         let file = try PageFile(path: path, fileSystem: fileSystem)
         for object in objects {

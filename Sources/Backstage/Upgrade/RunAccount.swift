@@ -102,7 +102,8 @@ struct RunAccount {
         let named = plan.steps.flatMap(\.locations).filter { $0.root == .documents }
         guard !named.isEmpty else { return [] }
         let declared = container.declaredStores.adding(StoreDeclarations(plan: plan))
-        let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents)
+        // Kinds and paths only: a support folder's files are not listed to measure it.
+        let entries = try FileClassifier(fileSystem: fileSystem).scan(container.documents, measuringFolders: false)
         let keys = Set(named.map(\.fileKey))
         var problems: [String] = []
         for entry in entries where entry.kind.isInternal {
