@@ -130,7 +130,8 @@ extension FileSystem {
             return 0
         }
         let noProgress: (Int64) throws(FileSystemError) -> Void = { _ in }
-        _ = try Self.forEach(files.count, workers: files.count < 256 ? 1 : Self.treeWorkers, progress: noProgress, remove)
+        let workers = files.count < 256 ? 1 : Self.treeWorkers
+        _ = try Self.forEach(files.count, workers: workers, progress: noProgress, remove)
         for folder in folders.reversed() {
             try inject(.rmdir, folder)
             do { try Syscalls.rmdir(folder) } catch  where error.code == ENOENT {}
@@ -144,21 +145,21 @@ extension FileSystem {
     /// among them, and returns the sum of what it returned. The calling thread calls `progress`
     /// with the running sum after each of its items. The first error stops every thread (an item
     /// under way finishes) and is rethrown, typed as `work` and `progress` throw it.
-    private static func forEach<Failure: Error>(
-        _ count: Int, workers: Int, progress: (Int64) throws(Failure) -> Void,
-        _ work: @escaping @Sendable (Int) throws(Failure) -> Int64
-    ) throws(Failure) -> Int64 {
-        let shared = SharedWork<Failure>(count: count)
+    private static func forEach<WorkError: Error>(
+        _ count: Int, workers: Int, progress: (Int64) throws(WorkError) -> Void,
+        _ work: @escaping @Sendable (Int) throws(WorkError) -> Int64
+    ) throws(WorkError) -> Int64 {
+        let shared = SharedWork<WorkError>(count: count)
         let threads = ThreadGroup()
         for _ in 1..<max(1, min(workers, count)) {
             threads.start {
                 while let index = shared.take() {
-                    do throws(Failure) { shared.add(try work(index)) } catch { shared.fail(error) }
+                    do throws(WorkError) { shared.add(try work(index)) } catch { shared.fail(error) }
                 }
             }
         }
         while let index = shared.take() {
-            do throws(Failure) {
+            do throws(WorkError) {
                 try progress(shared.add(try work(index)))
             } catch {
                 shared.fail(error)
@@ -174,12 +175,12 @@ extension FileSystem {
 private struct Different: Error {}
 
 /// The items threads share: the next one to take, the running sum, the first error.
-private final class SharedWork<Failure: Error>: @unchecked Sendable {
+private final class SharedWork<WorkError: Error>: @unchecked Sendable {
     private let lock = NSLock()
     private let count: Int
     private var next = 0
     private var sum: Int64 = 0
-    private var firstError: Failure?
+    private var firstError: WorkError?
 
     init(count: Int) { self.count = count }
 
@@ -198,8 +199,8 @@ private final class SharedWork<Failure: Error>: @unchecked Sendable {
             sum += value; return sum
         }
     }
-    func fail(_ error: Failure) { lock.withLock { if firstError == nil { firstError = error } } }
-    var error: Failure? { lock.withLock { firstError } }
+    func fail(_ error: WorkError) { lock.withLock { if firstError == nil { firstError = error } } }
+    var error: WorkError? { lock.withLock { firstError } }
     var total: Int64 { lock.withLock { sum } }
 }
 
