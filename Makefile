@@ -90,13 +90,22 @@ man: deps
 	./scripts/manual "$$($(SWIFT) build -c release --show-bin-path)/backstage" .build/backstage.1
 
 # The release `backstage`, its man page (make man) and shell completions (swift-argument-parser's).
+# The resource bundles SwiftPM builds beside it go beside it too, where Bundle.module looks for them:
+# the harness's holds the bundled Notes catalog, every command's default (a target given resources in
+# Package.swift adds its bundle here; the dependencies' bundles are never read at run time).
 PREFIX ?= /usr/local
+RESOURCE_BUNDLES = Backstage_BackstageHarness.resources
 install: man
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
-	bin="$$($(SWIFT) build -c release --show-bin-path)/backstage"; \
+	bindir="$$($(SWIFT) build -c release --show-bin-path)"; bin="$$bindir/backstage"; \
 	install -m 755 "$$bin" "$(DESTDIR)$(PREFIX)/bin/backstage" && \
+	for bundle in $(RESOURCE_BUNDLES); do \
+		rm -rf "$(DESTDIR)$(PREFIX)/bin/$$bundle" && \
+		cp -R "$$bindir/$$bundle" "$(DESTDIR)$(PREFIX)/bin/" && \
+		chmod -R u=rwX,go=rX "$(DESTDIR)$(PREFIX)/bin/$$bundle" || exit 1; \
+	done && \
 	"$$bin" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/backstage" && \
 	"$$bin" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_backstage" && \
 	"$$bin" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/backstage.fish"

@@ -14,11 +14,9 @@ import Testing
     )
         throws -> ProcessResult
     {
-        let scratch = try TemporaryDirectory()
-        try FileManager.default.createDirectory(
-            at: scratch.url.appending(path: "Pulled"), withIntermediateDirectories: true)
-        let made = try PythonSQLite.run(
-            """
+        let scratch = try capturedCatalog(
+            "Workouts",
+            storeMadeBy: """
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
             c.execute("create table workout(id integer primary key, name text, minutes integer, started integer, note text)")
@@ -28,15 +26,7 @@ import Testing
                           [("run", 30, 1000, None), ("swim", 45, 2000, "lane 4"), ("run", 20, 3000, None)])
             c.execute("insert into setting values ('units', 'km')")
             c.commit()
-            """, [scratch.url.appending(path: "Pulled/Workouts.sqlite").path])
-        #expect(made.status == 0, "\(made.stderr)")
-        let initialized = try runProcess(
-            backstageExecutable,
-            [
-                "catalog", "init", "Workouts", "--from", "Pulled/Workouts.sqlite",
-                "--at", "documents/Workouts.sqlite",
-            ], currentDirectory: scratch.url)
-        #expect(initialized.status == 0, "\(initialized.stderr)")
+            """)
         let catalog = scratch.url.appending(path: "Workouts")
         try FileManager.default.createDirectory(at: catalog.appending(path: "plans"), withIntermediateDirectories: true)
         let plan =

@@ -7,18 +7,8 @@ import Testing
 /// SIGKILL at every phase boundary of a move, in a real `backstage relocate` process, then a
 /// rerun: exactly one complete store, every row, no temporaries, no journal.
 @Suite struct CrashRecoveryTests {
-    struct Case: CustomTestStringConvertible, Sendable {
-        var strategy: RelocationStrategy
-        var phase: StepPhase
-        var testDescription: String { "\(strategy.rawValue) killed at \(phase.rawValue)" }
-    }
-
-    static let cases: [Case] = [RelocationStrategy.rename, .copy].flatMap { strategy in
-        StepPhase.boundaries(for: strategy).map { Case(strategy: strategy, phase: $0) }
-    }
-
-    @Test(arguments: cases)
-    func killedAtAPhaseBoundaryThenRerunEndsWithOneCompleteStore(_ crash: Case) throws {
+    @Test(arguments: KilledMove.everyBoundary)
+    func killedAtAPhaseBoundaryThenRerunEndsWithOneCompleteStore(_ crash: KilledMove) throws {
         let app = try TestContainer()
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 400, walOnly: 60, bodyBytes: 3000)
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))

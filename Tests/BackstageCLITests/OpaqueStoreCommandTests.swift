@@ -8,49 +8,19 @@ import Testing
 /// encrypted SQLCipher store): moved whole with its sidecars, killed at every phase boundary and
 /// rerun into one complete byte-identical store, refused while another process holds it.
 @Suite struct OpaqueStoreCommandTests {
-    struct Case: CustomTestStringConvertible, Sendable {
-        var strategy: RelocationStrategy
-        var phase: StepPhase
-        var testDescription: String { "\(strategy.rawValue) killed at \(phase.rawValue)" }
-    }
-
-    static let cases: [Case] = [RelocationStrategy.rename, .copy].flatMap { strategy in
-        StepPhase.boundaries(for: strategy).map { Case(strategy: strategy, phase: $0) }
-    }
-
-    static func writeEncryptedStore(_ app: TestContainer, name: String = "Vault.sqlite") throws -> [String: Data] {
-        let base = (name as NSString).deletingPathExtension
-        let files: [String: Data] = [
-            name: randomBytes(65_536), name + "-wal": randomBytes(12_345), name + "-shm": randomBytes(32_768),
-            ".\(base)_SUPPORT/_EXTERNAL_DATA/blob": randomBytes(5_000),
-        ]
-        for (path, data) in files { _ = try app.writeDocument(path, data) }
-        return files
-    }
-
-    static func randomBytes(_ count: Int) -> Data {
-        var data = Data((0..<count).map { _ in UInt8.random(in: 0...255) })
-        data[0] = 0x9c  // not a SQLite header, nor the start of one
-        return data
-    }
-
     /// One complete store in Application Support, byte for byte; nothing of it left in Documents;
     /// no temporaries, no journal, nothing quarantined.
     static func expectOneCompleteStore(_ app: TestContainer, _ files: [String: Data]) {
-        for (path, data) in files {
-            #expect(FileManager.default.contents(atPath: app.applicationSupport.appending(path: path).path) == data, "\(path)")
-            #expect(!FileManager.default.fileExists(atPath: app.documents.appending(path: path).path), "\(path)")
-        }
-        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path))
+        let problems = OpaqueStore.problems(afterMoving: files, in: app)
+        #expect(problems.isEmpty, "\(problems)")
         let quarantined = paths(under: app.container.quarantineDirectory, containing: "Vault")
         #expect(quarantined.isEmpty, "\(quarantined)")
     }
 
-    @Test(arguments: cases)
-    func killedAtAPhaseBoundaryThenRerunEndsWithOneCompleteEncryptedStore(_ crash: Case) throws {
+    @Test(arguments: KilledMove.everyBoundary)
+    func killedAtAPhaseBoundaryThenRerunEndsWithOneCompleteEncryptedStore(_ crash: KilledMove) throws {
         let app = try TestContainer()
-        let files = try Self.writeEncryptedStore(app)
+        let files = try OpaqueStore.write("Vault.sqlite", into: app)
 
         let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite",
                                                           "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
@@ -63,7 +33,7 @@ import Testing
 
     @Test func anEncryptedStoreHeldOpenIsRefusedAsInUseAndNothingMoves() throws {
         let app = try TestContainer()
-        _ = try Self.writeEncryptedStore(app)
+        _ = try OpaqueStore.write("Vault.sqlite", into: app)
         let holder = try holdOpen(app.documents.appending(path: "Vault.sqlite"))
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         let before = snapshot(app.documents)
@@ -78,7 +48,7 @@ import Testing
 
     @Test func anUpgradePlanNamingAnEncryptedStoreMovesItWhole() throws {
         let app = try TestContainer()
-        let files = try Self.writeEncryptedStore(app)
+        let files = try OpaqueStore.write("Vault.sqlite", into: app)
         let notes = try app.writeDocument("notes.txt", Data("the user's".utf8))
         let plan = app.root.appending(path: "plan.json")
         try Data(#"""
@@ -116,13 +86,13 @@ import Testing
             ["relocate", app.root.path, "--store", "Vault.sqlite", "--strategy", strategy.rawValue]
         }
         let recorded = try TestContainer()
-        _ = try Self.writeEncryptedStore(recorded)
+        _ = try OpaqueStore.write("Vault.sqlite", into: recorded)
         let cuts = PowerLossRun.cuts(of: try runner.record(arguments(recorded), environment: [:]), limit: 16)
         #expect(cuts.count >= 8)
         for after in cuts {
             for lost in [false, true] {
                 let app = try TestContainer()
-                let files = try Self.writeEncryptedStore(app)
+                let files = try OpaqueStore.write("Vault.sqlite", into: app)
                 let cut = PowerCut(after: after, losesUnsyncedWrites: lost)
                 _ = try runner.run(arguments(app), environment: [:], cut: cut)
                 let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite"])

@@ -7,26 +7,16 @@ import Testing
 @Suite struct StrictCatalogTests {
     /// A scratch folder holding the `Workouts` catalog captured from a real store (v1).
     static func workoutsCatalog() throws -> TemporaryDirectory {
-        let scratch = try TemporaryDirectory()
-        try FileManager.default.createDirectory(
-            at: scratch.url.appending(path: "Pulled"), withIntermediateDirectories: true)
-        let made = try PythonSQLite.run(
-            """
+        let scratch = try capturedCatalog(
+            "Workouts",
+            storeMadeBy: """
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1])
             c.execute("create table workout(id integer primary key autoincrement, name text, minutes integer check (minutes > 0))")
             c.execute("create table setting(key text primary key, value text)")
             c.executemany("insert into workout(name, minutes) values (?, ?)", [("run", 30), ("swim", 45), ("row", 20)])
             c.commit()
-            """, [scratch.url.appending(path: "Pulled/Workouts.sqlite").path])
-        #expect(made.status == 0, "\(made.stderr)")
-        let initialized = try runProcess(
-            backstageExecutable,
-            [
-                "catalog", "init", "Workouts", "--from", "Pulled/Workouts.sqlite",
-                "--at", "documents/Workouts.sqlite",
-            ], currentDirectory: scratch.url)
-        #expect(initialized.status == 0, "\(initialized.stderr)")
+            """)
         return scratch
     }
 

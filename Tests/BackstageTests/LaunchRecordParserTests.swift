@@ -66,6 +66,40 @@ import Testing
         }
     }
 
+    /// The launch check's question for a folder the record does not stamp, or names only as a
+    /// prefix of another, finds nothing: the check then looks at the folder itself.
+    @Test func aFolderTheRecordDoesNotStampIsNotFound() {
+        let record = LaunchRecord(
+            stamps: [
+                LaunchRecord.Stamp(folder: "documents/100% sure", device: 1, inode: 2, seconds: 3, nanoseconds: 4),
+                LaunchRecord.Stamp(
+                    folder: "caches", device: 5, inode: 6, seconds: 7, nanoseconds: 8, absent: ["A%B.sqlite"],
+                    noStrays: false),
+            ])
+        #expect(record.text.contains("documents/100%25%20sure"), "\(record.text)")
+        Self.view(record.text) { (view: LaunchRecordView?) -> Void in
+            guard let view else {
+                Issue.record("unread: \(record.text)")
+                return
+            }
+            #expect(view.hasStamps)
+            #expect(Self.stamp(view, "documents", "100% sure", absent: nil)?.index == 0, "found decoded")
+            #expect(Self.stamp(view, "documents", "100%25%20sure", absent: nil) == nil, "compared decoded")
+            #expect(Self.stamp(view, "documents", "100%", absent: nil) == nil, "a prefix of the folder")
+            #expect(Self.stamp(view, "documents", "", absent: nil) == nil, "the root of a stamped folder")
+            #expect(Self.stamp(view, "applicationSupport", "", absent: nil) == nil, "a folder never stamped")
+            #expect(Self.stamp(view, "caches", "", absent: "A%B.sqlite")?.index == 1)
+            #expect(Self.stamp(view, "caches", "", absent: "A.sqlite") == nil, "a name not listed absent")
+        }
+        Self.view("backstage-launch 2\nreached v1") { (view: LaunchRecordView?) -> Void in
+            guard let view else {
+                Issue.record("unread: a record of no stamp")
+                return
+            }
+            #expect(!view.hasStamps && Self.stamp(view, "documents", "", absent: nil) == nil, "no stamp at all")
+        }
+    }
+
     static func stamp(
         _ view: LaunchRecordView, _ root: String, _ path: String, absent: String?
     ) -> LaunchRecord.FoundStamp? {
@@ -85,6 +119,9 @@ import Testing
         ("truncated header", Array("backstage-launc".utf8)),
         ("truncated stamp", Array("backstage-launch 2\nquiet documents 2049 1311 17639".utf8)),
         ("truncated escape", Array("backstage-launch 2\nreached v%2".utf8)),
+        ("a stamp short of a number", Array("backstage-launch 2\nquiet documents 2049 1311 1763900000".utf8)),
+        ("a stamp of no number", Array("backstage-launch 2\nseen documents".utf8)),
+        ("an escape in a number", Array(valid.replacingOccurrences(of: " 1311 ", with: " 13%311 ").utf8)),
         ("unknown version", Array("backstage-launch 3\nreached v4".utf8)),
         ("longer version", Array("backstage-launch 22\nreached v4".utf8)),
         ("no header", Array("reached v4".utf8)),

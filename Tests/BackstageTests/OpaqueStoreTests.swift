@@ -6,34 +6,14 @@ import Testing
 /// A declared store without a SQLite header (an encrypted SQLCipher store) is the app's: it moves
 /// whole, main file and sidecars byte for byte, without SQLite ever opening it.
 @Suite struct OpaqueStoreTests {
-    /// An "encrypted" store: random bytes, a `-wal` and `-shm` of random bytes, a support folder.
-    static func writeEncryptedStore(_ app: TestContainer) throws -> [String: Data] {
-        let files: [String: Data] = [
-            "Notes.sqlite": randomBytes(65_536), "Notes.sqlite-wal": randomBytes(12_345),
-            "Notes.sqlite-shm": randomBytes(32_768), ".Notes_SUPPORT/_EXTERNAL_DATA/blob": randomBytes(5_000),
-        ]
-        for (path, data) in files { _ = try app.writeDocument(path, data) }
-        return files
-    }
-
-    static func randomBytes(_ count: Int) -> Data {
-        var data = Data((0..<count).map { _ in UInt8.random(in: 0...255) })
-        data[0] = 0x9c  // never "S": not a SQLite header, nor the start of one
-        return data
-    }
-
     static func expectMovedWhole(_ app: TestContainer, _ files: [String: Data]) {
-        for (path, data) in files {
-            #expect(FileManager.default.contents(atPath: app.applicationSupport.appending(path: path).path) == data, "\(path)")
-            #expect(!FileManager.default.fileExists(atPath: app.documents.appending(path: path).path), "\(path)")
-        }
-        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: app.container.backstageDirectory.appending(path: "journal.json").path))
+        let problems = OpaqueStore.problems(afterMoving: files, in: app)
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test func anEncryptedStoreIsRenamedWholeWithItsSidecars() async throws {
         let app = try TestContainer()
-        let files = try Self.writeEncryptedStore(app)
+        let files = try OpaqueStore.write(into: app)
 
         let report = try await Relocator(container: app.container).relocate(RelocationOptions(strategy: .rename))
 
@@ -47,7 +27,7 @@ import Testing
         let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
         let app = try TestContainer(documents: local.url.appending(path: "Documents"),
                                     applicationSupport: shm.url.appending(path: "Application Support"), keeping: local)
-        let files = try Self.writeEncryptedStore(app)
+        let files = try OpaqueStore.write(into: app)
 
         let report = try await Relocator(container: app.container).relocate()
 
@@ -60,7 +40,7 @@ import Testing
     /// a file without a header the app's.
     @Test func anUndeclaredFileWithoutAHeaderNamedToMoveIsRefusedAndStays() async throws {
         let app = try TestContainer(declaring: [])
-        _ = try Self.writeEncryptedStore(app)
+        _ = try OpaqueStore.write(into: app)
         let before = snapshot(app.documents)
 
         await #expect(throws: RelocationError.notADatabase(path: app.documentsStore().main.path)) {
@@ -71,7 +51,7 @@ import Testing
 
     @Test func anUndeclaredFileWithoutAHeaderIsTheUsersAndStays() async throws {
         let app = try TestContainer(declaring: [])
-        var files = try Self.writeEncryptedStore(app)
+        var files = try OpaqueStore.write(into: app)
         // Without its store a support folder is a stray (quarantined); here only the user's files.
         try FileManager.default.removeItem(at: app.documents.appending(path: ".Notes_SUPPORT"))
         files[".Notes_SUPPORT/_EXTERNAL_DATA/blob"] = nil
@@ -86,7 +66,7 @@ import Testing
 
     @Test func anEncryptedStoreHeldOpenByAnotherProcessIsRefusedAndNothingMoves() async throws {
         let app = try TestContainer()
-        _ = try Self.writeEncryptedStore(app)
+        _ = try OpaqueStore.write(into: app)
         let holder = try holdFileOpen(app.documents.appending(path: "Notes.sqlite-wal"))
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         let before = snapshot(app.documents)

@@ -13,8 +13,6 @@ protocol JournaledStep {
     static var kind: StepKind { get }
     /// The store or folder the step works on, named in progress events and logs.
     var subject: String { get }
-    /// The boundaries the step passes, in order: the phases its observer is told of.
-    var phases: [StepPhase] { get }
     /// Checks what can be checked before any change; nothing has changed when it throws.
     func preflight() throws
     /// Runs the step, telling `observer` each boundary it passes and its progress, and asking it

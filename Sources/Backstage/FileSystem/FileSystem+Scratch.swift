@@ -4,16 +4,9 @@ import Foundation
 /// left behind — not after an error, not after a crash. Written and read at explicit offsets
 /// (`pwrite`/`pread`), so one thread may read what is written while another appends elsewhere.
 /// Its space is counted on the file system it was created in; it is never fsynced.
-package final class ScratchFile: @unchecked Sendable {
-    /// The name it was created under, for errors (it no longer exists).
-    package let path: String
-    private var fd: Int32
-
-    init(path: String, fd: Int32) {
-        self.path = path
-        self.fd = fd
-    }
-
+///
+/// Its ``OpenFile/path`` is the name it was created under, for errors (it no longer exists).
+package final class ScratchFile: OpenFile, @unchecked Sendable {
     /// Writes all of `buffer` at `offset`.
     package func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
         try Syscalls.pwriteAll(fd, buffer, offset: offset, path: path)
@@ -23,13 +16,6 @@ package final class ScratchFile: @unchecked Sendable {
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
         try Syscalls.pread(fd, buffer, offset: offset, path: path)
     }
-
-    package func close() {
-        if fd >= 0 { Syscalls.close(fd) }
-        fd = -1
-    }
-
-    deinit { close() }
 }
 
 extension FileSystem {

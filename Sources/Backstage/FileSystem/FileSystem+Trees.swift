@@ -125,17 +125,13 @@ extension FileSystem {
         }
         try walk(path)
         let fileSystem = self, list = files
-        do {
-            _ = try Self.forEach(files.count, workers: files.count < 256 ? 1 : Self.treeWorkers, progress: { _ in }) {
-                index in
-                try fileSystem.removeFile(list[index])
-                return 0
-            }
-        } catch let error as FileSystemError {
-            throw error
-        } catch {
-            throw FileSystemError(operation: .unlink, path: path, code: EIO)
+        let remove: @Sendable (Int) throws(FileSystemError) -> Int64 = { index throws(FileSystemError) in
+            try fileSystem.removeFile(list[index])
+            return 0
         }
+        let noProgress: (Int64) throws(FileSystemError) -> Void = { _ in }
+        let workers = files.count < 256 ? 1 : Self.treeWorkers
+        _ = try Self.forEach(files.count, workers: workers, progress: noProgress, remove)
         for folder in folders.reversed() {
             try inject(.rmdir, folder)
             do { try Syscalls.rmdir(folder) } catch  where error.code == ENOENT {}
@@ -148,22 +144,22 @@ extension FileSystem {
     /// Runs `work` for every index of `0..<count` on up to `workers` threads, the calling thread
     /// among them, and returns the sum of what it returned. The calling thread calls `progress`
     /// with the running sum after each of its items. The first error stops every thread (an item
-    /// under way finishes) and is rethrown.
-    private static func forEach(
-        _ count: Int, workers: Int, progress: (Int64) throws -> Void,
-        _ work: @escaping @Sendable (Int) throws -> Int64
-    ) throws -> Int64 {
-        let shared = SharedWork(count: count)
+    /// under way finishes) and is rethrown, typed as `work` and `progress` throw it.
+    private static func forEach<WorkError: Error>(
+        _ count: Int, workers: Int, progress: (Int64) throws(WorkError) -> Void,
+        _ work: @escaping @Sendable (Int) throws(WorkError) -> Int64
+    ) throws(WorkError) -> Int64 {
+        let shared = SharedWork<WorkError>(count: count)
         let threads = ThreadGroup()
         for _ in 1..<max(1, min(workers, count)) {
             threads.start {
                 while let index = shared.take() {
-                    do { shared.add(try work(index)) } catch { shared.fail(error) }
+                    do throws(WorkError) { shared.add(try work(index)) } catch { shared.fail(error) }
                 }
             }
         }
         while let index = shared.take() {
-            do {
+            do throws(WorkError) {
                 try progress(shared.add(try work(index)))
             } catch {
                 shared.fail(error)
@@ -179,12 +175,12 @@ extension FileSystem {
 private struct Different: Error {}
 
 /// The items threads share: the next one to take, the running sum, the first error.
-private final class SharedWork: @unchecked Sendable {
+private final class SharedWork<WorkError: Error>: @unchecked Sendable {
     private let lock = NSLock()
     private let count: Int
     private var next = 0
     private var sum: Int64 = 0
-    private var firstError: Error?
+    private var firstError: WorkError?
 
     init(count: Int) { self.count = count }
 
@@ -203,8 +199,8 @@ private final class SharedWork: @unchecked Sendable {
             sum += value; return sum
         }
     }
-    func fail(_ error: Error) { lock.withLock { if firstError == nil { firstError = error } } }
-    var error: Error? { lock.withLock { firstError } }
+    func fail(_ error: WorkError) { lock.withLock { if firstError == nil { firstError = error } } }
+    var error: WorkError? { lock.withLock { firstError } }
     var total: Int64 { lock.withLock { sum } }
 }
 

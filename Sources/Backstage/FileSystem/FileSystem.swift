@@ -481,16 +481,27 @@ package struct FileSystem: Sendable {
     }
 }
 
-/// A file being written from scratch (by import): created exclusively, never through a link.
-package final class NewFile {
+/// An open file descriptor and the path it was opened at (for errors), closed once: by ``close()``,
+/// or when the object goes.
+package class OpenFile {
     package let path: String
-    private var fd: Int32
+    private(set) var fd: Int32
 
     init(path: String, fd: Int32) {
         self.path = path
         self.fd = fd
     }
 
+    package func close() {
+        if fd >= 0 { Syscalls.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+}
+
+/// A file being written from scratch (by import): created exclusively, never through a link.
+package final class NewFile: OpenFile {
     /// Writes `buffer` at `offset` (archives may leave holes: sparse entries).
     package func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
         try Syscalls.pwriteAll(fd, buffer, offset: offset, path: path)
@@ -503,25 +514,10 @@ package final class NewFile {
         try Syscalls.fchmod(fd, mode, path: path)
         try Syscalls.futimens(fd, seconds: modified, path: path)
     }
-
-    package func close() {
-        if fd >= 0 { Syscalls.close(fd) }
-        fd = -1
-    }
-
-    deinit { close() }
 }
 
 /// A regular file opened for reading from start to end (by import's decompressor).
-package final class ReadableFile {
-    package let path: String
-    private var fd: Int32
-
-    init(path: String, fd: Int32) {
-        self.path = path
-        self.fd = fd
-    }
-
+package final class ReadableFile: OpenFile {
     /// Reads into `buffer`; 0 at the end of the file.
     package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
         try Syscalls.read(fd, buffer, path: path)
@@ -531,13 +527,6 @@ package final class ReadableFile {
     package func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
         try Syscalls.pread(fd, buffer, offset: offset, path: path)
     }
-
-    package func close() {
-        if fd >= 0 { Syscalls.close(fd) }
-        fd = -1
-    }
-
-    deinit { close() }
 }
 
 extension FileSystem {

@@ -75,13 +75,7 @@ public struct CrashPoint: Sendable, Hashable, Codable, CustomStringConvertible, 
     /// Every boundary `plan` can pass: ``boundaries(of:)``, and a copy's phases for a relocation
     /// that copies when its store is on another file system (strategy `auto`).
     public static func possibleBoundaries(of plan: UpgradePlan) -> [CrashPoint] {
-        numbered(
-            plan.steps.map { step in
-                if case .relocate(let relocate) = step, relocate.strategy == .rename {
-                    return (step.kind, StepPhase.boundaries(for: .rename))
-                }
-                return (step.kind, phases(of: step.kind))
-            })
+        numbered(plan.steps.map { ($0.kind, $0.phases) })
     }
 
     private static func numbered(_ steps: [(StepKind, [StepPhase])]) -> [CrashPoint] {
@@ -123,5 +117,18 @@ public struct CrashPoint: Sendable, Hashable, Codable, CustomStringConvertible, 
             }
             return CrashPoint(kind, phase, occurrence: occurrence)
         }
+    }
+}
+
+extension UpgradeStep {
+    /// The boundaries this step can pass, in order: the phases its observer is told of, where a crash
+    /// test may kill it (``CrashPoint/possibleBoundaries(of:)``), and, between the preflight and the end
+    /// the runner reports for every step, the phases its progress moves through. A relocation's include
+    /// a copy's unless its strategy is `rename`.
+    var phases: [StepPhase] {
+        if case .relocate(let relocate) = self, relocate.strategy == .rename {
+            return StepPhase.boundaries(for: .rename)
+        }
+        return CrashPoint.phases(of: kind)
     }
 }

@@ -62,10 +62,10 @@ struct MigrateRun {
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
         let heartbeat = MigrationHeartbeat(observer: observer, phase: .locked)
-        try queue.inDatabase { db in heartbeat.install(on: db) }
+        queue.inDatabase { db in heartbeat.install(on: db) }
         defer {
             // Off before the heartbeat goes (a closed queue has no connection left to call it).
-            try? queue.inDatabase { db in
+            queue.inDatabase { db in
                 if let connection = db.sqliteConnection { sqlite3_progress_handler(connection, 0, nil, nil) }
             }
             withExtendedLifetime(heartbeat) {}

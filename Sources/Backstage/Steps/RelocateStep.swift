@@ -31,7 +31,6 @@ struct RelocateStep: JournaledStep {
     let strategy: RelocationStrategy
 
     var subject: String { source.path }
-    var phases: [StepPhase] { StepPhase.boundaries(for: strategy == .rename ? .rename : .copy) }
 
     /// What the step moved (`moved`), or set aside (`quarantined`: stale files, a conflict).
     func run(observing observer: MoveObserver) throws -> RelocationReport {
@@ -86,7 +85,6 @@ struct QuarantineStep: JournaledStep {
     let entries: [ClassifiedFile]
 
     var subject: String { root.path }
-    var phases: [StepPhase] { [] }
 
     /// What the step set aside (`quarantined`).
     func run(observing observer: MoveObserver) throws -> RelocationReport {
@@ -105,7 +103,6 @@ struct QuarantineStep: JournaledStep {
 extension SplitRun: JournaledStep {
     static let kind = StepKind.split
     var subject: String { step.store.path }
-    var phases: [StepPhase] { StepPhase.splitBoundaries }
 
     static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
         try SplitRun(context: context, record: record).recover()
@@ -115,7 +112,6 @@ extension SplitRun: JournaledStep {
 extension MigrateRun: JournaledStep {
     static let kind = StepKind.migrateSchema
     var subject: String { step.store.path }
-    var phases: [StepPhase] { StepPhase.migrationBoundaries }
 
     /// Each migration is one SQLite transaction: a crash rolled back the one in progress, and those
     /// the step applied before it stay; a rerun applies what is missing.

@@ -56,12 +56,12 @@ final class ProgressMeter {
         return fraction
     }
 
+    /// The step's boundaries (``UpgradeStep/phases``), from the preflight to the end, which the
+    /// upgrader reports for every step.
     private static func phases(of step: UpgradeStep) -> [StepPhase] {
-        switch step {
-        case .relocate(let relocate): StepPhase.boundaries(for: relocate.strategy ?? .copy)
-        case .split: StepPhase.splitBoundaries
-        case .migrateSchema: [.preflight] + StepPhase.migrationBoundaries
-        case .quarantine: [.preflight, .done]
-        }
+        var phases = step.phases
+        if phases.first != .preflight { phases.insert(.preflight, at: 0) }
+        if phases.last != .done { phases.append(.done) }
+        return phases
     }
 }
