@@ -272,9 +272,15 @@ struct SplitRun {
                 let keys = info.filter { ($0["pk"] as Int) > 0 }
                 let rowidIsKey = keys.count == 1 && (keys[0]["type"] as String).uppercased() == "INTEGER"
                 let indexes = try schema("index", of: table)
-                let hidden = plan.withoutRowID.contains(table) || rowidIsKey ? nil : try RowidSpan(db, table: table)
-                if let hidden, !hidden.mayTransfer(indexed: !indexes.isEmpty) {
-                    copied[table] = try copyRowByRow(db, table: table, columns: info, indexes: indexes)
+                // A column named rowid (or _rowid_, oid) shadows that name of the real one.
+                let rowid = RowidName.name(
+                    amongColumns: try String.fetchAll(
+                        db, sql: "SELECT name FROM pragma_table_xinfo(?, 'main')", arguments: [table]))
+                let hidden =
+                    plan.withoutRowID.contains(table) || rowidIsKey
+                    ? nil : try rowid.map { try RowidSpan(db, table: table, rowid: $0) }
+                if let hidden, let rowid, !hidden.mayTransfer(indexed: !indexes.isEmpty) {
+                    copied[table] = try copyRowByRow(db, table: table, rowid: rowid, columns: info, indexes: indexes)
                 } else {
                     // Like VACUUM: indexes first, then the bare INSERT ... SELECT *, which SQLite runs
                     // as a raw copy of the table's and the indexes' records, already in order (its
@@ -287,9 +293,11 @@ struct SplitRun {
                     inserted(table)
                     // Whichever way SQLite ran it, the copy's rowids are the source's or 1 to the
                     // count: they are the source's exactly when both ends match. Else row by row.
-                    if let hidden, try RowidSpan(db, table: table, schema: "backstage_target") != hidden {
+                    if let hidden, let rowid,
+                        try RowidSpan(db, table: table, rowid: rowid, schema: "backstage_target") != hidden
+                    {
                         try db.execute(sql: "DELETE FROM backstage_target.\(name)")
-                        copied[table] = try copyRowByRow(db, table: table, columns: info, indexes: [])
+                        copied[table] = try copyRowByRow(db, table: table, rowid: rowid, columns: info, indexes: [])
                     }
                 }
                 try progress(try written())
@@ -333,9 +341,11 @@ struct SplitRun {
     /// builds `indexes` from the rows: 32 MiB for their sorts, the default page cache for the copies
     /// (a bigger one only spreads them over cold memory).
     /// - returns: The rows inserted.
-    private func copyRowByRow(_ db: Database, table: String, columns info: [Row], indexes: [String]) throws -> Int {
+    private func copyRowByRow(
+        _ db: Database, table: String, rowid: String, columns info: [Row], indexes: [String]
+    ) throws -> Int {
         let name = table.quotedSQLIdentifier
-        let list = (["rowid"] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(separator: ", ")
+        let list = ([rowid] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(separator: ", ")
         try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
         let rows = db.changesCount
         let cache = try Int.fetchOne(db, sql: "PRAGMA main.cache_size") ?? -2000
@@ -353,11 +363,12 @@ struct SplitRun {
         var first: Int64?
         var last: Int64?
 
-        init(_ db: Database, table: String, schema: String = "main") throws {
+        /// - parameter rowid: The name that reaches the rowid (``RowidName``).
+        init(_ db: Database, table: String, rowid: String, schema: String = "main") throws {
             let name = "\(schema).\(table.quotedSQLIdentifier)"
             // One aggregate a query: SQLite reads min() or max() alone from the b-tree's end.
-            first = try Int64.fetchOne(db, sql: "SELECT min(rowid) FROM \(name)")
-            last = try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM \(name)")
+            first = try Int64.fetchOne(db, sql: "SELECT min(\(rowid)) FROM \(name)")
+            last = try Int64.fetchOne(db, sql: "SELECT max(\(rowid)) FROM \(name)")
         }
 
         /// Whether the raw copy may keep the rowids: the index records carry them, or they may
