@@ -260,8 +260,9 @@ public struct SchemaGenerator: Sendable {
     /// generated in memory: small ones (from a five-hundredth of the size by the estimate, growing
     /// until they weigh half of a sixty-fourth, 1 MB at least) give a first line of weight against
     /// factor, the fixed part (empty tables and indexes, half-filled last pages) cancelling out; a
-    /// last one, at a sixteenth of what that line predicts (2 to 16 MB), corrects the line where
-    /// the weight does not grow in proportion. The pilots cost about a tenth of the store.
+    /// last one, at a sixteenth of what that line predicts (2 to 16 MB, the store's size at most),
+    /// corrects the line where the weight does not grow in proportion. The pilots cost about a
+    /// tenth of a store of 50 MB or more.
     func rowCounts(for bytes: Int64) throws -> [String: Int] {
         // A table of a few pages says more of its page than of its rows: its rows' measured sizes then.
         let captured =
@@ -303,8 +304,10 @@ public struct SchemaGenerator: Sendable {
             return max(points[0].scale, (target - (a.weight - a.scale * perScale)) / perScale)
         }
         guard var scale = predicted() else { return rowCounts(scale: estimate) }
-        // (2 MB at least: below, the line through the first pilots misses Apple Photos' 16 MB by 17 %.)
-        let refine = min(max(scale / 16, scale * 2_097_152 / max(target, 1)), scale * 16_777_216 / max(target, 1))
+        // (2 MB at least, below which the line through the first pilots misses Apple Photos' 16 MB
+        // by 17 %; never more than the store.)
+        let refine = min(
+            max(scale / 16, scale * 2_097_152 / max(target, 1)), scale, scale * 16_777_216 / max(target, 1))
         if refine > large * 1.5 {
             points.append((refine, try weigh(counts: rowCounts(scale: refine))))
             scale = predicted() ?? scale

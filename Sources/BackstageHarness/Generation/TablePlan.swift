@@ -239,10 +239,10 @@ extension SchemaGenerator {
         return plans
     }
 
-    /// The parent rows' values of `columns` (none NULL), end to end, stepped directly: a `Row` per parent row
-    /// and its values copied out of it were a seventh of a generation (chinook's schema). And
-    /// whether they were read whole: a text holding a NUL (an edge value) reads as the text before
-    /// it, a key no parent row holds.
+    /// The parent rows' values of `columns` (none NULL), end to end, stepped directly: a `Row`
+    /// per parent row and its values copied out of it were half of planning chinook's tables.
+    /// And whether they were read whole: a text holding a NUL (an edge value) reads as the text
+    /// before it, a key no parent row holds (checked here, not by a scan per key column).
     private func parentTuples(
         _ parent: String, columns: [String], in db: Database
     ) throws -> (tuples: [DatabaseValue], whole: Bool) {
