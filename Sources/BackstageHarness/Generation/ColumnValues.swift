@@ -209,18 +209,38 @@ struct ValueMaker {
         return s.maxBytes > 0 ? min(drawn, max(s.maxBytes, 8)) : drawn
     }
 
-    /// ``words`` in UTF-8, each with its trailing space.
-    private static let wordBytes = words.map { Array(($0 + " ").utf8) }
+    /// ``words`` in UTF-8, each with its trailing space, end to end in one buffer, and where each
+    /// starts (the last entry: the end). One flat table: an array per word was retained and
+    /// released per word appended.
+    private static let wordTable: (bytes: [UInt8], starts: [Int]) = {
+        var bytes: [UInt8] = [], starts: [Int] = []
+        for word in words {
+            starts.append(bytes.count)
+            bytes += Array((word + " ").utf8)
+        }
+        return (bytes, starts + [bytes.count])
+    }()
 
     private func text(bytes: Int, unique: Int?, random: inout SeededRandom) -> String {
-        // Built as bytes, one allocation: appending words to a String was a tenth of a generation.
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes + 16)
-        if let unique { text += "\(unique) ".utf8 }
-        while text.count < bytes {
-            text += Self.wordBytes[Int(random.next() % UInt64(Self.wordBytes.count))]
+        // Written straight into the string's storage: appending words to a String was a tenth of
+        // a generation, building an array of bytes first another allocation per value.
+        let prefix = unique.map { Array("\($0) ".utf8) } ?? []
+        let (table, starts) = Self.wordTable
+        let longestWord = 16
+        return table.withUnsafeBufferPointer { words in
+            String(unsafeUninitializedCapacity: max(bytes, prefix.count) + longestWord) { buffer in
+                var count = prefix.count
+                for (index, byte) in prefix.enumerated() { buffer[index] = byte }
+                while count < bytes {
+                    let word = Int(random.next() % UInt64(starts.count - 1))
+                    for index in starts[word]..<starts[word + 1] {
+                        buffer[count] = words[index]
+                        count += 1
+                    }
+                }
+                return count
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 

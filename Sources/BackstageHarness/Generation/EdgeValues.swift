@@ -109,24 +109,19 @@ enum EdgeValues {
         }
     }
 
-    /// Whether `text` holds a NUL: with memchr where its bytes are contiguous (every value made here).
-    private static func holdsNUL(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.isEmpty ? false : memchr(bytes.baseAddress!, 0, bytes.count) != nil
-        } ?? text.utf8.contains(0)
-    }
-
-    /// Binds `value` at `index`; text holding NUL with its length (GRDB's binding ends it there).
+    /// Binds `value` at `index`. Text is bound with its length in bytes, straight from the
+    /// string's UTF-8: GRDB's binding goes through a C string, which ends a text holding NUL there
+    /// and, for a short string, is a copy (a tenth of a row's time, chinook's schema).
     static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt) -> CInt {
-        guard case .string(let text) = value.storage, holdsNUL(text) else {
-            return value.bind(to: statement, at: index)
-        }
-        let bytes = Array(text.utf8)
+        guard case .string(var text) = value.storage else { return value.bind(to: statement, at: index) }
         let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
-        return bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
+        // (A NULL pointer would bind NULL: the empty text has its own.)
+        guard !text.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+        text.makeContiguousUTF8()  // (every text made here already is: no copy)
+        return text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
                 sqlite3_bind_text(statement, index, $0.baseAddress, CInt($0.count), transient)
             }
-        }
+        } ?? SQLITE_MISUSE
     }
 }

@@ -1,12 +1,19 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A declared foreign key: its columns take, together, the key of a real parent row.
 final class ReferencePlan {
     let parent: String
     let columns: [String]
-    /// Rows' values of the referenced columns, one tuple per parent row.
-    var tuples: [[DatabaseValue]]
+    /// Rows' values of the referenced columns, one tuple per parent row, end to end: one array,
+    /// not one per parent row (a row's key taken from a random one touched a random heap object,
+    /// a twentieth of a generation in cache misses on its reference count).
+    private(set) var values: [DatabaseValue]
+    /// Values per tuple: the key's columns.
+    let width: Int
+    /// Parent rows (tuples) there are to take a key from.
+    var count: Int { values.count / width }
     /// For a table that references itself: where in its own row the referenced values are.
     let ownColumns: [Int]?
     /// Any of its columns may be NULL (a NULL anywhere makes the key match nothing, legitimately).
@@ -24,13 +31,20 @@ final class ReferencePlan {
     /// A row kept a drawn value in one of its NOT NULL columns (no parent row to take a key from).
     var madeUp = false
 
-    init(parent: String, columns: [String], tuples: [[DatabaseValue]], ownColumns: [Int]?, nullable: Bool) {
+    init(parent: String, columns: [String], values: [DatabaseValue], ownColumns: [Int]?, nullable: Bool) {
         self.parent = parent
         self.columns = columns
-        self.tuples = tuples
+        self.width = max(columns.count, 1)
+        self.values = values
         self.ownColumns = ownColumns
         self.nullable = nullable
     }
+
+    /// Tuple `index`'s values.
+    func tuple(_ index: Int) -> ArraySlice<DatabaseValue> { values[(index * width)..<(index * width + width)] }
+
+    /// A row of the table itself becomes a parent (a self-reference).
+    func append(_ tuple: [DatabaseValue]) { values += tuple }
 }
 
 /// How one table's rows are made so that every constraint holds by construction: its columns'
@@ -111,7 +125,7 @@ extension SchemaGenerator {
             let role: ColumnPlan.Role
             let link = referenced[name.lowercased()]
             if let link {
-                role = .reference(parentRows: references[link.0].tuples.count)
+                role = .reference(parentRows: references[link.0].count)
             } else if rowidAlias && (column["pk"] as Int) > 0 {
                 role = .rowNumber
             } else if name == "Z_ENT" && !entities.isEmpty {
@@ -206,11 +220,7 @@ extension SchemaGenerator {
                 continue
             }
             let selfReference = parent.lowercased() == table.lowercased()
-            let tuples = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT \(to.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) WHERE \(to.map { "\($0.quotedSQLIdentifier) IS NOT NULL" }.joined(separator: " AND "))"
-            ).map { Array($0.databaseValues) }
+            let (tuples, keysWhole) = try parentTuples(parent, columns: to, in: db)
             let own =
                 selfReference
                 ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
@@ -220,13 +230,48 @@ extension SchemaGenerator {
                 } ?? true
             }
             let plan = ReferencePlan(
-                parent: parent, columns: group.from, tuples: tuples, ownColumns: own, nullable: nullable)
+                parent: parent, columns: group.from, values: tuples, ownColumns: own, nullable: nullable)
             plan.sound =
                 try number < declaredCount && keyIsUnique(parent, columns: to, in: db)
-                && sameAffinity(table, group.from, parent, to, in: db) && keysRead(parent, to, in: db)
+                && sameAffinity(table, group.from, parent, to, in: db) && keysWhole
             plans.append(plan)
         }
         return plans
+    }
+
+    /// The parent rows' values of `columns` (none NULL), end to end, stepped directly: a `Row`
+    /// per parent row and its values copied out of it were half of planning chinook's tables.
+    /// And whether they were read whole: a text holding a NUL (an edge value) reads as the text
+    /// before it, a key no parent row holds (checked here, not by a scan per key column).
+    private func parentTuples(
+        _ parent: String, columns: [String], in db: Database
+    ) throws -> (tuples: [DatabaseValue], whole: Bool) {
+        let names = columns.map(\.quotedSQLIdentifier)
+        let statement = try db.makeStatement(
+            sql: "SELECT \(names.joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) "
+                + "WHERE \(names.map { "\($0) IS NOT NULL" }.joined(separator: " AND "))")
+        let handle = statement.sqliteStatement
+        let width = CInt(columns.count)
+        var tuples: [DatabaseValue] = []
+        var whole = true
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            for column in 0..<width where sqlite3_column_type(handle, column) == SQLITE_TEXT {
+                let bytes = sqlite3_column_bytes(handle, column)
+                if bytes > 0, let text = sqlite3_column_text(handle, column), memchr(text, 0, Int(bytes)) != nil {
+                    whole = false
+                }
+            }
+            for column in 0..<width { tuples.append(DatabaseValue(sqliteStatement: handle, index: column)) }
+        }
+        sqlite3_reset(handle)
+        return (tuples, whole)
     }
 
     /// Whether `columns` of `parent` are its primary key or a unique index's columns (else
@@ -246,18 +291,6 @@ extension SchemaGenerator {
         return false
     }
 
-    /// Whether the parent's keys were read whole: text holding a NUL (an edge value) reads as
-    /// the text before it, a key no parent row holds.
-    private func keysRead(_ parent: String, _ columns: [String], in db: Database) throws -> Bool {
-        for column in columns where column.lowercased() != "rowid" {
-            let name = column.quotedSQLIdentifier
-            let sql =
-                "SELECT EXISTS (SELECT 1 FROM \(parent.quotedSQLIdentifier) "
-                + "WHERE typeof(\(name)) = 'text' AND instr(CAST(\(name) AS BLOB), x'00') > 0)"
-            if try Bool.fetchOne(db, sql: sql) == true { return false }
-        }
-        return true
-    }
 
     /// Whether each child column has the affinity of the parent column it takes its values from
     /// (a key copied into another affinity may be converted, and then name no parent row).
@@ -365,7 +398,7 @@ extension SchemaGenerator {
                 if let link = plan.columns[member].link {
                     guard !enumerated.contains("r\(link.0)") else { continue }
                     enumerated.insert("r\(link.0)")
-                    plan.enumeration.append((.reference(link.0), plan.references[link.0].tuples.count))
+                    plan.enumeration.append((.reference(link.0), plan.references[link.0].count))
                 } else if let values = plan.columns[member].domain?.values, !enumerated.contains("c\(member)") {
                     enumerated.insert("c\(member)")
                     plan.enumeration.append((.column(member), values.count))
