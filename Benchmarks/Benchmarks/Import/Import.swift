@@ -19,6 +19,8 @@ let benchmarks: @Sendable () -> Void = {
     })) { benchmark in
         let target = scratch.url.appending(path: "target")
         try? FileManager.default.removeItem(at: target)
+        // An app's container exists before anything is imported into it (import refuses a missing one).
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
         // Import makes the staged tree durable with one syncfs, which also flushes whatever else is
         // dirty on the file system: flush the previous iterations' and suites' writes first.
         sync()

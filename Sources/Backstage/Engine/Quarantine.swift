@@ -10,11 +10,29 @@ package struct Quarantine {
     package init(container: AppContainer, fileSystem: FileSystem, date: Date = Date()) {
         self.container = container
         self.fileSystem = fileSystem
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        self.stamp = formatter.string(from: date)
+        self.stamp = Self.stamp(date)
+    }
+
+    /// `yyyyMMdd'T'HHmmss'Z'` in UTC, worked out from the seconds since 1970 (a `DateFormatter`
+    /// loads ICU's calendar data, a thousand allocations for every run of every step).
+    package static func stamp(_ date: Date) -> String {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let second = ((seconds % 86_400) + 86_400) % 86_400
+        let days = (seconds - second) / 86_400
+        // Howard Hinnant's civil_from_days: the proleptic Gregorian date of a day count.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let yearText = String(repeating: "0", count: max(0, 4 - String(year).count)) + String(year)
+        return yearText + two(month) + two(day) + "T" + two(second / 3600) + two(second % 3600 / 60)
+            + two(second % 60) + "Z"
     }
 
     /// The quarantine location for `url`, as a path relative to Application Support.

@@ -20,15 +20,62 @@ package enum MissingFunctions {
     }
 
     /// The names called in `sql` (`name(`) that are neither SQLite functions nor keywords.
+    ///
+    /// Read byte by byte, and only the names called are looked up among SQLite's functions: every
+    /// connection that opens a store pays for this once (a regular expression and the whole
+    /// function list were a third of a split's or a migration's allocations).
     package static func missing(in sql: String, db: Database) throws -> [String] {
-        let known = Set(try String.fetchAll(db, sql: "SELECT DISTINCT lower(name) FROM pragma_function_list"))
-        let keywords: Set<String> = [
-            "in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast",
-            "case", "select", "from", "where", "begin", "end", "into", "over", "filter", "like", "glob",
-        ]
-        // A table name before a column list (INSERT INTO t (a, b)) matches too: a function of that name is harmless.
-        let names = Set(sql.matches(of: /([A-Za-z_][A-Za-z0-9_]*)\s*\(/).map { String($0.1) })
-        return names.filter { !known.contains($0.lowercased()) && !keywords.contains($0.lowercased()) }.sorted()
+        let candidates = calledNames(in: sql).filter { !keywords.contains($0.lowercased()) }
+        guard !candidates.isEmpty else { return [] }
+        let lowered = Set(candidates.map { $0.lowercased() })
+        let known = Set(
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT lower(name) FROM pragma_function_list \
+                    WHERE lower(name) IN (\(databaseQuestionMarks(count: lowered.count)))
+                    """,
+                arguments: StatementArguments(Array(lowered))))
+        return candidates.filter { !known.contains($0.lowercased()) }.sorted()
+    }
+
+    private static let keywords: Set<String> = [
+        "in", "exists", "values", "as", "on", "using", "not", "and", "or", "when", "then", "else", "cast",
+        "case", "select", "from", "where", "begin", "end", "into", "over", "filter", "like", "glob",
+    ]
+
+    /// Each distinct `name` followed by `(` (white space between allowed), a name being ASCII
+    /// letters, digits and `_` that does not start with a digit. A table name before a column list
+    /// (`INSERT INTO t (a, b)`) matches too: a function of that name is harmless.
+    package static func calledNames(in sql: String) -> Set<String> {
+        var names: Set<Substring> = []
+        let bytes = sql.utf8
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            guard isNameByte(bytes[index]) else {
+                index = bytes.index(after: index)
+                continue
+            }
+            // A run of name bytes; the name starts at its first byte that is not a digit.
+            var start: String.Index?
+            while index < bytes.endIndex, isNameByte(bytes[index]) {
+                if start == nil, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { start = index }
+                index = bytes.index(after: index)
+            }
+            let end = index
+            var next = index
+            while next < bytes.endIndex, bytes[next] == 0x20 || (0x09...0x0D).contains(bytes[next]) {
+                next = bytes.index(after: next)
+            }
+            if let start, next < bytes.endIndex, bytes[next] == UInt8(ascii: "(") { names.insert(sql[start..<end]) }
+            index = next
+        }
+        return Set(names.lazy.map(String.init))
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
     }
 
     /// Reads a store as the app that made it does: double-quoted string literals accepted (as in
