@@ -291,7 +291,6 @@ extension SchemaGenerator {
         return false
     }
 
-
     /// Whether each child column has the affinity of the parent column it takes its values from
     /// (a key copied into another affinity may be converted, and then name no parent row).
     private func sameAffinity(
