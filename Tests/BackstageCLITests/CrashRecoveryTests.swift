@@ -23,6 +23,47 @@ import Testing
         try Self.expectOneCompleteStore(app, rows: 460)
     }
 
+    /// A copy move killed while it removed the source's support folder, after its commit: the files
+    /// left there are all at the destination, so the rerun removes them and quarantines nothing
+    /// (the random kills of `make soak` found it quarantining the half-removed folder as a conflict).
+    @Test func aCopyKilledWhileRemovingTheSourceSupportFolderFinishesWithoutAConflict() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 400, walOnly: 60, bodyBytes: 3000)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/other", Data(repeating: 7, count: 9_000))
+        try app.writeDocument("Letter.txt", Data("dear".utf8))
+        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", "copy", "--crash-at", StepPhase.supportMoved.rawValue])
+        #expect(killed.killedBySignal == SIGKILL)
+        // What the run would have done next, cut short: the database gone, one file of its folder too.
+        let source = app.documentsStore()
+        try FileManager.default.removeItem(at: source.main)
+        try FileManager.default.removeItem(at: source.supportFolder.appending(path: "_EXTERNAL_DATA/blob"))
+
+        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: source.supportFolder.path))
+        #expect(try Data(contentsOf: app.supportStore().supportFolder.appending(path: "_EXTERNAL_DATA/other")) == Data(repeating: 7, count: 9_000))
+        try Self.expectOneCompleteStore(app, rows: 460)
+    }
+
+    /// The same, but the source's folder holds a file the destination's does not: that is a
+    /// conflict, kept in quarantine, never removed.
+    @Test func aSourceSupportFileTheDestinationLacksIsQuarantinedNotRemoved() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 100, walOnly: 10, bodyBytes: 1000)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 5_000))
+        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", "copy", "--crash-at", StepPhase.supportMoved.rawValue])
+        #expect(killed.killedBySignal == SIGKILL)
+        let source = app.documentsStore()
+        try FileManager.default.removeItem(at: source.main)
+        try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/written-later", Data("new".utf8))
+
+        let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let kept = FileManager.default.subpaths(atPath: app.container.quarantineDirectory.path) ?? []
+        #expect(kept.contains { $0.hasSuffix("_EXTERNAL_DATA/written-later") }, "\(kept)")
+    }
+
     @Test(arguments: [StepPhase.copying, .verified, .committed, .sourceRemoved])
     func killedDuringACrossDeviceCopyThenRerunEndsWithOneCompleteStore(_ phase: StepPhase) throws {
         let home = try TemporaryDirectory()

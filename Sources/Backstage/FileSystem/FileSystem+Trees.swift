@@ -108,6 +108,16 @@ extension FileSystem {
         return try names.allSatisfy { try treesEqual(a + "/" + $0, b + "/" + $0, comparingContents: comparingContents) }
     }
 
+    /// True when everything tree `a` holds is in tree `b` with the same bytes (folders as folders):
+    /// what a removal of a copy of `b` stopped halfway leaves. An absent `a` is part of anything.
+    package func tree(_ a: String, isPartOf b: String) throws -> Bool {
+        guard let sa = try status(a) else { return true }
+        guard let sb = try status(b), sa.kind == sb.kind else { return false }
+        if sa.kind == .regular { return try contentsEqual(a, b) }
+        guard sa.kind == .directory else { return false }
+        return try contents(of: a).allSatisfy { try tree(a + "/" + $0, isPartOf: b + "/" + $0) }
+    }
+
     /// Removes a file or a whole directory tree, never following symlinks; succeeds when absent.
     /// Files are unlinked by up to ``treeWorkers`` threads when there are many: on ext4 unlinking
     /// ten thousand files takes a second of kernel time, which two cores halve.

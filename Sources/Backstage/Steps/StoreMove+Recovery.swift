@@ -25,7 +25,9 @@ extension StoreMove {
             if try fs.status(dst.supportFolder.path) == nil {
                 // A rename move stopped between the database and its support folder.
                 try fs.rename(src.supportFolder.path, to: dst.supportFolder.path)
-            } else if try fs.treesEqual(src.supportFolder.path, dst.supportFolder.path) {
+            } else if try fs.tree(src.supportFolder.path, isPartOf: dst.supportFolder.path) {
+                // A copy move whose removal of the source's folder stopped halfway: what is left
+                // is all at the destination, byte for byte.
                 try fs.removeTree(src.supportFolder.path)
             } else {
                 _ = try quarantine.move(src.supportFolder, reason: .conflict)
