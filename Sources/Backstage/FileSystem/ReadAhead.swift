@@ -21,7 +21,9 @@ package final class ReadAhead: @unchecked Sendable {
 
     /// How far ahead of the readers the kernel is asked to read.
     package let window: Int64
-    private let files: [File?]
+    private let count: Int
+    /// The file of entry `i`, asked for when its turn comes (the caller's list is not copied).
+    private let file: @Sendable (Int) -> File?
     /// `starts[i]`: the bytes of the files before `i`.
     private let starts: [Int64]
     private let fileSystem: FileSystem
@@ -33,20 +35,33 @@ package final class ReadAhead: @unchecked Sendable {
     /// Starts reading `files` ahead, in order; a nil stands for an entry with nothing to read (a
     /// folder, a link) so that indexes match the caller's. Call ``stop()`` when the readers are
     /// done: until then its thread waits for them to move on.
-    package init(_ files: [File?], window: Int64 = 64 << 20, fileSystem: FileSystem) {
-        self.files = files
+    package convenience init(_ files: [File?], window: Int64 = 64 << 20, fileSystem: FileSystem) {
+        self.init(count: files.count, window: window, fileSystem: fileSystem, bytes: { files[$0]?.bytes ?? 0 }) {
+            files[$0]
+        }
+    }
+
+    /// Starts reading ahead the `count` entries `file` gives, in order (nil: nothing to read),
+    /// `bytes` giving their sizes: the entries' paths are made one at a time, as the window reaches
+    /// them, never all at once (a million documents' paths would be some 100 MB).
+    package init(
+        count: Int, window: Int64 = 64 << 20, fileSystem: FileSystem, bytes: (Int) -> Int64,
+        file: @escaping @Sendable (Int) -> File?
+    ) {
+        self.count = count
+        self.file = file
         self.window = window
         self.fileSystem = fileSystem
         var starts: [Int64] = []
-        starts.reserveCapacity(files.count + 1)
+        starts.reserveCapacity(count + 1)
         var total: Int64 = 0
-        for file in files {
+        for index in 0..<count {
             starts.append(total)
-            total += file?.bytes ?? 0
+            total += bytes(index)
         }
         starts.append(total)
         self.starts = starts
-        guard files.contains(where: { ($0?.bytes ?? 0) > 0 }) else { return }
+        guard total > 0 else { return }
         thread.start { [self] in run() }
     }
 
@@ -71,15 +86,15 @@ package final class ReadAhead: @unchecked Sendable {
 
     private func run() {
         var next = 0
-        while next < files.count {
+        while next < count {
             condition.lock()
-            while !stopped && starts[next] - starts[min(reached, files.count)] >= window { condition.wait() }
+            while !stopped && starts[next] - starts[min(reached, count)] >= window { condition.wait() }
             let done = stopped
             // Readers ahead of this thread (a warm cache): nothing behind them is worth asking for.
-            next = max(next, min(reached, files.count - 1))
+            next = max(next, min(reached, count - 1))
             condition.unlock()
             if done { return }
-            if let file = files[next], file.bytes > 0 { fileSystem.willRead(file.path) }
+            if let file = file(next), file.bytes > 0 { fileSystem.willRead(file.path) }
             next += 1
         }
     }

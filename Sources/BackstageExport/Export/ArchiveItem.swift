@@ -7,6 +7,9 @@ struct ArchiveItem: Sendable {
         case directory
         /// A regular file: where to read it, and the size it had when the tree was scanned.
         case file(source: String, size: Int64)
+        /// A document, read at `root/path`: `root` is one string every document shares, so a
+        /// document's item holds one path, not two (100 bytes a file, 100 MB at a million).
+        case document(root: String, size: Int64)
         case symlink(target: String)
     }
 
@@ -15,14 +18,26 @@ struct ArchiveItem: Sendable {
     var mode: UInt32
     var modified: Int64
 
+    /// Where a file's content is read; nil for a folder or a link.
+    var source: String? {
+        switch content {
+        case .file(let source, _): source
+        case .document(let root, _): root + "/" + path
+        case .directory, .symlink: nil
+        }
+    }
+
     /// What a ``ReadAhead`` reads of it: a file's content; nil for a folder or a link.
     var readAheadFile: ReadAhead.File? {
-        if case .file(let source, let size) = content { ReadAhead.File(path: source, bytes: size) } else { nil }
+        source.map { ReadAhead.File(path: $0, bytes: bytes) }
     }
 
     /// Bytes of content (a file's size; 0 for a folder or a link).
     var bytes: Int64 {
-        if case .file(_, let size) = content { size } else { 0 }
+        switch content {
+        case .file(_, let size), .document(_, let size): size
+        case .directory, .symlink: 0
+        }
     }
 }
 
@@ -43,7 +58,8 @@ extension ArchiveWriter {
         case .symlink(let target):
             try writeHeader(
                 path: item.path, kind: .symlink, size: 0, mode: item.mode, modified: item.modified, linkTarget: target)
-        case .file(let source, let size):
+        case .file, .document:
+            let size = item.bytes, source = item.source ?? ""
             try writeHeader(path: item.path, kind: .file, size: size, mode: item.mode, modified: item.modified)
             // Never more than the header's size (libarchive would refuse the excess with no message).
             let still = try fileSystem.readChunks(source, count: size, into: buffer) { chunk in

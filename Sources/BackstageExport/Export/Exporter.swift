@@ -187,11 +187,12 @@ public struct Exporter: Sendable {
         defer { copies.remove() }
         do {
             if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
-            let documents = scanned.filter { $0.kind == .document || $0.kind == .userDatabase }
+            // What is left out is in the report: the documents alone, in place (no second list).
+            scanned.removeAll { $0.kind != .document && $0.kind != .userDatabase }
             var items = try self.items(
-                documents, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
+                scanned, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
                 report: &report)
-            scanned = []  // what is left out is in the report: memory for the writers
+            scanned = []  // memory for the writers
             var attempt = 1
             while true {
                 let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
@@ -239,26 +240,29 @@ public struct Exporter: Sendable {
         fileSystem: FileSystem, report: inout ExportReport
     ) throws -> [ArchiveItem] {
         let root = container.documents
+        // Without a trailing slash: a document is read at `rootPath + "/" + its path`.
+        let rootPath = root.path.hasSuffix("/") ? String(root.path.dropLast()) : root.path
         let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
         var items: [ArchiveItem] = []
         items.reserveCapacity(documents.count)
         for entry in documents {
-            let url = root.appending(path: entry.path)
+            let path = rootPath + "/" + entry.path
             // lstat: a link is archived as a link (or left out), never followed.
-            guard let status = try fileSystem.status(url.path) else { continue }
+            guard let status = try fileSystem.status(path) else { continue }
             let modified = clamp(Int64(status.modificationTime.tv_sec))
             switch status.kind {
             case .directory:
                 items.append(ArchiveItem(path: entry.path + "/", content: .directory, mode: 0o755, modified: modified))
             case .symlink:
-                guard fileSystem.resolves(url.path, inside: root.path) else {
+                guard fileSystem.resolves(path, inside: rootPath) else {
                     report.leftOut.append(LeftOut(path: entry.path, reason: .linkOutside))
                     continue
                 }
-                let text = try FileManager.default.destinationOfSymbolicLink(atPath: url.path)
+                let text = try FileManager.default.destinationOfSymbolicLink(atPath: path)
                 items.append(
                     ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified))
             case .regular where entry.kind == .userDatabase:
+                let url = root.appending(path: entry.path)
                 guard let copy = try copies.copy(of: url) ?? Self.wholeFile(url, fileSystem: fileSystem),
                     let copied = try fileSystem.status(copy)
                 else {
@@ -272,7 +276,7 @@ public struct Exporter: Sendable {
             case .regular:
                 items.append(
                     ArchiveItem(
-                        path: entry.path, content: .file(source: url.path, size: status.size),
+                        path: entry.path, content: .document(root: rootPath, size: status.size),
                         mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
             case .other:
                 report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
@@ -306,7 +310,9 @@ public struct Exporter: Sendable {
     ) throws -> Int64 {
         let threads = options.compressionThreads
         // The files are read in order: their reads are started ahead of the threads that need them.
-        let readAhead = ReadAhead(items.map(\.readAheadFile), fileSystem: fileSystem)
+        let readAhead = ReadAhead(count: items.count, fileSystem: fileSystem, bytes: { items[$0].bytes }) {
+            items[$0].readAheadFile
+        }
         defer { readAhead.stop() }
         switch options.format {
         case .zip:
@@ -376,8 +382,7 @@ public struct Exporter: Sendable {
         _ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies,
         report: inout ExportReport
     ) throws {
-        guard let index = items.firstIndex(where: { $0.path == path }), case .file(let source, _) = items[index].content
-        else {
+        guard let index = items.firstIndex(where: { $0.path == path }), let source = items[index].source else {
             return
         }
         if let copy = try copies.stillCopy(of: source), let size = try FileSystem().status(copy)?.size {

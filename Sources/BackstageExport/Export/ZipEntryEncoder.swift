@@ -89,7 +89,8 @@ final class ZipEntryEncoder {
             header.uncompressed = Int64(bytes.count)
             try append(header.local(), flush: flush)
             try append(bytes, flush: flush)
-        case .file(let source, let size):
+        case .file, .document:
+            let size = item.bytes, source = item.source ?? ""
             header.method = level == 0 || isIncompressible(source, size: size) ? 0 : 8
             isStoring = header.method == 0
             defer { isStoring = false }
@@ -244,7 +245,7 @@ private struct Header {
     var compressed: Int64 = 0
     var uncompressed: Int64 = 0
 
-    var isFile: Bool { if case .file = item.content { true } else { false } }
+    var isFile: Bool { item.source != nil }
 
     /// Sizes in zip64 fields: past 4 GiB, or past 3.75 GiB when deflated (it may grow).
     var usesZip64: Bool { isFile && (uncompressed > 0xFFFF_FFFF || (uncompressed > 0xF000_0000 && method == 8)) }
@@ -257,7 +258,7 @@ private struct Header {
     var mode: UInt32 {
         switch item.content {
         case .directory: 0o040000 | item.mode
-        case .file: 0o100000 | item.mode
+        case .file, .document: 0o100000 | item.mode
         case .symlink: 0o120000 | item.mode
         }
     }
