@@ -562,13 +562,15 @@ public struct SchemaGenerator: Sendable {
             let uuid = random.uuid()
             var hashes: [String: Data] = [:]
             for (entity, hash) in facts.versionHashes { hashes[entity] = Data(base64Encoded: hash) ?? Data() }
-            let plist: [String: Any] = [
-                "NSStoreModelVersionHashes": hashes, "NSStoreModelVersionIdentifiers": facts.versionIdentifiers,
-                "NSStoreType": "SQLite", "NSStoreUUID": uuid, "_NSAutoVacuumLevel": "2",
-            ]
-            // XML: its writer sorts the keys, so the same seed gives the same bytes (the binary
-            // writer follows the dictionary's order, which changes from run to run).
-            let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+            let metadata = CoreDataMetadata(
+                NSStoreModelVersionHashes: hashes, NSStoreModelVersionIdentifiers: facts.versionIdentifiers,
+                NSStoreType: "SQLite", NSStoreUUID: uuid, _NSAutoVacuumLevel: "2")
+            // XML: its writer sorts the keys, so the same seed gives the same bytes. Encoded rather
+            // than given to PropertyListSerialization as a [String: Any]: a statically linked
+            // Foundation (`--static-swift-stdlib`) cannot bridge that dictionary and refuses it.
+            let encoder = PropertyListEncoder()
+            encoder.outputFormat = .xml
+            let data = try encoder.encode(metadata)
             try db.execute(sql: "DELETE FROM Z_METADATA")
             try db.execute(
                 sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
