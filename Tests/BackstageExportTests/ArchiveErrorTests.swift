@@ -25,7 +25,7 @@ import Testing
     }
 
     /// libarchive writes these formats' file itself: its status and the errno it met, apart.
-    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.tar, .tarZst])
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.tar, .tarXz])
     func aFullDiskUnderLibarchiveGivesItsStatusAndTheErrnoApart(format: ArchiveFormat) async throws {
         let (error, archive, mount) = try await exportToAFullDisk(format)
         let failure = try #require(error, "4 MB of documents archived on a 2 MiB disk")
@@ -36,10 +36,11 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
     }
 
-    /// Backstage writes a zip's bytes itself: the failure is its file-system call's, ENOSPC.
-    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"))
-    func aFullDiskUnderBackstagesOwnWritesIsTheFileSystemError() async throws {
-        let (error, archive, mount) = try await exportToAFullDisk(.zip)
+    /// Backstage writes a zip's, a tar.gz's and a tar.zst's bytes itself: the failure is its
+    /// file-system call's, ENOSPC.
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.zip, .tarGz, .tarZst])
+    func aFullDiskUnderBackstagesOwnWritesIsTheFileSystemError(format: ArchiveFormat) async throws {
+        let (error, archive, mount) = try await exportToAFullDisk(format)
         let failure = try #require(error, "4 MB of documents archived on a 2 MiB disk")
         #expect(failure.archivePath == archive.path)
         guard case .fileSystem(let cause) = failure.cause else {
@@ -48,6 +49,25 @@ import Testing
         }
         #expect(cause.code == ENOSPC && failure.errno == ENOSPC, "\(failure)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
+    }
+
+    /// A tar.zst carries zstd's content checksum: a byte flipped inside a document's stored bytes
+    /// (zstd keeps random bytes as they are) is refused on import, never restored as a damaged file.
+    @Test func aByteFlippedInATarZstIsRefusedOnImport() async throws {
+        let app = try TestContainer()
+        var random = SystemRandomNumberGenerator()
+        let noise = Data((0..<300_000).map { _ in UInt8.random(in: 0...255, using: &random) })
+        _ = try app.writeDocument("noise.bin", noise)
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.zst")
+        try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tarZst))
+        var bytes = try Data(contentsOf: archive)
+        let found = try #require(bytes.firstRange(of: noise[150_000..<150_064]), "the random bytes are stored as they are")
+        bytes[found.lowerBound] ^= 0x01
+        try bytes.write(to: archive)
+        let target = try TestContainer()
+        await #expect(throws: ArchiveError.self) { try await Importer(container: target.container).importArchive(archive) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
     }
 
     /// Each damage is found by libarchive (a status it returned) or by Backstage's own check after

