@@ -314,6 +314,9 @@ public struct Exporter: Sendable {
             items[$0].readAheadFile
         }
         defer { readAhead.stop() }
+        // The archive goes to disk as it is written, not all at the fsync that ends the export.
+        let writeback = BackgroundWriteback(path: temporary.path)
+        defer { writeback.stop() }
         switch options.format {
         case .zip:
             let output = try ArchiveOutput(
