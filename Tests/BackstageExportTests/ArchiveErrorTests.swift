@@ -70,6 +70,32 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
     }
 
+    /// A Backstage tar.gz is a series of gzip members (1 MiB of tar each, inflated whole by
+    /// libdeflate on import): it comes back byte for byte, and a byte flipped in a member past the
+    /// first is refused, nothing written.
+    @Test func everyMemberOfABackstageTarGzIsChecked() async throws {
+        let (app, files, _) = try largerDocumentsFixture()
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.gz")
+        try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tarGz))
+        let intact = try TestContainer()
+        try await Importer(container: intact.container).importArchive(archive)
+        for (path, data) in files {
+            #expect(try Data(contentsOf: intact.documents.appending(path: path)) == data, "\(path)")
+        }
+        var bytes = try Data(contentsOf: archive)
+        // "c both.bin" (noise then text) is the last to hold the noise, past the first MiB of tar.
+        let noise = try #require(files["Media/a recording.m4a"])
+        let sample = Data(noise[600_000..<600_064])
+        let found = try #require(bytes.range(of: sample, options: .backwards), "random bytes are stored as they are")
+        #expect(found.lowerBound > 1 << 20, "past the first member")
+        bytes[found.lowerBound] ^= 0x01
+        try bytes.write(to: archive)
+        let target = try TestContainer()
+        await #expect(throws: ArchiveError.self) { try await Importer(container: target.container).importArchive(archive) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
+    }
+
     /// Each damage is found by libarchive (a status it returned) or by Backstage's own check after
     /// it (no status, no errno): never a code that no one returned.
     @Test(arguments: DamagedArchive.allCases)
