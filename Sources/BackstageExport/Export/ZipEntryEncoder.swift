@@ -77,13 +77,15 @@ final class ZipEntryEncoder {
     static let wholeFileLimit = 1 << 20
 
     /// Writes entry `index`, `item`, through `emit`; file content is read through `buffer`, and
-    /// `chunkRead` is called with the size of each chunk (progress).
+    /// `chunkRead` is called with the size of each chunk (progress). A stored file's span in the
+    /// archive (headers and bytes) is given to `place` before anything is emitted.
     ///
     /// - throws: ``DocumentChanged`` when the file was written while it was read, the
     ///   `FileSystemError` of reading it, `emit`'s error, or an ``ArchiveError`` when zlib fails.
     func write(
         _ item: ArchiveItem, index: Int, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem,
-        emit: (UnsafeRawBufferPointer) throws -> Void, chunkRead: (Int) -> Void
+        emit: (UnsafeRawBufferPointer) throws -> Void, place: (_ span: Int64) throws -> Void = { _ in },
+        chunkRead: (Int) -> Void
     ) throws {
         filled = 0
         emitted = 0
@@ -110,7 +112,10 @@ final class ZipEntryEncoder {
             defer { isStoring = false }
             header.uncompressed = size
             header.compressed = header.method == 0 ? size : 0
-            try append(header.local(), flush: flush)
+            let local = header.local()
+            // A stored entry's bytes in the archive are known before it is read: its place too.
+            if isStoring { try place(Int64(local.count) + size + Int64(header.descriptor().count)) }
+            try append(local, flush: flush)
             let start = emitted + Int64(filled)
             header.crc = try content(
                 item, source: source, size: size, stored: header.method == 0, buffer: buffer,
