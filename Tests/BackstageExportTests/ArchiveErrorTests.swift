@@ -51,6 +51,24 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
     }
 
+    /// A zstd level past libzstd's range is refused, naming the range, before anything is written
+    /// (libzstd alone would clamp it without a word).
+    @Test func aZstdLevelOutOfRangeIsRefused() async throws {
+        let app = try TestContainer()
+        _ = try app.writeDocument("note.txt", Data("words".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.zst")
+        do {
+            try await Exporter(container: app.container).export(
+                to: archive, options: ExportOptions(format: .tarZst, level: 23))
+            Issue.record("level 23 accepted")
+        } catch let error as ArchiveError {
+            #expect(error.cause == .invalidOption, "\(error)")
+            #expect(error.message.contains("1 to 22"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: archives.url.path) == [], "no archive left")
+    }
+
     /// A tar.zst carries zstd's content checksum: a byte flipped inside a document's stored bytes
     /// (zstd keeps random bytes as they are) is refused on import, never restored as a damaged file.
     @Test func aByteFlippedInATarZstIsRefusedOnImport() async throws {

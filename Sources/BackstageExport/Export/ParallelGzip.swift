@@ -206,16 +206,15 @@ final class ParallelGzip: ArchiveSink {
         func compress(_ block: UnsafeRawBufferPointer) -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(block.count / 2)
-            var start = 0
-            while start < block.count || (start == 0 && block.isEmpty) {
-                let store = level > 0 && isRandom(block, at: start)
-                var end = min(block.count, start + ParallelGzip.pieceSize)
-                while end < block.count && (level > 0 && isRandom(block, at: end)) == store {
-                    end = min(block.count, end + ParallelGzip.pieceSize)
-                }
-                append(UnsafeRawBufferPointer(rebasing: block[start..<end]), store: store, to: &out)
-                if block.isEmpty { break }
-                start = end
+            // Each piece's kind, then one member per run of pieces of one kind (an empty block: one
+            // empty member).
+            let starts = Array(stride(from: 0, to: max(block.count, 1), by: ParallelGzip.pieceSize))
+            let random = starts.map { level > 0 && isRandom(block, at: $0) }
+            var first = 0
+            for index in starts.indices where index + 1 == starts.count || random[index + 1] != random[first] {
+                let end = index + 1 == starts.count ? block.count : starts[index + 1]
+                append(UnsafeRawBufferPointer(rebasing: block[starts[first]..<end]), store: random[first], to: &out)
+                first = index + 1
             }
             return out
         }

@@ -26,6 +26,12 @@ final class ZstdSink: ArchiveSink {
 
     /// A stream at `level` (zstd's, 3 when nil) on `workers` threads (at least 1) written to `output`.
     init(output: ArchiveOutput, level: Int?, workers: Int) throws(ArchiveError) {
+        // libzstd would clamp a level out of range without a word: refused, as libarchive did.
+        if let level, !(1...Int(ZSTD_maxCLevel())).contains(level) {
+            throw ArchiveError(
+                cause: .invalidOption, message: "zstd compression levels are 1 to \(ZSTD_maxCLevel()), not \(level)",
+                archivePath: output.archivePath)
+        }
         guard let context = ZSTD_createCCtx() else {
             throw ArchiveError(
                 cause: .outOfMemory, message: "libzstd could not allocate its compression context",
