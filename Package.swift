@@ -37,7 +37,7 @@ let package = Package(
             // Fault injection (FileSystem's FaultInjector) exists in debug builds, for the tests, only.
             swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
         ),
-        .systemLibrary(name: "CArchive", providers: [.apt(["libarchive-dev"])]),
+        .systemLibrary(name: "CArchive", providers: [.apt(["libarchive-dev", "libdeflate-dev", "libzstd-dev"])]),
         .target(
             name: "BackstageExport",
             dependencies: ["Backstage", "CArchive", .product(name: "Logging", package: "swift-log")]

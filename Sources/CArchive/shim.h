@@ -1,5 +1,6 @@
-// libarchive for Swift: the headers, plus wrappers for what does not import (cast macros) and a
-// thread-local UTF-8 locale. Only Sources/BackstageExport/LibArchive/ imports this module.
+// libarchive for Swift, with the codecs export calls itself (zlib, libdeflate, libzstd): the headers,
+// plus wrappers for what does not import (cast macros) and a thread-local UTF-8 locale. Only
+// Sources/BackstageExport/LibArchive/ imports this module.
 #ifndef BACKSTAGE_CARCHIVE_SHIM_H
 #define BACKSTAGE_CARCHIVE_SHIM_H
 
@@ -7,6 +8,9 @@
 #include <archive_entry.h>
 #include <locale.h>
 #include <zlib.h>
+#include <libdeflate.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 /// archive_set_error is variadic: a fixed message for read callbacks.
 static inline void backstage_archive_set_error(struct archive *a, int code, const char *message) {

@@ -25,7 +25,7 @@ import Testing
     }
 
     /// libarchive writes these formats' file itself: its status and the errno it met, apart.
-    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.tar, .tarZst])
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.tar, .tarXz])
     func aFullDiskUnderLibarchiveGivesItsStatusAndTheErrnoApart(format: ArchiveFormat) async throws {
         let (error, archive, mount) = try await exportToAFullDisk(format)
         let failure = try #require(error, "4 MB of documents archived on a 2 MiB disk")
@@ -36,10 +36,11 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
     }
 
-    /// Backstage writes a zip's bytes itself: the failure is its file-system call's, ENOSPC.
-    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"))
-    func aFullDiskUnderBackstagesOwnWritesIsTheFileSystemError() async throws {
-        let (error, archive, mount) = try await exportToAFullDisk(.zip)
+    /// Backstage writes a zip's, a tar.gz's and a tar.zst's bytes itself: the failure is its
+    /// file-system call's, ENOSPC.
+    @Test(.enabled(if: runningAsRoot, "a small tmpfs needs root"), arguments: [ArchiveFormat.zip, .tarGz, .tarZst])
+    func aFullDiskUnderBackstagesOwnWritesIsTheFileSystemError(format: ArchiveFormat) async throws {
+        let (error, archive, mount) = try await exportToAFullDisk(format)
         let failure = try #require(error, "4 MB of documents archived on a 2 MiB disk")
         #expect(failure.archivePath == archive.path)
         guard case .fileSystem(let cause) = failure.cause else {
@@ -48,6 +49,69 @@ import Testing
         }
         #expect(cause.code == ENOSPC && failure.errno == ENOSPC, "\(failure)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.url.path) == [], "no partial archive")
+    }
+
+    /// A zstd level past libzstd's range is refused, naming the range, before anything is written
+    /// (libzstd alone would clamp it without a word).
+    @Test func aZstdLevelOutOfRangeIsRefused() async throws {
+        let app = try TestContainer()
+        _ = try app.writeDocument("note.txt", Data("words".utf8))
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.zst")
+        do {
+            try await Exporter(container: app.container).export(
+                to: archive, options: ExportOptions(format: .tarZst, level: 23))
+            Issue.record("level 23 accepted")
+        } catch let error as ArchiveError {
+            #expect(error.cause == .invalidOption, "\(error)")
+            #expect(error.message.contains("1 to 22"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: archives.url.path) == [], "no archive left")
+    }
+
+    /// A tar.zst carries zstd's content checksum: a byte flipped inside a document's stored bytes
+    /// (zstd keeps random bytes as they are) is refused on import, never restored as a damaged file.
+    @Test func aByteFlippedInATarZstIsRefusedOnImport() async throws {
+        let app = try TestContainer()
+        var random = SystemRandomNumberGenerator()
+        let noise = Data((0..<300_000).map { _ in UInt8.random(in: 0...255, using: &random) })
+        _ = try app.writeDocument("noise.bin", noise)
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.zst")
+        try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tarZst))
+        var bytes = try Data(contentsOf: archive)
+        let found = try #require(bytes.firstRange(of: noise[150_000..<150_064]), "the random bytes are stored as they are")
+        bytes[found.lowerBound] ^= 0x01
+        try bytes.write(to: archive)
+        let target = try TestContainer()
+        await #expect(throws: ArchiveError.self) { try await Importer(container: target.container).importArchive(archive) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
+    }
+
+    /// A Backstage tar.gz is a series of gzip members (1 MiB of tar each, inflated whole by
+    /// libdeflate on import): it comes back byte for byte, and a byte flipped in a member past the
+    /// first is refused, nothing written.
+    @Test func everyMemberOfABackstageTarGzIsChecked() async throws {
+        let (app, files, _) = try largerDocumentsFixture()
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.gz")
+        try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tarGz))
+        let intact = try TestContainer()
+        try await Importer(container: intact.container).importArchive(archive)
+        for (path, data) in files {
+            #expect(try Data(contentsOf: intact.documents.appending(path: path)) == data, "\(path)")
+        }
+        var bytes = try Data(contentsOf: archive)
+        // "c both.bin" (noise then text) is the last to hold the noise, past the first MiB of tar.
+        let noise = try #require(files["Media/a recording.m4a"])
+        let sample = Data(noise[600_000..<600_064])
+        let found = try #require(bytes.range(of: sample, options: .backwards), "random bytes are stored as they are")
+        #expect(found.lowerBound > 1 << 20, "past the first member")
+        bytes[found.lowerBound] ^= 0x01
+        try bytes.write(to: archive)
+        let target = try TestContainer()
+        await #expect(throws: ArchiveError.self) { try await Importer(container: target.container).importArchive(archive) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
     }
 
     /// Each damage is found by libarchive (a status it returned) or by Backstage's own check after

@@ -115,6 +115,29 @@ import Testing
         #expect(archives[0] == archives[1], "one worker and three write the same archive")
     }
 
+    /// Photos in a row are written side by side, each at the place the ones before it leave (their
+    /// sizes are known before they are read): the same archive for one worker or several, every
+    /// photo back byte for byte, and every reader reads it.
+    @Test func storedEntriesInARowWrittenSideBySideComeBackInOrder() async throws {
+        let app = try TestContainer()
+        var files: [String: Data] = ["Album/05 caption.txt": Self.text(50_000), "Album/99 index.txt": Self.text(9_000)]
+        for index in 0..<10 {
+            files["Album/\(index < 5 ? "0" : "1")\(index) photo.jpg"] =
+                Data([0xFF, 0xD8, 0xFF, 0xE0]) + Self.noise(100_000 + index * 37_000)
+        }
+        for (path, data) in files { try app.writeDocument(path, data) }
+        var archives: [Data] = []
+        for threads in [1, 2, 3] {
+            let archive = app.root.appending(path: "album-\(threads).zip")
+            let report = try await Exporter(container: app.container).export(
+                to: archive, options: ExportOptions(format: .zip, threads: threads))
+            #expect(try readBack(archive, format: .zip).files == files, "every entry back, byte for byte")
+            #expect(try complaintsOfIndependentReaders(archive, format: .zip, entries: report.entries) == [])
+            archives.append(try Data(contentsOf: archive))
+        }
+        #expect(Set(archives).count == 1, "one, two and three workers write the same archive")
+    }
+
     /// Level 0 stores every entry, text too.
     @Test func levelZeroStoresEveryEntry() async throws {
         let (app, archive, _) = try await Self.exported(level: 0)

@@ -31,6 +31,23 @@ final class ArchiveOutput {
         position += Int64(bytes.count)
     }
 
+    /// Writes `bytes` at `offset`, ahead of ``position`` (a stored zip entry whose place is known
+    /// before the entries before it are written); ``advance(to:)`` moves past it later. Safe from
+    /// another thread than the one appending, on a region nothing else writes.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(ArchiveError) {
+        guard !bytes.isEmpty else { return }
+        do {
+            try file.write(bytes, at: offset)
+        } catch {
+            throw ArchiveError(error, archivePath: archivePath)
+        }
+    }
+
+    /// Moves ``position`` past bytes already written ahead of it.
+    func advance(to end: Int64) {
+        position = max(position, end)
+    }
+
     func write(_ bytes: [UInt8]) throws(ArchiveError) {
         let failure: ArchiveError? = bytes.withUnsafeBytes { raw in
             do throws(ArchiveError) {

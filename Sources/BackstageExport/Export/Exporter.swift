@@ -301,8 +301,8 @@ public struct Exporter: Sendable {
     }
 
     /// Writes `items` to `temporary` in `options.format`; returns the bytes of content archived.
-    /// zip and tar.gz are written by Backstage on several threads (libarchive writing the
-    /// entries), the other formats by libarchive alone (tar.zst on zstd's threads).
+    /// zip and tar.gz are written by Backstage on several threads, tar.zst on libzstd's (libarchive
+    /// writing the entries), the other formats by libarchive alone.
     private func write(
         _ items: [ArchiveItem], to temporary: URL, naming destination: URL, options: ExportOptions,
         fileSystem: FileSystem,
@@ -314,6 +314,9 @@ public struct Exporter: Sendable {
             items[$0].readAheadFile
         }
         defer { readAhead.stop() }
+        // The archive goes to disk as it is written, not all at the fsync that ends the export.
+        let writeback = BackgroundWriteback(path: temporary.path)
+        defer { writeback.stop() }
         switch options.format {
         case .zip:
             let output = try ArchiveOutput(
@@ -339,11 +342,24 @@ public struct Exporter: Sendable {
                 try gzip.finish()
                 return bytes
             }
+        case .tarZst:
+            let output = try ArchiveOutput(
+                temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
+            defer { output.close() }
+            return try withUTF8Locale {
+                let zstd = try ZstdSink(output: output, level: options.level, workers: threads)
+                let writer = try ArchiveWriter(sink: zstd, format: .tar, level: nil, archivePath: destination.path)
+                let bytes = try write(
+                    items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
+                    isCancelled: isCancelled)
+                try writer.close()
+                try zstd.finish()
+                return bytes
+            }
         default:
             return try withUTF8Locale {
                 let writer = try ArchiveWriter(
-                    path: temporary.path, naming: destination.path, format: options.format, level: options.level,
-                    threads: options.format == .tarZst ? threads : nil)
+                    path: temporary.path, naming: destination.path, format: options.format, level: options.level)
                 let bytes = try write(
                     items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
                     isCancelled: isCancelled)

@@ -46,6 +46,9 @@ public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
         case fileSystem(FileSystemError)
         /// zlib returned `code` (`Z_MEM_ERROR`, `Z_DATA_ERROR`...).
         case zlib(code: Int32)
+        /// libzstd returned the error `code` (`ZSTD_getErrorCode`: 64 memory allocation, 42
+        /// parameter out of bound...).
+        case zstd(code: Int32)
         /// The archive's bytes break its format where Backstage checks them itself, after
         /// libarchive (a tar cut after an entry, a gzip trailer that does not match).
         case damaged

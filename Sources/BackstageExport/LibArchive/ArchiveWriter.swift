@@ -18,7 +18,7 @@ final class ArchiveWriter {
     /// A writer of `format` to the file at `path`, libarchive writing it; errors name
     /// `archivePath` (the destination a temporary file will be renamed to), `path` by default.
     init(
-        path: String, naming archivePath: String? = nil, format: ArchiveFormat, level: Int?, threads: Int?
+        path: String, naming archivePath: String? = nil, format: ArchiveFormat, level: Int?
     ) throws(ArchiveError) {
         self.path = archivePath ?? path
         guard let handle = archive_write_new() else {
@@ -26,8 +26,8 @@ final class ArchiveWriter {
                 cause: .outOfMemory, message: "libarchive could not allocate a writer", archivePath: self.path)
         }
         self.handle = handle
-        try check(configure(handle, format: format, level: level, threads: threads))
-        // 1 MiB writes rather than libarchive's 10 KiB: a 25 MB tar.zst took 2,461 write calls. The
+        try check(configure(handle, format: format, level: level))
+        // 1 MiB writes rather than libarchive's 10 KiB: a 25 MB archive took 2,461 write calls. The
         // bytes are the same: a regular file's last block is not padded.
         archive_write_set_bytes_per_block(handle, 1 << 20)
         try check(archive_write_open_filename(handle, path))
@@ -44,7 +44,7 @@ final class ArchiveWriter {
         self.handle = handle
         let client = SinkClient(sink: sink)
         self.client = client
-        try check(configure(handle, format: format == .zip ? .zip : .tar, level: level, threads: nil))
+        try check(configure(handle, format: format == .zip ? .zip : .tar, level: level))
         // No blocking: each write goes straight to the sink (the tar end-of-archive is its two zero records).
         archive_write_set_bytes_per_block(handle, 0)
         try check(
@@ -70,7 +70,7 @@ final class ArchiveWriter {
         try check(archive_write_finish_entry(handle), entry: entryPath)
     }
 
-    private func configure(_ a: OpaquePointer, format: ArchiveFormat, level: Int?, threads: Int?) -> Int32 {
+    private func configure(_ a: OpaquePointer, format: ArchiveFormat, level: Int?) -> Int32 {
         var options: [String] = []
         var status: Int32
         switch format {
@@ -101,12 +101,6 @@ final class ArchiveWriter {
         case .tarXz:
             status = archive_write_add_filter_xz(a)
             if let level { options.append("xz:compression-level=\(level)") }
-        case .tarZst:
-            status = archive_write_add_filter_zstd(a)
-            if let level { options.append("zstd:compression-level=\(level)") }
-            // zstd's output is the same for any number of workers from 1 up (0, its single-threaded
-            // mode, would give other bytes): at least one.
-            if let threads { options.append("zstd:threads=\(max(1, threads))") }
         default:
             break
         }

@@ -1,8 +1,8 @@
 import CArchive
 
-/// One zlib raw-deflate stream (no header, no trailer), reused block after block by one worker of
-/// ``ParallelGzip``, or entry after entry by one worker of ``ParallelZip``: the only place
-/// Backstage calls zlib, beside libarchive's owners in this folder.
+/// One zlib raw-deflate stream (no header, no trailer), reused entry after entry by one worker of
+/// ``ParallelZip`` for the files too large to hold whole for ``BlockDeflater``: the only place
+/// Backstage calls zlib to compress, beside libarchive's owners in this folder.
 /// Not Sendable: one thread owns it.
 final class RawDeflater {
     private let stream: UnsafeMutablePointer<z_stream>
@@ -24,38 +24,6 @@ final class RawDeflater {
         deflateEnd(stream)
         stream.deinitialize(count: 1)
         stream.deallocate()
-    }
-
-    /// Deflates `input` as one block of a stream: with `dictionary` (the 32 KiB before it) unless
-    /// `store` (then at level 0: deflate would not shrink it), ending with a sync flush, or with the
-    /// stream's end when `last`.
-    func deflateBlock(_ input: [UInt8], dictionary: [UInt8], store: Bool, last: Bool) -> [UInt8] {
-        deflateReset(stream)
-        // Right after a reset, a change of level takes effect at once, with nothing to flush.
-        deflateParams(stream, store ? 0 : level, Z_DEFAULT_STRATEGY)
-        if !store && !dictionary.isEmpty {
-            dictionary.withUnsafeBufferPointer { _ = deflateSetDictionary(stream, $0.baseAddress, uInt($0.count)) }
-        }
-        // Room for incompressible input, the sync marker and the final block.
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(input.count))) + 64)
-        var produced = 0
-        input.withUnsafeBufferPointer { input in
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-            stream.pointee.avail_in = uInt(input.count)
-            while true {
-                if produced == output.count { output += [UInt8](repeating: 0, count: 64 << 10) }
-                output.withUnsafeMutableBufferPointer { out in
-                    stream.pointee.next_out = out.baseAddress! + produced
-                    stream.pointee.avail_out = uInt(out.count - produced)
-                    _ = deflate(stream, last ? Z_FINISH : Z_SYNC_FLUSH)
-                    produced = out.count - Int(stream.pointee.avail_out)
-                }
-                // Done when all input is in and the flush fitted (Z_FINISH: the stream ended).
-                if stream.pointee.avail_in == 0 && produced < output.count { break }
-            }
-        }
-        output.removeSubrange(produced...)
-        return output
     }
 
     // MARK: One stream, block after block (a zip entry)
@@ -122,21 +90,11 @@ final class RawDeflater {
         }
     }
 
-    /// The CRC-32 of `bytes` following `crc` (zlib's, several bytes a cycle).
+    /// The CRC-32 of `bytes` following `crc` (libdeflate's: ``BlockDeflater/crc32(_:_:)``).
     static func crc32(_ crc: UInt, _ bytes: UnsafeRawBufferPointer) -> UInt {
-        CArchive.crc32(crc, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count))
-    }
-
-    /// The CRC-32 of `bytes`.
-    static func crc32(_ bytes: [UInt8]) -> UInt {
-        bytes.withUnsafeBufferPointer { CArchive.crc32(0, $0.baseAddress, uInt($0.count)) }
-    }
-
-    /// The CRC-32 of two byte runs one after the other, from the CRC of each and the second's length.
-    static func crc32(combining first: UInt, _ second: UInt, secondLength: Int) -> UInt {
-        crc32_combine(first, second, off_t(secondLength))
+        UInt(BlockDeflater.crc32(UInt32(truncatingIfNeeded: crc), bytes))
     }
 
     /// The CRC-32 of nothing.
-    static let emptyCRC32: UInt = CArchive.crc32(0, nil, 0)
+    static let emptyCRC32: UInt = 0
 }
