@@ -43,8 +43,16 @@ final class ReferencePlan {
     /// Tuple `index`'s values.
     func tuple(_ index: Int) -> ArraySlice<DatabaseValue> { values[(index * width)..<(index * width + width)] }
 
-    /// A row of the table itself becomes a parent (a self-reference).
-    func append(_ tuple: [DatabaseValue]) { values += tuple }
+    /// A row of the table itself went in (a self-reference): its key, `values` at ``ownColumns``,
+    /// becomes a parent's (unless part of it is NULL).
+    func appendKey(of row: [DatabaseValue], number: Int) {
+        guard let ownColumns else { return }
+        let key = ownColumns.map { $0 >= 0 ? row[$0] : number.databaseValue }
+        if !key.contains(where: \.isNull) { values += key }
+    }
+
+    /// Only the first `count` tuples kept (the rows after them did not go in).
+    func truncate(to count: Int) { values.removeLast(values.count - count * width) }
 }
 
 /// How one table's rows are made so that every constraint holds by construction: its columns'
