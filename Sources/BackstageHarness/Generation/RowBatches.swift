@@ -34,6 +34,8 @@ final class RowBatches {
     /// Rows in the next batch (1: one at a time, `singles` more rows).
     private var size: Int
     private var singles = 0
+    /// The text of the batch's values, for a ``ValueMaker`` drawing the batch's rows.
+    let arena: TextArena
 
     /// Nil when the table cannot be batched: a WITHOUT ROWID or virtual table, one a trigger
     /// fires on when a row goes in, one with Core Data external data, or all rowid names taken.
@@ -61,6 +63,7 @@ final class RowBatches {
         self.largest = largest
         self.size = largest
         statements = Array(repeating: nil, count: largest + 1)
+        arena = TextArena(width: plan.columns.count)
         head = "INSERT INTO \(name) (\(plan.columns.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES "
         tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         largestRowid = try db.makeStatement(sql: "SELECT max(\(rowid)) FROM \(name)")
@@ -130,7 +133,9 @@ final class RowBatches {
         var rows: [[DatabaseValue]] = [], states: [SeededRandom] = [], tuples: [Int] = [], madeUp: [Bool] = []
         rows.reserveCapacity(count)
         states.reserveCapacity(count)
+        arena.reset(rows: count)
         for row in first..<(first + count) {
+            arena.row = row - first
             states.append(random)
             for reference in own { tuples.append(reference.count) }
             for reference in references { madeUp.append(reference.madeUp) }
@@ -142,11 +147,12 @@ final class RowBatches {
         let below = try largestRowidNow()
         let statement = try statement(rows: count)
         sqlite3_reset(statement)
-        var index: CInt = 1
-        for values in rows {
-            for value in values {
-                guard EdgeValues.bind(value, to: statement, at: index) == SQLITE_OK else { throw Self.error(db) }
-                index += 1
+        for (row, values) in rows.enumerated() {
+            for (column, value) in values.enumerated() {
+                let slot = row * width + column, index = CInt(slot + 1)
+                let code =
+                    arena.bind(slot, to: statement, at: index) ?? EdgeValues.bind(value, to: statement, at: index)
+                guard code == SQLITE_OK else { throw Self.error(db) }
             }
         }
         do {

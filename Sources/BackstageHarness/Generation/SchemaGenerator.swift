@@ -462,6 +462,8 @@ public struct SchemaGenerator: Sendable {
             if failedInARow >= 64 { break }
             // Many rows to a statement while they go in; a refused one goes in alone, with its repairs.
             if let batches, case let count = batches.nextCount(of: min(rows, capacity ?? .max) - row + 1), count > 1 {
+                var maker = maker
+                maker.arena = batches.arena
                 let (went, refused) = try batches.insert(row, count: count, plan: plan, random: &random) {
                     try makeRow(plan, row: $0, rows: rows, maker: maker, random: &$1)
                 }
@@ -502,7 +504,12 @@ public struct SchemaGenerator: Sendable {
     func makeRow(
         _ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom
     ) throws -> [DatabaseValue] {
-        var values = try plan.columns.map { try maker.value($0, row: row, rows: rows, random: &random) }
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(plan.columns.count)
+        for (index, column) in plan.columns.enumerated() {
+            maker.arena?.column = index
+            values.append(try maker.value(column, row: row, rows: rows, random: &random))
+        }
         let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
         for reference in plan.references {
             var tuple: ArraySlice<DatabaseValue>?

@@ -160,8 +160,10 @@ extension SchemaGenerator {
                 &tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db)
         }
         // Looked up once here, not for every row.
+        let ownKeys = Set(references.flatMap { $0.ownColumns ?? [] })
         for index in tablePlan.columns.indices where tablePlan.columns[index].isFree {
             tablePlan.columns[index].edgeValues = EdgeValues.admissible(tablePlan.columns[index])
+            tablePlan.columns[index].boundInPlace = tablePlan.columns[index].domain == nil && !ownKeys.contains(index)
         }
         for (group, reference) in references.enumerated() {
             reference.indices = reference.columns.map { column in
