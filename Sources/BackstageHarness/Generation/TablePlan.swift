@@ -251,8 +251,9 @@ extension SchemaGenerator {
 
     /// The parent rows' values of `columns` (none NULL), end to end, stepped directly: a `Row`
     /// per parent row and its values copied out of it were half of planning chinook's tables.
-    /// And whether they were read whole: a text holding a NUL (an edge value) reads as the text
-    /// before it, a key no parent row holds (checked here, not by a scan per key column).
+    /// Text is read whole, a NUL in it too (an edge value: read up to the NUL, it named no parent
+    /// row, and `foreign_key_check` then scanned the whole store for it). And whether every key
+    /// was read as it is: text that is not UTF-8 reads as another text.
     private func parentTuples(
         _ parent: String, columns: [String], in db: Database
     ) throws -> (tuples: [DatabaseValue], whole: Bool) {
@@ -272,13 +273,17 @@ extension SchemaGenerator {
                     resultCode: ResultCode(rawValue: code),
                     message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            for column in 0..<width where sqlite3_column_type(handle, column) == SQLITE_TEXT {
-                let bytes = sqlite3_column_bytes(handle, column)
-                if bytes > 0, let text = sqlite3_column_text(handle, column), memchr(text, 0, Int(bytes)) != nil {
-                    whole = false
+            for column in 0..<width {
+                guard sqlite3_column_type(handle, column) == SQLITE_TEXT else {
+                    tuples.append(DatabaseValue(sqliteStatement: handle, index: column))
+                    continue
                 }
+                let text = UnsafeBufferPointer(
+                    start: sqlite3_column_text(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
+                let key = String(decoding: text, as: UTF8.self)
+                if !key.utf8.elementsEqual(text) { whole = false }
+                tuples.append(key.databaseValue)
             }
-            for column in 0..<width { tuples.append(DatabaseValue(sqliteStatement: handle, index: column)) }
         }
         sqlite3_reset(handle)
         return (tuples, whole)
