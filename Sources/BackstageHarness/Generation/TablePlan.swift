@@ -280,13 +280,20 @@ extension SchemaGenerator {
                 }
                 let text = UnsafeBufferPointer(
                     start: sqlite3_column_text(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
-                let key = String(decoding: text, as: UTF8.self)
-                if !key.utf8.elementsEqual(text) { whole = false }
+                var key = String(decoding: text, as: UTF8.self)
+                if !Self.same(&key, text) { whole = false }
                 tuples.append(key.databaseValue)
             }
         }
         sqlite3_reset(handle)
         return (tuples, whole)
+    }
+
+    /// Whether `text` is `bytes` (not when the bytes were not UTF-8: they read as other text).
+    private static func same(_ text: inout String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.utf8.count == bytes.count else { return false }
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return true }
+        return text.withUTF8 { memcmp($0.baseAddress!, start, bytes.count) == 0 }
     }
 
     /// Whether `columns` of `parent` are its primary key or a unique index's columns (else
