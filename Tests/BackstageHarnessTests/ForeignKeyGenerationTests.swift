@@ -60,4 +60,26 @@ import Testing
             #expect((report.rows[table] ?? 0) > 2, "\(table) was filled")
         }
     }
+
+    /// A parent's text key holding a NUL (an edge value) is taken whole: the rows referring to it
+    /// hold that very key, not the text before the NUL, which named no row and had every foreign
+    /// key of the store checked and repaired.
+    @Test func aTextKeyHoldingANulIsTakenWhole() throws {
+        let scratch = try TemporaryDirectory()
+        let schema = try StoreCapture.capture(try Self.store(in: scratch.url))
+        let generated = StoreFileSet(main: scratch.url.appending(path: "generated.sqlite"))
+
+        _ = try SchemaGenerator(schema: schema, seed: 1).generate(into: generated, bytes: 400_000)
+
+        let (parents, children) = try DatabaseQueue(path: generated.main.path).read { db in
+            let nul = "instr(CAST(city AS BLOB), x'00') > 0"
+            return (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM place WHERE \(nul)") ?? 0,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE \(nul) AND (country, city) IN (SELECT country, city FROM place)") ?? 0
+            )
+        }
+        #expect(parents > 0, "places whose city holds a NUL")
+        #expect(children > 0, "items of those places")
+        #expect(try SchemaGeneratorTests.verdict(generated)["foreignKeys"] == "0")
+    }
 }

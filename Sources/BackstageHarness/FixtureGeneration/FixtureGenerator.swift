@@ -234,7 +234,14 @@ public struct FixtureGenerator: Sendable {
             let url = documents.appending(path: path)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: url)
+            // Written, not fsynced (Data.write(to:) fsyncs each file): test data, as the stores' are.
+            let file = try FileSystem().createNewFile(url.path, mode: 0o644)
+            defer { file.close() }
+            var failed: Error?
+            data.withUnsafeBytes { bytes in
+                do { try file.write(bytes, at: 0) } catch { failed = error }
+            }
+            if let failed { throw failed }
         }
         try FileManager.default.createDirectory(
             at: documents.appending(path: "Empty Folder"), withIntermediateDirectories: true)

@@ -39,6 +39,9 @@ final class ColumnPlan {
     var distinct = false
     /// ``EdgeValues/admissible(_:)`` once the plan is complete (nil: worked out at each use).
     var edgeValues: [DatabaseValue]?
+    /// Its drawn text goes straight into a batch's ``TextArena`` (no `CHECK` to fit, no key of the
+    /// table's own rows to keep as a value).
+    var boundInPlace = false
 
     init(name: String, role: Role, notNull: Bool, statistics: ColumnStatistics, affinity: Affinity) {
         self.name = name
@@ -128,6 +131,9 @@ struct ValueMaker {
     var edges = true
     /// Whether some table's foreign keys may name no parent row (shared by copies).
     let keys = KeyLedger()
+    /// Where the text of columns ``ColumnPlan/boundInPlace`` goes while a batch of rows is drawn
+    /// (the value returned is then a NULL standing in for it); nil: into a `String`.
+    var arena: TextArena?
 
     func value(_ plan: ColumnPlan, row: Int, rows: Int, random: inout SeededRandom) throws -> DatabaseValue {
         switch plan.role {
@@ -191,7 +197,12 @@ struct ValueMaker {
         case .real:
             return (Double(keyed.next() % 1_000_000_000) / 1000 + 600_000_000).databaseValue
         case .text:
-            return text(bytes: size(s, &random), unique: unique ? row : nil, random: &keyed).databaseValue
+            let bytes = size(s, &random)
+            if let arena, plan.boundInPlace {
+                arena.write(bytes: bytes, unique: unique ? row : nil, random: &keyed)
+                return .null
+            }
+            return text(bytes: bytes, unique: unique ? row : nil, random: &keyed).databaseValue
         case .blob:
             if let external, s.externalFraction > 0, random.unit() < s.externalFraction {
                 return try external.write(
@@ -221,26 +232,50 @@ struct ValueMaker {
         return (bytes, starts + [bytes.count])
     }()
 
+    /// Room a text of `bytes` may take: its unique number, or past `bytes` its last word.
+    static func room(forText bytes: Int) -> Int { max(bytes, 21) + 16 }
+
     private func text(bytes: Int, unique: Int?, random: inout SeededRandom) -> String {
         // Written straight into the string's storage: appending words to a String was a tenth of
         // a generation, building an array of bytes first another allocation per value.
-        let prefix = unique.map { Array("\($0) ".utf8) } ?? []
+        String(unsafeUninitializedCapacity: Self.room(forText: bytes)) { buffer in
+            Self.writeText(into: buffer.baseAddress!, bytes: bytes, unique: unique, random: &random)
+        }
+    }
+
+    /// Writes a text of `bytes` or a few more (whole words), after `unique` and a space when given,
+    /// at `start`, which has ``room(forText:)``; returns its length.
+    static func writeText(
+        into start: UnsafeMutablePointer<UInt8>, bytes: Int, unique: Int?, random: inout SeededRandom
+    ) -> Int {
+        var count = 0
+        if let unique {
+            var digits = unique.magnitude, first = count
+            if unique < 0 {
+                start[count] = UInt8(ascii: "-")
+                (count, first) = (count + 1, first + 1)
+            }
+            repeat {
+                start[count] = UInt8(ascii: "0") + UInt8(digits % 10)
+                (digits, count) = (digits / 10, count + 1)
+            } while digits > 0
+            var number = UnsafeMutableBufferPointer(start: start + first, count: count - first)
+            number.reverse()
+            start[count] = UInt8(ascii: " ")
+            count += 1
+        }
         let (table, starts) = Self.wordTable
-        let longestWord = 16
-        return table.withUnsafeBufferPointer { words in
-            String(unsafeUninitializedCapacity: max(bytes, prefix.count) + longestWord) { buffer in
-                var count = prefix.count
-                for (index, byte) in prefix.enumerated() { buffer[index] = byte }
+        table.withUnsafeBufferPointer { words in
+            starts.withUnsafeBufferPointer { starts in
                 while count < bytes {
                     let word = Int(random.next() % UInt64(starts.count - 1))
-                    for index in starts[word]..<starts[word + 1] {
-                        buffer[count] = words[index]
-                        count += 1
-                    }
+                    let length = starts[word + 1] - starts[word]
+                    (start + count).update(from: words.baseAddress! + starts[word], count: length)
+                    count += length
                 }
-                return count
             }
         }
+        return count
     }
 }
 

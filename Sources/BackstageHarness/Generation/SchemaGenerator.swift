@@ -29,6 +29,8 @@ public struct SchemaGenerator: Sendable {
     public var seed: UInt64
     /// The table a writer adds rows to; by default the one with the most captured rows.
     public var preferredMainTable: String?
+    /// Rows each `INSERT` carries at most (1: a statement per row). The rows are the same either way.
+    public var rowsPerStatement = RowBatches.largestBatch
 
     public init(schema: StoreSchema, seed: UInt64, mainTable: String? = nil) {
         self.schema = schema
@@ -450,31 +452,42 @@ public struct SchemaGenerator: Sendable {
         var inserted = 0, failedInARow = 0
         var failure: GeneratorError?
         let capacity = plan.capacity
-        for row in numbers {
+        let batches =
+            rtree || rowsPerStatement < 2
+            ? nil : try RowBatches(table, plan: plan, schema: schema, maker: maker, rows: rowsPerStatement, in: db)
+        var row = numbers.lowerBound
+        while row <= numbers.upperBound {
             if let capacity, row - 1 >= capacity { break }
             // A constraint no repair meets: 64 rows refused in a row end the table (fast, and named).
             if failedInARow >= 64 { break }
-            let values: [DatabaseValue]
-            if rtree {
-                values = rtreeRow(row, dimensions: (plans.count - 1) / 2, random: &random)
-            } else {
-                values = try makeRow(plan, row: row, rows: rows, maker: maker, random: &random)
+            // Many rows to a statement while they go in; a refused one goes in alone, with its repairs.
+            if let batches, case let count = batches.nextCount(of: min(rows, capacity ?? .max) - row + 1), count > 1 {
+                var maker = maker
+                maker.arena = batches.arena
+                let (went, refused) = try batches.insert(row, count: count, plan: plan, random: &random) {
+                    try makeRow(plan, row: $0, rows: rows, maker: maker, random: &$1)
+                }
+                (inserted, row) = (inserted + went, row + went)
+                if went > 0 { failedInARow = 0 }
+                if !refused { continue }
             }
+            let values =
+                rtree
+                ? rtreeRow(row, dimensions: (plans.count - 1) / 2, random: &random)
+                : try makeRow(plan, row: row, rows: rows, maker: maker, random: &random)
             do {
                 try insert(
                     statement, values, table: table, plan: plan, row: row, rows: rows, maker: maker, memory: memory,
                     random: &random)
                 inserted += 1
                 failedInARow = 0
-                for reference in plan.references where reference.ownColumns != nil {
-                    let own = reference.ownColumns!.map { $0 >= 0 ? values[$0] : row.databaseValue }
-                    if !own.contains(where: \.isNull) { reference.append(own) }
-                }
+                for reference in plan.references { reference.appendKey(of: values, number: row) }
             } catch let error as GeneratorError {
                 // A row that cannot be made is left out; a table none of whose rows can be, fails.
                 failure = failure ?? error
                 failedInARow += 1
             }
+            row += 1
         }
         if !plan.keysHold { maker.keys.unsure = true }
         // (Rows a trigger made already may hold every key there is: `totals` of each athlete.)
@@ -488,10 +501,15 @@ public struct SchemaGenerator: Sendable {
 
     /// One row's values: drawn, then each foreign key given a real parent's key (or NULL where
     /// allowed), and the enumerated parts their combination for this row.
-    private func makeRow(
+    func makeRow(
         _ plan: TablePlan, row: Int, rows: Int, maker: ValueMaker, random: inout SeededRandom
     ) throws -> [DatabaseValue] {
-        var values = try plan.columns.map { try maker.value($0, row: row, rows: rows, random: &random) }
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(plan.columns.count)
+        for (index, column) in plan.columns.enumerated() {
+            maker.arena?.column = index
+            values.append(try maker.value(column, row: row, rows: rows, random: &random))
+        }
         let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
         for reference in plan.references {
             var tuple: ArraySlice<DatabaseValue>?
@@ -533,48 +551,6 @@ public struct SchemaGenerator: Sendable {
     /// The plan of each column that takes a value (generated columns are left to SQLite).
     func columnPlans(_ table: String, in db: Database) throws -> [ColumnPlan] {
         try tablePlan(table, in: db).columns
-    }
-
-    // MARK: Core Data
-
-    /// `Z_PRIMARYKEY` lists every entity with its largest key; `Z_METADATA` carries the captured
-    /// model's version hashes and identifiers in a binary plist, as Core Data writes it.
-    private func finishCoreData(_ db: Database) throws {
-        guard let facts = schema.coreData else { return }
-        if try db.tableExists("Z_PRIMARYKEY") {
-            try db.execute(sql: "DELETE FROM Z_PRIMARYKEY")
-            for entity in facts.entities {
-                var max = 0
-                if try db.tableExists(entity.table),
-                    try db.columns(in: entity.table).contains(where: { $0.name == "Z_PK" })
-                {
-                    max =
-                        try Int.fetchOne(
-                            db, sql: "SELECT IFNULL(MAX(Z_PK), 0) FROM \(entity.table.quotedSQLIdentifier)") ?? 0
-                }
-                try db.execute(
-                    sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-                    arguments: [entity.id, entity.name, entity.superID, max])
-            }
-        }
-        if try db.tableExists("Z_METADATA") {
-            var random = SeededRandom(seed: seed ^ 0x4D45_5441)
-            let uuid = random.uuid()
-            var hashes: [String: Data] = [:]
-            for (entity, hash) in facts.versionHashes { hashes[entity] = Data(base64Encoded: hash) ?? Data() }
-            let metadata = CoreDataMetadata(
-                NSStoreModelVersionHashes: hashes, NSStoreModelVersionIdentifiers: facts.versionIdentifiers,
-                NSStoreType: "SQLite", NSStoreUUID: uuid, _NSAutoVacuumLevel: "2")
-            // XML: its writer sorts the keys, so the same seed gives the same bytes. Encoded rather
-            // than given to PropertyListSerialization as a [String: Any]: a statically linked
-            // Foundation (`--static-swift-stdlib`) cannot bridge that dictionary and refuses it.
-            let encoder = PropertyListEncoder()
-            encoder.outputFormat = .xml
-            let data = try encoder.encode(metadata)
-            try db.execute(sql: "DELETE FROM Z_METADATA")
-            try db.execute(
-                sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
-        }
     }
 }
 

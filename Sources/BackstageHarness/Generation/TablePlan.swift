@@ -43,8 +43,16 @@ final class ReferencePlan {
     /// Tuple `index`'s values.
     func tuple(_ index: Int) -> ArraySlice<DatabaseValue> { values[(index * width)..<(index * width + width)] }
 
-    /// A row of the table itself becomes a parent (a self-reference).
-    func append(_ tuple: [DatabaseValue]) { values += tuple }
+    /// A row of the table itself went in (a self-reference): its key, `values` at ``ownColumns``,
+    /// becomes a parent's (unless part of it is NULL).
+    func appendKey(of row: [DatabaseValue], number: Int) {
+        guard let ownColumns else { return }
+        let key = ownColumns.map { $0 >= 0 ? row[$0] : number.databaseValue }
+        if !key.contains(where: \.isNull) { values += key }
+    }
+
+    /// Only the first `count` tuples kept (the rows after them did not go in).
+    func truncate(to count: Int) { values.removeLast(values.count - count * width) }
 }
 
 /// How one table's rows are made so that every constraint holds by construction: its columns'
@@ -152,8 +160,10 @@ extension SchemaGenerator {
                 &tablePlan, table: table, keyColumns: keys.map { $0["name"] as String }, rowidAlias: rowidAlias, in: db)
         }
         // Looked up once here, not for every row.
+        let ownKeys = Set(references.flatMap { $0.ownColumns ?? [] })
         for index in tablePlan.columns.indices where tablePlan.columns[index].isFree {
             tablePlan.columns[index].edgeValues = EdgeValues.admissible(tablePlan.columns[index])
+            tablePlan.columns[index].boundInPlace = tablePlan.columns[index].domain == nil && !ownKeys.contains(index)
         }
         for (group, reference) in references.enumerated() {
             reference.indices = reference.columns.map { column in
@@ -241,8 +251,9 @@ extension SchemaGenerator {
 
     /// The parent rows' values of `columns` (none NULL), end to end, stepped directly: a `Row`
     /// per parent row and its values copied out of it were half of planning chinook's tables.
-    /// And whether they were read whole: a text holding a NUL (an edge value) reads as the text
-    /// before it, a key no parent row holds (checked here, not by a scan per key column).
+    /// Text is read whole, a NUL in it too (an edge value: read up to the NUL, it named no parent
+    /// row, and `foreign_key_check` then scanned the whole store for it). And whether every key
+    /// was read as it is: text that is not UTF-8 reads as another text.
     private func parentTuples(
         _ parent: String, columns: [String], in db: Database
     ) throws -> (tuples: [DatabaseValue], whole: Bool) {
@@ -262,16 +273,27 @@ extension SchemaGenerator {
                     resultCode: ResultCode(rawValue: code),
                     message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
             }
-            for column in 0..<width where sqlite3_column_type(handle, column) == SQLITE_TEXT {
-                let bytes = sqlite3_column_bytes(handle, column)
-                if bytes > 0, let text = sqlite3_column_text(handle, column), memchr(text, 0, Int(bytes)) != nil {
-                    whole = false
+            for column in 0..<width {
+                guard sqlite3_column_type(handle, column) == SQLITE_TEXT else {
+                    tuples.append(DatabaseValue(sqliteStatement: handle, index: column))
+                    continue
                 }
+                let text = UnsafeBufferPointer(
+                    start: sqlite3_column_text(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
+                var key = String(decoding: text, as: UTF8.self)
+                if !Self.same(&key, text) { whole = false }
+                tuples.append(key.databaseValue)
             }
-            for column in 0..<width { tuples.append(DatabaseValue(sqliteStatement: handle, index: column)) }
         }
         sqlite3_reset(handle)
         return (tuples, whole)
+    }
+
+    /// Whether `text` is `bytes` (not when the bytes were not UTF-8: they read as other text).
+    private static func same(_ text: inout String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.utf8.count == bytes.count else { return false }
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return true }
+        return text.withUTF8 { memcmp($0.baseAddress!, start, bytes.count) == 0 }
     }
 
     /// Whether `columns` of `parent` are its primary key or a unique index's columns (else
