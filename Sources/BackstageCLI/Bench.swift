@@ -29,7 +29,7 @@ struct Bench: AsyncParsableCommand {
 
             With --files: how cost grows with the number of files instead. For each count, a Documents tree \
             of that many small files, flat (16 folders) and deep (8 levels), kept in --workspace between runs, \
-            through audit, relocation's scan, export (zip, tar.zst) and import, each once as a child process: \
+            through audit, relocation's scan, export (zip, tar.gz, tar.zst) and import, each once as a child process: \
             time per file and peak RSS, checked against the targets (time per file at the largest count within \
             1.5× of the smallest's, 64 MB at every size). --store-size adds one store of that size through \
             relocate (rename, copy), split and migrate.

@@ -37,6 +37,33 @@ import Testing
         #expect(kinds["Trip-journal"] == .document)
     }
 
+    /// A folder's names are found again by binary search (a scan holds a few bytes a name, not a
+    /// table of them): sidecars among a thousand names sorting before, between and after them
+    /// still belong to their database, and an empty database to the journal beside it.
+    @Test func sidecarsAreFoundAmongManyNames() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1, walOnly: 1)
+        let journal = Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7] + [UInt8](repeating: 0, count: 500))
+        try app.writeDocument("Empty.db", Data())
+        try app.writeDocument("Empty.db-journal", journal)
+        try app.writeDocument("Gone.db-journal", journal)
+        for index in 0..<1_000 {
+            for name in ["A \(index).txt", "Notes.sqlite \(index).txt", "Notes.sqlite-a\(index)", "z \(index).txt"] {
+                try app.writeDocument(name, Data("note \(index)".utf8))
+            }
+        }
+
+        let kinds = try kinds(app)
+        #expect(kinds.count == 4_006)
+        #expect(kinds["Notes.sqlite"] == .database)
+        #expect(kinds["Notes.sqlite-wal"] == .wal)
+        #expect(kinds["Notes.sqlite-shm"] == .shm)
+        #expect(kinds["Empty.db"] == .userDatabase, "an empty database whose first transaction is in its journal")
+        #expect(kinds["Empty.db-journal"] == .userDatabaseSidecar)
+        #expect(kinds["Gone.db-journal"] == .orphanSidecar)
+        #expect(kinds.filter { $0.value == .document }.count == 4_000)
+    }
+
     @Test func supportFoldersLocksTemporariesAndDotfiles() throws {
         let app = try TestContainer()
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/abc", Data(count: 1000))

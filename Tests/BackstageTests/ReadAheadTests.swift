@@ -65,7 +65,7 @@ struct ReadAheadTests {
             try Self.resident(paths[0]) == size && Self.resident(paths[1]) == size
         }
         let beyondWindow = try [Self.resident(paths[2]), Self.resident(paths[3])]
-        readAhead.reached(2)
+        readAhead.reached(2, bytesBefore: Int64(2 * size))
         let movedOn = try Self.eventually { try Self.resident(paths[2]) == size && Self.resident(paths[3]) == size }
         return Observed(
             dropped: dropped, windowReadAhead: windowReadAhead, beyondWindow: beyondWindow, movedOn: movedOn)

@@ -22,13 +22,15 @@ package final class ReadAhead: @unchecked Sendable {
     /// How far ahead of the readers the kernel is asked to read.
     package let window: Int64
     private let count: Int
-    /// The file of entry `i`, asked for when its turn comes (the caller's list is not copied).
+    /// The file of entry `i`, asked for once per entry, in order, as the window reaches it (the
+    /// caller's entries are read one by one, never listed: a million documents' paths are some
+    /// 100 MB).
     private let file: @Sendable (Int) -> File?
-    /// `starts[i]`: the bytes of the files before `i`.
-    private let starts: [Int64]
     private let fileSystem: FileSystem
     private let condition = NSCondition()
+    /// The entry the readers started last, and the bytes of the entries before it.
     private var reached = 0
+    private var reachedStart: Int64 = 0
     private var stopped = false
     private let thread = ThreadGroup()
 
@@ -36,40 +38,32 @@ package final class ReadAhead: @unchecked Sendable {
     /// folder, a link) so that indexes match the caller's. Call ``stop()`` when the readers are
     /// done: until then its thread waits for them to move on.
     package convenience init(_ files: [File?], window: Int64 = 64 << 20, fileSystem: FileSystem) {
-        self.init(count: files.count, window: window, fileSystem: fileSystem, bytes: { files[$0]?.bytes ?? 0 }) {
-            files[$0]
-        }
+        let bytes = files.reduce(Int64(0)) { $0 + ($1?.bytes ?? 0) }
+        self.init(count: files.count, bytes: bytes, window: window, fileSystem: fileSystem) { files[$0] }
     }
 
-    /// Starts reading ahead the `count` entries `file` gives, in order (nil: nothing to read),
-    /// `bytes` giving their sizes: the entries' paths are made one at a time, as the window reaches
-    /// them, never all at once (a million documents' paths would be some 100 MB).
+    /// Starts reading ahead the `count` entries `file` gives (nil: nothing to read), `bytes` in all:
+    /// `file` is called once for each entry, in order, on the read-ahead's thread, when the window
+    /// reaches it or the readers pass it.
     package init(
-        count: Int, window: Int64 = 64 << 20, fileSystem: FileSystem, bytes: (Int) -> Int64,
+        count: Int, bytes: Int64, window: Int64 = 64 << 20, fileSystem: FileSystem,
         file: @escaping @Sendable (Int) -> File?
     ) {
         self.count = count
         self.file = file
         self.window = window
         self.fileSystem = fileSystem
-        var starts: [Int64] = []
-        starts.reserveCapacity(count + 1)
-        var total: Int64 = 0
-        for index in 0..<count {
-            starts.append(total)
-            total += bytes(index)
-        }
-        starts.append(total)
-        self.starts = starts
-        guard total > 0 else { return }
+        guard bytes > 0 else { return }
         thread.start { [self] in run() }
     }
 
-    /// The readers have started entry `index`: the window moves on to it.
-    package func reached(_ index: Int) {
+    /// The readers have started entry `index`, the entries before it holding `bytesBefore` bytes:
+    /// the window moves on to it.
+    package func reached(_ index: Int, bytesBefore: Int64) {
         condition.lock()
         if index > reached {
             reached = index
+            reachedStart = bytesBefore
             condition.broadcast()
         }
         condition.unlock()
@@ -86,15 +80,18 @@ package final class ReadAhead: @unchecked Sendable {
 
     private func run() {
         var next = 0
+        // The bytes of the entries before `next`.
+        var nextStart: Int64 = 0
         while next < count {
             condition.lock()
-            while !stopped && starts[next] - starts[min(reached, count)] >= window { condition.wait() }
-            let done = stopped
-            // Readers ahead of this thread (a warm cache): nothing behind them is worth asking for.
-            next = max(next, min(reached, count - 1))
+            while !stopped && nextStart - reachedStart >= window { condition.wait() }
+            let done = stopped, readersAt = reached
             condition.unlock()
             if done { return }
-            if let file = file(next), file.bytes > 0 { fileSystem.willRead(file.path) }
+            let file = file(next)
+            // What the readers started is not worth asking for (a warm cache, readers ahead of this thread).
+            if next >= readersAt, let file, file.bytes > 0 { fileSystem.willRead(file.path) }
+            nextStart += file?.bytes ?? 0
             next += 1
         }
     }

@@ -34,16 +34,6 @@ public struct ExportOptions: Sendable, Hashable {
     }
 }
 
-/// Limits of the zip writer that tests lower: zip64 fields from `zip64Limit` bytes, and the bytes
-/// held for entries waiting for their turn, per worker beyond the first.
-package struct ExportTuning: Sendable, Hashable {
-    package var zip64Limit: UInt64 = 0xFFFF_FFFF
-    package var heldBytesPerWorker = 8 << 20
-    package var spilledBytesPerWorker: Int64 = 256 << 20
-
-    package init() {}
-}
-
 extension ExportOptions {
     /// The default number of compression threads: one per core, at most 8.
     public static var defaultThreads: Int { max(1, min(8, ProcessInfo.processInfo.activeProcessorCount)) }
@@ -175,47 +165,31 @@ public struct Exporter: Sendable {
         progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }
     ) throws -> ExportReport {
         try refuseOutputInsideDocuments(destination)
-        var scanned = try FileClassifier(declarations: container.declaredStores).scan(container.documents)
         let temporary = destination.deletingLastPathComponent().appending(
             path: TemporaryName.beside(destination.lastPathComponent, suffix: String(UUID().uuidString.prefix(8))))
-        var report = ExportReport(
-            archive: destination.path, format: options.format, entries: 0, bytes: 0, leftOut: Self.leftOut(scanned))
+        var report = ExportReport(archive: destination.path, format: options.format, entries: 0, bytes: 0)
         let fileSystem = FileSystem()
         var snapshots: StoreSnapshots?
         defer { snapshots?.remove() }
         let copies = DatabaseCopies(container: container, fileSystem: fileSystem)
         defer { copies.remove() }
         do {
-            if options.includeDatabase { snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem) }
-            // What is left out is in the report: the documents alone, in place (no second list).
-            scanned.removeAll { $0.kind != .document && $0.kind != .userDatabase }
-            var items = try self.items(
-                scanned, snapshots: snapshots, copies: copies, options: options, fileSystem: fileSystem,
-                report: &report)
-            scanned = []  // memory for the writers
-            var attempt = 1
-            while true {
-                let bytesTotal = items.reduce(Int64(0)) { $0 + $1.bytes }
-                var throttle = ProgressThrottle()
-                do {
-                    let entriesTotal = items.count
-                    let onWritten: (Int, Int64) -> Void = { entries, bytes in
-                        let now = ArchiveProgress(
-                            entriesDone: entries, entriesTotal: entriesTotal, bytesDone: bytes, bytesTotal: bytesTotal)
-                        if throttle.shouldReport(now) { progress(now) }
-                    }
-                    report.bytes = try write(
-                        items, to: temporary, naming: destination, options: options, fileSystem: fileSystem,
-                        progress: onWritten, isCancelled: isCancelled)
-                    break
-                } catch let changed as DocumentChanged where attempt < Self.writeAttempts {
-                    // A document the app writes meanwhile: this archive is dropped, and the next one
-                    // holds a still copy of it (or leaves it out, saying so).
-                    try? fileSystem.removeFile(temporary.path)
-                    try Self.still(changed.path, in: &items, copies: copies, report: &report)
-                    attempt += 1
-                }
+            let items = ArchiveItems(
+                documentRoot: Self.rootPath(container.documents), spoolPath: temporary.path + ".items",
+                memoryLimit: options.tuning.listedBytesInMemory, fileSystem: fileSystem)
+            try collect(
+                into: items, copies: copies, options: options, fileSystem: fileSystem, report: &report,
+                isCancelled: isCancelled)
+            if options.includeDatabase {
+                snapshots = try StoreSnapshots(container: container, fileSystem: fileSystem)
+                try append(snapshots, to: items, options: options, report: &report)
             }
+            try items.finish()
+            options.tuning.counters?.record(itemsInFile: items.isInFile)
+            let bytes = try writeRetrying(
+                items, to: temporary, naming: destination, options: options, copies: copies, fileSystem: fileSystem,
+                report: &report, progress: progress, isCancelled: isCancelled)
+            report.bytes = bytes
             report.entries = items.count
             // Durable before it gets its name: fsync, rename over any older archive, fsync the folder.
             try fileSystem.syncFile(temporary.path)
@@ -233,85 +207,144 @@ public struct Exporter: Sendable {
         return report
     }
 
-    /// What the archive will hold, in order: the documents (a link kept only when it stays
-    /// inside Documents), then the store snapshots. Records what is left out in `report`.
-    private func items(
-        _ documents: [ClassifiedFile], snapshots: StoreSnapshots?, copies: DatabaseCopies, options: ExportOptions,
-        fileSystem: FileSystem, report: inout ExportReport
-    ) throws -> [ArchiveItem] {
-        let root = container.documents
-        // Without a trailing slash: a document is read at `rootPath + "/" + its path`.
-        let rootPath = root.path.hasSuffix("/") ? String(root.path.dropLast()) : root.path
-        let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
-        var items: [ArchiveItem] = []
-        items.reserveCapacity(documents.count)
-        for entry in documents {
-            let path = rootPath + "/" + entry.path
-            // lstat: a link is archived as a link (or left out), never followed.
-            guard let status = try fileSystem.status(path) else { continue }
-            let modified = clamp(Int64(status.modificationTime.tv_sec))
-            switch status.kind {
-            case .directory:
-                items.append(ArchiveItem(path: entry.path + "/", content: .directory, mode: 0o755, modified: modified))
-            case .symlink:
-                guard fileSystem.resolves(path, inside: rootPath) else {
-                    report.leftOut.append(LeftOut(path: entry.path, reason: .linkOutside))
-                    continue
-                }
-                let text = try FileManager.default.destinationOfSymbolicLink(atPath: path)
-                items.append(
-                    ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified))
-            case .regular where entry.kind == .userDatabase:
-                let url = root.appending(path: entry.path)
-                guard let copy = try copies.copy(of: url) ?? Self.wholeFile(url, fileSystem: fileSystem),
-                    let copied = try fileSystem.status(copy)
-                else {
-                    report.leftOut.append(LeftOut(path: entry.path, reason: .unreadableDatabase))
-                    continue
-                }
-                items.append(
-                    ArchiveItem(
-                        path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644,
-                        modified: modified))
-            case .regular:
-                items.append(
-                    ArchiveItem(
-                        path: entry.path, content: .document(root: rootPath, size: status.size),
-                        mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified))
-            case .other:
-                report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
+    /// Writes `items` to `temporary`; returns the bytes of content archived. A document the app
+    /// writes meanwhile drops the archive, and the next one holds a still copy of it (or leaves it
+    /// out, saying so), up to ``writeAttempts`` archives.
+    private func writeRetrying(
+        _ items: ArchiveItems, to temporary: URL, naming destination: URL, options: ExportOptions,
+        copies: DatabaseCopies, fileSystem: FileSystem, report: inout ExportReport,
+        progress: (ArchiveProgress) -> Void, isCancelled: () -> Bool
+    ) throws -> Int64 {
+        var attempt = 1
+        while true {
+            let bytesTotal = items.bytes, entriesTotal = items.count
+            var throttle = ProgressThrottle()
+            let onWritten: (Int, Int64) -> Void = { entries, bytes in
+                let now = ArchiveProgress(
+                    entriesDone: entries, entriesTotal: entriesTotal, bytesDone: bytes, bytesTotal: bytesTotal)
+                if throttle.shouldReport(now) { progress(now) }
+            }
+            do {
+                return try write(
+                    items, to: temporary, naming: destination, options: options, fileSystem: fileSystem,
+                    progress: onWritten, isCancelled: isCancelled)
+            } catch let changed as DocumentChanged where attempt < Self.writeAttempts {
+                try? fileSystem.removeFile(temporary.path)
+                try Self.still(changed.path, in: items, copies: copies, report: &report)
+                attempt += 1
             }
         }
+    }
+
+    /// `url`'s path without a trailing slash: a document is read at `rootPath + "/" + its path`.
+    static func rootPath(_ url: URL) -> String {
+        url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
+    }
+
+    /// Walks Documents once, in archive order (the classifier's: depth first, sorted), appending
+    /// the item of each document to `items` as it is classified (a link kept only when it stays
+    /// inside Documents), and recording in `report` what is left out. Nothing holds every entry:
+    /// memory stays that of one folder's names, whatever the number of files.
+    private func collect(
+        into items: ArchiveItems, copies: DatabaseCopies, options: ExportOptions, fileSystem: FileSystem,
+        report: inout ExportReport, isCancelled: () -> Bool
+    ) throws {
+        let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
+        var leftOut = LeftOutEntries()
+        var visited = 0
+        try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores).visit(container.documents) {
+            entry in
+            visited += 1
+            if visited % 256 == 0 && isCancelled() { throw CancellationError() }
+            guard entry.kind == .document || entry.kind == .userDatabase else {
+                leftOut.add(entry, to: &report.leftOut)
+                return
+            }
+            if let item = try item(
+                for: entry, items: items, copies: copies, clamp: clamp, fileSystem: fileSystem, report: &report)
+            {
+                try items.append(item)
+            }
+        }
+    }
+
+    /// The item of a document, read again with `lstat` (a link is archived as a link, or left
+    /// out, never followed); nil when it is left out, said in `report`, or gone.
+    private func item(
+        for entry: ClassifiedFile, items: ArchiveItems, copies: DatabaseCopies, clamp: (Int64) -> Int64,
+        fileSystem: FileSystem, report: inout ExportReport
+    ) throws -> ArchiveItem? {
+        let rootPath = items.documentRoot
+        let path = rootPath + "/" + entry.path
+        guard let status = try fileSystem.status(path) else { return nil }
+        let modified = clamp(Int64(status.modificationTime.tv_sec))
+        switch status.kind {
+        case .directory:
+            return ArchiveItem(path: entry.path + "/", content: .directory, mode: 0o755, modified: modified)
+        case .symlink:
+            guard fileSystem.resolves(path, inside: rootPath) else {
+                report.leftOut.append(LeftOut(path: entry.path, reason: .linkOutside))
+                return nil
+            }
+            let text = try FileManager.default.destinationOfSymbolicLink(atPath: path)
+            return ArchiveItem(path: entry.path, content: .symlink(target: text), mode: 0o777, modified: modified)
+        case .regular where entry.kind == .userDatabase:
+            let url = container.documents.appending(path: entry.path)
+            guard let copy = try copies.copy(of: url) ?? Self.wholeFile(url, fileSystem: fileSystem),
+                let copied = try fileSystem.status(copy)
+            else {
+                report.leftOut.append(LeftOut(path: entry.path, reason: .unreadableDatabase))
+                return nil
+            }
+            return ArchiveItem(
+                path: entry.path, content: .file(source: copy, size: copied.size), mode: 0o644, modified: modified)
+        case .regular:
+            return ArchiveItem(
+                path: entry.path, content: .document(root: rootPath, size: status.size),
+                mode: status.mode & 0o111 != 0 ? 0o755 : 0o644, modified: modified)
+        case .other:
+            report.leftOut.append(LeftOut(path: entry.path, reason: .specialFile))
+            return nil
+        }
+    }
+
+    /// Appends the store snapshots, after the documents, under ``databaseFolder``.
+    private func append(
+        _ snapshots: StoreSnapshots?, to items: ArchiveItems, options: ExportOptions, report: inout ExportReport
+    ) throws {
+        let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
         for file in snapshots?.files ?? [] {
             let entryPath = Self.databaseFolder + "/" + file.location.description
-            items.append(
+            try items.append(
                 ArchiveItem(
                     path: entryPath, content: .file(source: file.snapshot, size: file.size), mode: 0o644,
                     modified: clamp(file.modified)))
             report.databases.append(entryPath)
             let folder = (entryPath as NSString).deletingLastPathComponent
             for support in file.supportFiles {
-                items.append(
+                try items.append(
                     ArchiveItem(
                         path: folder + "/" + support.relative, content: .file(source: support.path, size: support.size),
                         mode: 0o644, modified: clamp(support.modified)))
             }
         }
-        return items
     }
 
     /// Writes `items` to `temporary` in `options.format`; returns the bytes of content archived.
     /// zip and tar.gz are written by Backstage on several threads, tar.zst on libzstd's (libarchive
     /// writing the entries), the other formats by libarchive alone.
     private func write(
-        _ items: [ArchiveItem], to temporary: URL, naming destination: URL, options: ExportOptions,
+        _ items: ArchiveItems, to temporary: URL, naming destination: URL, options: ExportOptions,
         fileSystem: FileSystem,
         progress: (Int, Int64) -> Void, isCancelled: () -> Bool
     ) throws -> Int64 {
         let threads = options.compressionThreads
-        // The files are read in order: their reads are started ahead of the threads that need them.
-        let readAhead = ReadAhead(count: items.count, fileSystem: fileSystem, bytes: { items[$0].bytes }) {
-            items[$0].readAheadFile
+        // The files are read in order: their reads are started ahead of the threads that need them,
+        // from a reader of the items of its own.
+        let aheadReader = items.reader()
+        let readAhead = ReadAhead(count: items.count, bytes: items.bytes, fileSystem: fileSystem) { _ in
+            // An item it cannot read is not read ahead: the writers' reading of it says why.
+            (try? aheadReader.next())?.readAheadFile
         }
         defer { readAhead.stop() }
         // The archive goes to disk as it is written, not all at the fsync that ends the export.
@@ -325,7 +358,12 @@ public struct Exporter: Sendable {
             var zip = ParallelZip(
                 items: items, level: options.level, workers: threads, readAhead: readAhead,
                 heldBytesPerWorker: options.tuning.heldBytesPerWorker,
-                spilledBytesPerWorker: options.tuning.spilledBytesPerWorker, spillPath: temporary.path + ".spill")
+                spilledBytesPerWorker: options.tuning.spilledBytesPerWorker, spillPath: temporary.path + ".spill",
+                entriesAheadPerWorker: options.tuning.entriesAheadPerWorker,
+                directorySpool: Spool(
+                    path: temporary.path + ".directory", memoryLimit: options.tuning.listedBytesInMemory,
+                    fileSystem: fileSystem),
+                counters: options.tuning.counters)
             zip.directory.zip64Limit = options.tuning.zip64Limit
             return try zip.write(to: output, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
         case .tarGz:
@@ -371,21 +409,23 @@ public struct Exporter: Sendable {
 
     /// Writes `items` one after the other through `writer`, on the calling thread.
     private func write(
-        _ items: [ArchiveItem], with writer: ArchiveWriter, readAhead: ReadAhead, fileSystem: FileSystem,
+        _ items: ArchiveItems, with writer: ArchiveWriter, readAhead: ReadAhead, fileSystem: FileSystem,
         progress: (Int, Int64) -> Void, isCancelled: () -> Bool
     ) throws -> Int64 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        var bytes: Int64 = 0
-        for (index, item) in items.enumerated() {
+        let reader = items.reader()
+        var bytes: Int64 = 0, index = 0
+        while let item = try reader.next() {
             if isCancelled() { throw CancellationError() }
-            readAhead.reached(index)
+            readAhead.reached(index, bytesBefore: bytes)
             try writer.write(item, buffer: buffer, fileSystem: fileSystem) { count in
                 bytes += Int64(count)
                 if isCancelled() { throw CancellationError() }
                 progress(index, bytes)
             }
-            progress(index + 1, bytes)
+            index += 1
+            progress(index, bytes)
         }
         return bytes
     }
@@ -395,16 +435,13 @@ public struct Exporter: Sendable {
 
     /// Replaces the document at `path` in `items` by a still copy of it, or leaves it out and says so.
     private static func still(
-        _ path: String, in items: inout [ArchiveItem], copies: DatabaseCopies,
-        report: inout ExportReport
+        _ path: String, in items: ArchiveItems, copies: DatabaseCopies, report: inout ExportReport
     ) throws {
-        guard let index = items.firstIndex(where: { $0.path == path }), let source = items[index].source else {
-            return
-        }
+        guard let item = try items.first(where: { $0.path == path }), let source = item.source else { return }
         if let copy = try copies.stillCopy(of: source), let size = try FileSystem().status(copy)?.size {
-            items[index].content = .file(source: copy, size: size)
+            try items.replace(path, with: .file(source: copy, size: size))
         } else {
-            items.remove(at: index)
+            try items.replace(path, with: nil)
             report.leftOut.append(LeftOut(path: path, reason: .changedWhileRead))
         }
     }
@@ -429,24 +466,23 @@ public struct Exporter: Sendable {
         }
         return url.path
     }
+}
 
-    /// The entries of a scan that are not documents: internal files, and hidden ones (a hidden
-    /// folder once, not each file in it).
-    static func leftOut(_ scanned: [ClassifiedFile]) -> [LeftOut] {
-        var result: [LeftOut] = []
-        var hiddenFolder: String?
-        for entry in scanned where entry.kind != .document && entry.kind != .userDatabase {
-            if let folder = hiddenFolder, entry.path.hasPrefix(folder + "/") { continue }
-            hiddenFolder = nil
-            if entry.kind == .hidden {
-                result.append(LeftOut(path: entry.path, reason: .hidden))
-                if entry.isDirectory { hiddenFolder = entry.path }
-            } else if entry.kind == .userDatabaseSidecar {
-                result.append(LeftOut(path: entry.path, reason: .inDatabaseCopy))
-            } else {
-                result.append(LeftOut(path: entry.path, reason: .internalFile(entry.kind)))
-            }
+/// The entries of a walk that are not documents, said as an export's report says them: internal
+/// files, and hidden ones (a hidden folder once, not each file in it). Told them in walk order.
+struct LeftOutEntries {
+    private var hiddenFolder: String?
+
+    mutating func add(_ entry: ClassifiedFile, to result: inout [LeftOut]) {
+        if let folder = hiddenFolder, entry.path.hasPrefix(folder + "/") { return }
+        hiddenFolder = nil
+        if entry.kind == .hidden {
+            result.append(LeftOut(path: entry.path, reason: .hidden))
+            if entry.isDirectory { hiddenFolder = entry.path }
+        } else if entry.kind == .userDatabaseSidecar {
+            result.append(LeftOut(path: entry.path, reason: .inDatabaseCopy))
+        } else {
+            result.append(LeftOut(path: entry.path, reason: .internalFile(entry.kind)))
         }
-        return result
     }
 }

@@ -15,6 +15,13 @@ import Foundation
 /// puts the entries in order, and the central directory records with the offsets the entries
 /// have in the archive (``ZipDirectory``).
 ///
+/// Nothing is kept for every entry: workers read the entries from the spooled list
+/// (``ArchiveItems``) as they take them, at most ``entriesAheadPerWorker`` ahead of the one whose
+/// turn it is; an entry's state goes once it is written out, and its central directory record
+/// to a ``Spool`` (memory, then a scratch file), copied to the archive at its end. A million
+/// documents' records were some 100 MB of memory, with 25 bytes more an entry for its offset and
+/// its place.
+///
 /// Entries are written in the order given and each entry's bytes do not depend on which worker
 /// wrote it, so the archive is the same whatever the number of workers. A single large file is
 /// compressed by one worker: memory stays bounded, and the others go on with the next entries,
@@ -23,7 +30,7 @@ import Foundation
 /// finished the file before it: two workers took 0.76× one worker's time on large files, 0.52×
 /// on small ones.)
 struct ParallelZip {
-    var items: [ArchiveItem]
+    var items: ArchiveItems
     var level: Int?
     var workers: Int
     /// Reading the files ahead of the workers, told which entry they take.
@@ -34,7 +41,17 @@ struct ParallelZip {
     var spilledBytesPerWorker: Int64 = 256 << 20
     /// Where the scratch file is created (and at once unlinked): beside the archive's temporary.
     var spillPath: String
+    /// Entries a worker may take ahead of the one whose turn it is, per worker beyond the first:
+    /// each waiting entry is a few hundred bytes of state and central directory record, whatever
+    /// its size, so their number is bounded too (a large file's turn can come long after the
+    /// small files behind it are compressed).
+    var entriesAheadPerWorker = 4096
+    /// The central directory's records, in entry order, as the entries are written: in memory up
+    /// to a limit, then in a scratch file, copied to the archive at its end.
+    var directorySpool: Spool
     var directory = ZipDirectory()
+    /// Told whether the central directory went to its scratch file, and the most entries in flight.
+    var counters: ExportCounters?
 
     /// Writes the archive to `output`. `progress` and `isCancelled` are called on the calling
     /// thread only, a few times a second, while the workers run.
@@ -47,8 +64,9 @@ struct ParallelZip {
         let count = max(1, min(workers, items.count))
         let schedule = Schedule(
             items: items, output: output, workers: count, readAhead: readAhead,
-            budget: heldBytesPerWorker * (count - 1),
-            spill: Spill(path: spillPath, budget: spilledBytesPerWorker * Int64(count - 1), fileSystem: fileSystem))
+            budget: heldBytesPerWorker * (count - 1), entriesAhead: max(1, entriesAheadPerWorker * (count - 1)),
+            spill: Spill(path: spillPath, budget: spilledBytesPerWorker * Int64(count - 1), fileSystem: fileSystem),
+            directory: directory, directorySpool: directorySpool)
         let threads = ThreadGroup()
         let level = level
         for worker in 0..<count {
@@ -61,34 +79,16 @@ struct ParallelZip {
         }
         threads.wait()
         if let failure = schedule.failure { throw failure }
+        counters?.record(directoryInFile: directorySpool.isInFile, entriesInFlight: schedule.mostInFlight)
 
-        // The central directory, from the writers' records, in entry order.
-        let written = schedule.directories
-        var records = [(writer: Int32, start: Int32)](repeating: (-1, 0), count: items.count)
-        for (writer, directory) in written.enumerated() {
-            let starts = try ZipDirectory.recordStarts(
-                in: directory.bytes, count: directory.entries.count, archivePath: output.archivePath)
-            for (index, start) in zip(directory.entries, starts) { records[index] = (Int32(writer), Int32(start)) }
-        }
+        // The central directory, its records in entry order with their offsets, from the spool.
         let directoryOffset = UInt64(output.position)
-        var chunk: [UInt8] = []
-        for (index, record) in records.enumerated() {
-            guard record.writer >= 0 else {
-                throw ArchiveError(
-                    cause: .inconsistent, message: "an entry has no central directory record",
-                    archivePath: output.archivePath,
-                    entryPath: items[index].path)
-            }
-            directory.append(
-                recordAt: Int(record.start), in: written[Int(record.writer)].bytes,
-                offset: UInt64(schedule.offsets[index]),
-                modified: items[index].modified, to: &chunk)
-            if chunk.count >= 1 << 20 {
-                try output.write(chunk)
-                chunk.removeAll(keepingCapacity: true)
-            }
+        do {
+            try directorySpool.finish()
+            try SpoolReader(directorySpool, bufferSize: 1 << 20).forEachChunk { try output.write($0) }
+        } catch let error as FileSystemError {
+            throw ArchiveError(error, archivePath: output.archivePath)
         }
-        try output.write(chunk)
         try output.write(
             directory.end(
                 count: items.count, directoryOffset: directoryOffset,
@@ -102,44 +102,63 @@ struct ParallelZip {
     /// (``head``), or the worker that finished it and writes the complete entries after it.
     /// The turn moves on only after the writing is done, under the lock.
     final class Schedule: @unchecked Sendable {
-        let items: [ArchiveItem]
         let output: ArchiveOutput
         let budget: Int
+        /// The most entries taken and not yet written out (``ParallelZip/entriesAheadPerWorker``).
+        let entriesAhead: Int
+        private let reader: ArchiveItems.Reader
+        private let count: Int
         private let spill: Spill
         private let readAhead: ReadAhead
+        private let directory: ZipDirectory
+        private let directorySpool: Spool
         private let condition = NSCondition()
         private var nextToTake = 0
+        /// The bytes of the entries before `nextToTake`.
+        private var bytesTaken: Int64 = 0
         private var head = 0
-        /// The bytes of entries waiting for their turn, in order: as the workers gave them (no
-        /// doubling growth), or where they were spilled.
-        private var held: [Int: [Held]] = [:]
+        /// The entries taken and not yet written out: from `head` to `nextToTake`.
+        private var waiting: [Int: Waiting] = [:]
         /// The bytes held in memory.
         private var heldBytes = 0
-        private var complete: [Bool]
-        private var started: [Bool]
-        private(set) var offsets: [Int64]
         /// Workers not yet stopped.
         private var running: Int
         private(set) var failure: Error?
-        private(set) var directories: [(entries: [Int], bytes: [UInt8])] = []
         private var entriesDone = 0
         private var bytesDone: Int64 = 0
-        /// Where the entries whose span is known end: a stored entry once placed, any entry once written.
-        private var ends: [Int: Int64] = [:]
-        /// Stored entries written in place, ahead of the head: where their next byte goes.
-        private var inPlace: [Int: Int64] = [:]
+        /// The most entries that were taken and not yet written out at once.
+        private(set) var mostInFlight = 0
 
-        init(items: [ArchiveItem], output: ArchiveOutput, workers: Int, readAhead: ReadAhead, budget: Int, spill: Spill)
-        {
-            self.items = items
+        /// An entry taken and not yet written out.
+        struct Waiting {
+            var modified: Int64
+            /// Its bytes, as the workers gave them (no doubling growth), or where they were spilled.
+            var held: [Held] = []
+            /// Where it starts in the archive, once its first byte is written.
+            var offset: Int64?
+            /// Its central directory record (offset 0), once complete.
+            var record: [UInt8]?
+            /// Where it ends, once known: a stored entry's, once placed.
+            var end: Int64?
+            /// Where its next byte goes, when it is a stored entry written at its place, ahead of
+            /// the head.
+            var inPlace: Int64?
+        }
+
+        init(
+            items: ArchiveItems, output: ArchiveOutput, workers: Int, readAhead: ReadAhead, budget: Int,
+            entriesAhead: Int, spill: Spill, directory: ZipDirectory, directorySpool: Spool
+        ) {
+            reader = items.reader()
+            count = items.count
             self.readAhead = readAhead
             running = workers
             self.output = output
             self.budget = budget
+            self.entriesAhead = entriesAhead
             self.spill = spill
-            complete = [Bool](repeating: false, count: items.count)
-            started = complete
-            offsets = [Int64](repeating: 0, count: items.count)
+            self.directory = directory
+            self.directorySpool = directorySpool
         }
 
         var progress: (entries: Int, bytes: Int64) {
@@ -176,28 +195,38 @@ struct ParallelZip {
             defer { buffer.deallocate() }
             do {
                 let encoder = try ZipEntryEncoder(level: level, archivePath: output.archivePath)
-                while let index = take() {
+                while let (index, item) = try take() {
                     try encoder.write(
-                        items[index], index: index, buffer: buffer, fileSystem: fileSystem,
+                        item, buffer: buffer, fileSystem: fileSystem,
                         emit: { try self.emit(index, $0, stored: encoder.isStoring) },
                         place: { try self.place(index, span: $0) }, chunkRead: { self.read($0) })
-                    try finish(index)
+                    try finish(index, record: encoder.record)
                 }
-                condition.lock()
-                directories.append((encoder.entries, encoder.directory))
-                condition.unlock()
             } catch {
                 fail(error)
             }
         }
 
-        private func take() -> Int? {
+        /// The next entry in order, once fewer than ``entriesAhead`` wait for their turn.
+        private func take() throws -> (Int, ArchiveItem)? {
             condition.lock()
             defer { condition.unlock() }
-            guard failure == nil, nextToTake < items.count else { return nil }
+            while failure == nil && nextToTake - head >= entriesAhead { condition.wait() }
+            guard failure == nil, nextToTake < count else { return nil }
+            let item: ArchiveItem
+            do {
+                guard let next = try reader.next() else { return nil }
+                item = next
+            } catch {
+                throw ArchiveError(error, archivePath: output.archivePath)
+            }
+            let index = nextToTake
+            readAhead.reached(index, bytesBefore: bytesTaken)
+            waiting[index] = Waiting(modified: item.modified)
             nextToTake += 1
-            readAhead.reached(nextToTake - 1)
-            return nextToTake - 1
+            bytesTaken += item.bytes
+            mostInFlight = max(mostInFlight, nextToTake - head)
+            return (index, item)
         }
 
         private func read(_ count: Int) {
@@ -216,15 +245,15 @@ struct ParallelZip {
             while true {
                 if let failure { throw failure }
                 if head == index {
-                    ends[index] = output.position + span
+                    waiting[index]?.end = output.position + span
                     condition.broadcast()
                     return
                 }
-                if let start = index > 0 ? ends[index - 1] : nil {
-                    inPlace[index] = start
-                    ends[index] = start + span
-                    started[index] = true
-                    offsets[index] = start
+                // The entry before is taken and not yet written out (else `index` would be the head).
+                if let start = waiting[index - 1]?.end {
+                    waiting[index]?.inPlace = start
+                    waiting[index]?.offset = start
+                    waiting[index]?.end = start + span
                     condition.broadcast()
                     return
                 }
@@ -242,15 +271,15 @@ struct ParallelZip {
                     condition.unlock()
                     throw failure
                 }
-                if let offset = inPlace[index] {
-                    inPlace[index] = offset + Int64(bytes.count)
+                if let offset = waiting[index]?.inPlace {
+                    waiting[index]?.inPlace = offset + Int64(bytes.count)
                     condition.unlock()
                     try guarded { try output.write(bytes, at: offset) }
                     return
                 }
                 if head == index {
                     let before = takeHeld(index)
-                    if !started[index] { started[index] = true; offsets[index] = output.position }
+                    if waiting[index]?.offset == nil { waiting[index]?.offset = output.position }
                     condition.unlock()
                     try guarded {
                         try write(before)
@@ -260,15 +289,18 @@ struct ParallelZip {
                     return
                 }
                 if !stored && heldBytes + bytes.count <= budget {
-                    held[index, default: []].append(.bytes([UInt8](bytes)))
+                    waiting[index]?.held.append(.bytes([UInt8](bytes)))
                     heldBytes += bytes.count
                     condition.unlock()
                     return
                 }
                 if !stored && spill.hasRoom(for: bytes.count) {
                     // Under the lock: the region is not reused until every spilled byte is written out.
+                    var held = waiting[index]?.held ?? []
+                    waiting[index]?.held = []
                     do {
-                        try spill.append(bytes, to: &held[index, default: []])
+                        defer { waiting[index]?.held = held }
+                        try spill.append(bytes, to: &held)
                     } catch {
                         if failure == nil { failure = ArchiveError(error, archivePath: output.archivePath) }
                         condition.broadcast()
@@ -281,41 +313,55 @@ struct ParallelZip {
             }
         }
 
-        /// Entry `index` is complete: written now if it is its turn (with the complete ones
-        /// after it), else left held for the worker whose entry comes before.
-        private func finish(_ index: Int) throws {
+        /// Entry `index` is complete, its central directory record `record`: written now if it is
+        /// its turn (with the complete ones after it), else left held for the worker whose entry
+        /// comes before.
+        private func finish(_ index: Int, record: [UInt8]) throws {
             condition.lock()
             defer { condition.unlock() }
-            complete[index] = true
+            waiting[index]?.record = record
             entriesDone += 1
             guard head == index else { return }
-            while head < items.count && complete[head] {
-                if let end = inPlace.removeValue(forKey: head) {
-                    // Written in place, ahead: the file's end moves past it.
-                    output.advance(to: end)
-                } else {
-                    let chunks = takeHeld(head)
-                    if !started[head] { started[head] = true; offsets[head] = output.position }
-                    condition.unlock()
-                    do {
-                        try guarded { try write(chunks) }
-                    } catch {
-                        condition.lock()
-                        throw error
+            while head < count, let entry = waiting[head], let record = entry.record {
+                // Written in place, ahead: the file's end moves past it.
+                if let end = entry.inPlace { output.advance(to: end) }
+                let chunks = takeHeld(head)
+                let offset = entry.offset ?? output.position
+                condition.unlock()
+                do {
+                    try guarded {
+                        try write(chunks)
+                        try addRecord(record, offset: offset, modified: entry.modified)
                     }
+                } catch {
                     condition.lock()
-                    spill.release(chunks)
+                    throw error
                 }
-                ends[head] = output.position
-                ends.removeValue(forKey: head - 1)
+                condition.lock()
+                spill.release(chunks)
+                waiting[head] = nil
                 head += 1
             }
             condition.broadcast()
         }
 
+        /// Appends an entry's central directory record, with its offset in the archive, to the
+        /// spool: in entry order, by the one thread writing the archive.
+        private func addRecord(_ record: [UInt8], offset: Int64, modified: Int64) throws {
+            _ = try ZipDirectory.recordStarts(in: record, count: 1, archivePath: output.archivePath)
+            var rebuilt: [UInt8] = []
+            directory.append(recordAt: 0, in: record, offset: UInt64(offset), modified: modified, to: &rebuilt)
+            do {
+                try directorySpool.append(rebuilt)
+            } catch {
+                throw ArchiveError(error, archivePath: output.archivePath)
+            }
+        }
+
         /// Removes the chunks held for `index` (under the lock); the memory they took is free again.
         private func takeHeld(_ index: Int) -> [Held] {
-            let chunks = held.removeValue(forKey: index) ?? []
+            let chunks = waiting[index]?.held ?? []
+            waiting[index]?.held = []
             for case .bytes(let bytes) in chunks { heldBytes -= bytes.count }
             return chunks
         }

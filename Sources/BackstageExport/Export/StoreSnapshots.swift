@@ -40,8 +40,10 @@ struct StoreSnapshots {
             for root in container.roots where root != .temporary {
                 let folder = container[root]
                 let declarations = root == .documents ? container.declaredStores : .everyDatabase
-                for entry in try FileClassifier(declarations: declarations).scan(folder)
-                where entry.kind == .database && !entry.path.hasPrefix(".backstage/") {
+                // Only the stores are kept: a million documents cost one folder's names.
+                for entry in try FileClassifier(declarations: declarations).scan(
+                    folder, keeping: { $0.kind == .database && !$0.path.hasPrefix(".backstage/") })
+                {
                     let live = folder.appending(path: entry.path)
                     let snapshot = scratch + "/\(files.count).sqlite"
                     try StoreSnapshot.write(of: live, to: URL(filePath: snapshot))

@@ -3,7 +3,7 @@ import Foundation
 
 /// The bytes of zip entries, written by Backstage for one worker of ``ParallelZip``: each entry's
 /// local header, data and data descriptor go to `emit` as they are made, and its central directory
-/// record to ``directory`` (its offset left for ``ZipDirectory`` to fill in). The layout is
+/// record to ``record`` (its offset left for ``ZipDirectory`` to fill in). The layout is
 /// libarchive's (the `UT` and `ux` extra fields, sizes after the data, zip64 fields past 4 GiB),
 /// with the DOS date and time in UTC.
 ///
@@ -40,10 +40,8 @@ final class ZipEntryEncoder {
     /// True while the entry being written is stored: its bytes cost a copy, not compression, so
     /// its worker waits for the entry's turn rather than hold them (a copy more).
     private(set) var isStoring = false
-    /// Every entry's central directory record, one after the other, their offsets 0.
-    private(set) var directory: [UInt8] = []
-    /// The entries whose records ``directory`` holds, in its order.
-    private(set) var entries: [Int] = []
+    /// The central directory record of the entry written last, its offset 0.
+    private(set) var record: [UInt8] = []
 
     init(level: Int?, archivePath: String) throws(ArchiveError) {
         let level = level ?? 6
@@ -76,14 +74,15 @@ final class ZipEntryEncoder {
     /// The largest file compressed whole by libdeflate (its memory is held by every worker).
     static let wholeFileLimit = 1 << 20
 
-    /// Writes entry `index`, `item`, through `emit`; file content is read through `buffer`, and
-    /// `chunkRead` is called with the size of each chunk (progress). A stored file's span in the
-    /// archive (headers and bytes) is given to `place` before anything is emitted.
+    /// Writes `item` through `emit`, then its central directory record to ``record``; file content
+    /// is read through `buffer`, and `chunkRead` is called with the size of each chunk (progress).
+    /// A stored file's span in the archive (headers and bytes) is given to `place` before anything
+    /// is emitted.
     ///
     /// - throws: ``DocumentChanged`` when the file was written while it was read, the
     ///   `FileSystemError` of reading it, `emit`'s error, or an ``ArchiveError`` when zlib fails.
     func write(
-        _ item: ArchiveItem, index: Int, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem,
+        _ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem,
         emit: (UnsafeRawBufferPointer) throws -> Void, place: (_ span: Int64) throws -> Void = { _ in },
         chunkRead: (Int) -> Void
     ) throws {
@@ -125,8 +124,7 @@ final class ZipEntryEncoder {
         }
         if filled > 0 { try flush(UnsafeRawBufferPointer(rebasing: output[..<filled])) }
         filled = 0
-        directory += header.central()
-        entries.append(index)
+        record = header.central()
     }
 
     /// Reads the file's bytes and writes them stored or deflated; returns their CRC-32.

@@ -3,11 +3,11 @@ import Backstage
 /// The rules every entry name must pass before a byte of it is written, and the index of the
 /// names seen so far (duplicates, case and normalization collisions, links on the way).
 ///
-/// The index holds a hash of each path's collision key and the exact paths of folders, some 20 bytes
-/// an entry, not the paths themselves: a million-file archive is indexed in about 20 MB. Each
-/// entry is staged before the next is read, so when a key comes back, the staging folder (and the
-/// archive's links, made last) tells which spelling came first and what it is; a hash that matches
-/// by chance finds no such name there and is a new path.
+/// The index holds a fingerprint of the hash of each path's collision key and of each folder's exact
+/// path (a ``HashIndex``, some 8 bytes a name), not the paths themselves: a million-file archive
+/// is indexed in about 10 MB. Each entry is staged before the next is read, so when a key comes
+/// back, the staging folder (and the archive's links, made last) tells which spelling came first
+/// and what it is; a fingerprint that matches by chance finds no such name there and is a new path.
 struct EntryPaths {
     enum Kind: Equatable { case file, directory, symlink }
 
@@ -15,9 +15,9 @@ struct EntryPaths {
     let staging: String
     let fileSystem: FileSystem
     /// Hashes of the collision keys of every path added (parents included).
-    private var keys: Set<Int> = []
+    private var keys = HashIndex()
     /// Hashes of the exact bytes of every folder added (explicit or a parent).
-    private var folders: Set<Int> = []
+    private var folders = HashIndex()
     /// Links of the archive: path → target text.
     private(set) var links: [String: String] = [:]
     /// The folder of the last path added, whose parents are known to be folders: the next entry

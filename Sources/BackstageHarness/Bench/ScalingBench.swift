@@ -1,7 +1,7 @@
 import Foundation
 
 /// Measures how cost grows with the work: Documents trees of many small files (``ScalingTree``,
-/// flat and deep) through audit, relocation's scan, export (zip and tar.zst) and import, and
+/// flat and deep) through audit, relocation's scan, export (zip, tar.gz and tar.zst) and import, and
 /// optionally one large store through relocate, split and migrate (``ScalingBench/storeBytes``).
 /// Each operation runs once as a child `backstage`, after a `sync`, its wall clock and peak RSS
 /// taken: the peak is the child's own, the `ru_maxrss` that `wait4` gives GNU `time`, a small
@@ -26,7 +26,9 @@ public struct ScalingBench {
     }
 
     /// The operations timed on each tree, in the order they run.
-    public static let treeOperations = ["audit", "relocate scan", "export zip", "export tar.zst", "import tar.zst"]
+    public static let treeOperations = [
+        "audit", "relocate scan", "export zip", "export tar.gz", "export tar.zst", "import tar.zst",
+    ]
 
     public func run() throws -> ScalingReport {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
@@ -59,6 +61,7 @@ public struct ScalingBench {
         let store = "Scale.sqlite"
         let documents = container.appending(path: "Documents")
         let zip = run.appending(path: "out.zip").path, zst = run.appending(path: "out.tar.zst").path
+        let gz = run.appending(path: "out.tar.gz").path
         let imported = run.appending(path: "imported", directoryHint: .isDirectory)
         var rows: [ScalingReport.TreeRow] = []
         for operation in Self.treeOperations {
@@ -70,6 +73,7 @@ public struct ScalingBench {
                 try makeStore(at: documents.appending(path: store))
                 arguments = ["relocate", container.path, "--store", store, "--strategy", "rename"]
             case "export zip": arguments = ["export", container.path, "-o", zip]
+            case "export tar.gz": arguments = ["export", container.path, "-o", gz]
             case "export tar.zst": arguments = ["export", container.path, "-o", zst]
             default:
                 try FileManager.default.createDirectory(at: imported, withIntermediateDirectories: true)
@@ -84,6 +88,7 @@ public struct ScalingBench {
             switch operation {
             case "relocate scan": try remove(container.appending(path: "Library"))
             case "export zip": try remove(URL(filePath: zip))
+            case "export tar.gz": try remove(URL(filePath: gz))
             default: break
             }
         }
