@@ -66,8 +66,6 @@ import Testing
         }
     }
 
-    /// The launch check's question for a folder the record does not stamp, or names only as a
-    /// prefix of another, finds nothing: the check then looks at the folder itself.
     /// Words are checked eight bytes at a time: a byte that makes a record unreadable (a control
     /// character, DEL, a lone `%`, a `/` in a store's name, bytes that are not UTF-8) is found at
     /// whatever position of a long word it is, and an escape anywhere is decoded.
@@ -124,6 +122,8 @@ import Testing
         }
     }
 
+    /// The launch check's question for a folder the record does not stamp, or names only as a
+    /// prefix of another, finds nothing: the check then looks at the folder itself.
     @Test func aFolderTheRecordDoesNotStampIsNotFound() {
         let record = LaunchRecord(
             stamps: [
