@@ -26,11 +26,14 @@ let package = Package(
             cSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))],
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        // A SQLite VFS for the split's bulk copies: reads ahead, combines writes (Stores/BulkCopy.swift).
+        .target(name: "CBackstageSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "Backstage",
             dependencies: [
                 "CBackstageSystem",
                 "CBackstageDisk",
+                "CBackstageSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -66,6 +66,62 @@ import Testing
         }
     }
 
+    /// Words are checked eight bytes at a time: a byte that makes a record unreadable (a control
+    /// character, DEL, a lone `%`, a `/` in a store's name, bytes that are not UTF-8) is found at
+    /// whatever position of a long word it is, and an escape anywhere is decoded.
+    @Test func aBadByteAnywhereInALongWordIsFoundAndAnEscapeAnywhereIsRead() {
+        let long = Array("StoresOfTheAppAndMore.sqlite".utf8)
+        func record(folder: [UInt8], name: [UInt8]) -> [UInt8] {
+            Array("backstage-launch 2\nseen ".utf8) + folder + Array(" 1 2 3 4 ".utf8) + name
+        }
+        for position in long.indices {
+            for bad: [UInt8] in [[0x01], [0x7F], [0x80], [UInt8(ascii: "%")], [UInt8(ascii: "%"), 0x47, 0x47]] {
+                var word = long
+                word.replaceSubrange(position...position, with: bad)
+                #expect(Self.parse(record(folder: Array("documents".utf8), name: word)) == nil, "\(bad) at \(position)")
+                #expect(Self.parse(record(folder: word, name: long)) == nil, "\(bad) at \(position) of the folder")
+            }
+            var slashed = long
+            slashed[position] = UInt8(ascii: "/")
+            #expect(Self.parse(record(folder: Array("documents".utf8), name: slashed)) == nil, "/ in a name at \(position)")
+            var escaped = long
+            escaped.replaceSubrange(position...position, with: Array(String(format: "%%%02X", long[position]).utf8))
+            let read = Self.parse(record(folder: escaped, name: escaped))
+            #expect(read?.stamps.first?.folder == "StoresOfTheAppAndMore.sqlite", "an escape at \(position)")
+            #expect(read?.stamps.first?.absent == ["StoresOfTheAppAndMore.sqlite"])
+        }
+    }
+
+    /// The first stamps are taken apart once, when the record is read; later ones when asked:
+    /// every stamp is found either way, the first of a folder first.
+    @Test func aRecordOfManyStampsFindsEachOfThem() {
+        var stamps: [LaunchRecord.Stamp] = []
+        var paths: [String] = []
+        for index in 0..<9 {
+            let path: String = index == 7 ? "" : "Folder \(index)"
+            let folder: String = path.isEmpty ? "documents" : "documents/" + path
+            paths.append(path)
+            stamps.append(
+                LaunchRecord.Stamp(
+                    folder: folder, device: UInt64(index), inode: 10, seconds: 20, nanoseconds: Int64(index),
+                    absent: ["Store \(index).sqlite"], noStrays: index % 2 == 0))
+        }
+        let record = LaunchRecord(reached: "v2", known: ["v1", "v2"], stamps: stamps)
+        Self.view(record.text) { (view: LaunchRecordView?) -> Void in
+            guard let view else {
+                Issue.record("unread: \(record.text)")
+                return
+            }
+            for (index, stamp) in stamps.enumerated() {
+                let path = paths[index]
+                let found = Self.stamp(view, "documents", path, absent: "Store \(index).sqlite")
+                #expect(found?.index == index && found?.device == UInt64(index) && found?.nanoseconds == Int64(index))
+                #expect((Self.stamp(view, "documents", path, absent: nil)?.index == index) == stamp.noStrays)
+                #expect(Self.stamp(view, "documents", path, absent: "Store 99.sqlite") == nil)
+            }
+        }
+    }
+
     /// The launch check's question for a folder the record does not stamp, or names only as a
     /// prefix of another, finds nothing: the check then looks at the folder itself.
     @Test func aFolderTheRecordDoesNotStampIsNotFound() {

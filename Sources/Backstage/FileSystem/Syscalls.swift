@@ -365,6 +365,18 @@ enum Syscalls {
         }
     }
 
+    /// The clock the kernel stamps a file's change time with: the real time at its last tick
+    /// (`CLOCK_REALTIME_COARSE`), in nanoseconds.
+    static func stampClock() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    static func sleep(microseconds: UInt32) {
+        usleep(microseconds)
+    }
+
     // MARK: The launch check's calls: C paths built on the stack, no error values allocated.
 
     /// `lstat` of a path built on the stack; nil when it fails (nothing there, or unreadable).

@@ -20,4 +20,9 @@ package final class ThreadGroup: Sendable {
     package func wait() {
         group.wait()
     }
+
+    /// Waits at most `seconds`; true when every thread ended.
+    package func wait(timeout seconds: Double) -> Bool {
+        group.wait(timeout: .now() + seconds) == .success
+    }
 }

@@ -56,7 +56,7 @@ package final class SplitCensus: @unchecked Sendable {
         configuration.readonly = true
         configuration.label = "Backstage.SplitCensus"
         do {
-            queue = try DatabaseQueue(path: StoreFileSet.immutableURI(path), configuration: configuration)
+            queue = try DatabaseQueue(path: BulkCopy.sourceURI(path), configuration: configuration)
         } catch {
             throw UpgradeError(error, path: path)
         }

@@ -67,26 +67,8 @@ struct SplitRun {
                 references: fileSystem.exists(src.externalDataFolder.path))
             var counted = false
             defer { if !counted { census.cancel() } }
-            // Progress in bytes: the targets' pages against the source's.
-            let total = Int64(max(plan.pageCount * plan.pageSize, 1))
-            var written: Int64 = 0
-            var copied: [[String: Int]] = []
-            for (index, target) in targets.enumerated() {
-                try removeTemporaries(target)
-                do {
-                    copied.append(
-                        try lock.withConnection { db in
-                            try build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) { bytes in
-                                observer.progress(min(written + bytes, total), total)
-                                if bytes > 0 { observer.phase(.copying) }
-                                if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
-                            }
-                        })
-                } catch let error as DatabaseError {
-                    throw Self.copyFailure(error, source: src, target: target)
-                }
-                written += try fileSystem.status(target.temporaryMain.path)?.size ?? 0
-            }
+            for target in targets { try removeTemporaries(target) }
+            let copied = try buildTargets(plan, observer: observer)
             let counts = try census.wait()
             counted = true
             try counts.verify(copied: copied, targets: targets.map(\.temporaryMain.path))
@@ -177,7 +159,7 @@ struct SplitRun {
     // MARK: - Planning
 
     /// What the split copies where, read from the source's schema (rows are counted by the census).
-    struct Plan {
+    struct Plan: Sendable {
         var tablesByTarget: [[String]]
         var sql: [String: String]
         var withoutRowID: Set<String>
@@ -215,178 +197,6 @@ struct SplitRun {
             pageSize: try Int.fetchOne(db, sql: "PRAGMA main.page_size") ?? 4096,
             pageCount: try Int.fetchOne(db, sql: "PRAGMA main.page_count") ?? 0,
             isWAL: (try String.fetchOne(db, sql: "PRAGMA main.journal_mode"))?.lowercased() == "wal")
-    }
-
-    // MARK: - Building
-
-    /// Builds one target in its temporary file, attached to the locked connection; returns the rows
-    /// inserted into each table. `progress` gets the target's bytes after each table.
-    private func build(
-        _ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int64) throws -> Void
-    ) throws -> [String: Int] {
-        try db.execute(sql: "ATTACH DATABASE ? AS backstage_target", arguments: [target.temporaryMain.path])
-        defer { try? db.execute(sql: "DETACH DATABASE backstage_target") }
-        // The temporary is thrown away after a crash, so it needs no journal while it is built.
-        try db.execute(sql: "PRAGMA backstage_target.page_size = \(plan.pageSize)")
-        try db.execute(sql: "PRAGMA backstage_target.journal_mode = OFF")
-        try db.execute(sql: "PRAGMA backstage_target.synchronous = OFF")
-        let writeback = BackgroundWriteback(path: target.temporaryMain.path)
-        defer { writeback.stop() }
-        for pragma in ["user_version", "application_id"] {
-            let value = try Int.fetchOne(db, sql: "PRAGMA main.\(pragma)") ?? 0
-            try db.execute(sql: "PRAGMA backstage_target.\(pragma) = \(value)")
-        }
-        // Verified against the census: into its new, empty table SQLite inserted as many rows as the
-        // source holds. Counting the target again would re-read everything SQLite just wrote, from
-        // the page cache; a full quick_check, the whole file.
-        var copied: [String: Int] = [:]
-        func inserted(_ table: String) { copied[table] = db.changesCount }
-        func written() throws -> Int64 {
-            Int64(try Int.fetchOne(db, sql: "PRAGMA backstage_target.page_count") ?? 0) * Int64(plan.pageSize)
-        }
-        try db.inTransaction {
-            func schema(_ type: String, of table: String) throws -> [String] {
-                try String.fetchAll(
-                    db,
-                    sql:
-                        "SELECT sql FROM main.sqlite_master WHERE type = ? AND sql IS NOT NULL AND tbl_name = ? ORDER BY name",
-                    arguments: [type, table])
-            }
-            for table in tables {
-                guard let create = plan.sql[table] else { continue }
-                try db.execute(sql: Self.qualify(create, schema: "backstage_target"))
-                if let shadows = plan.shadows[table] {
-                    // A virtual table: its index lives in its shadow tables, copied as they are
-                    // (the module's own bookkeeping rows included), so it is the same index.
-                    for shadow in shadows {
-                        let name = shadow.quotedSQLIdentifier
-                        try db.execute(sql: "DELETE FROM backstage_target.\(name)")
-                        try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
-                        inserted(shadow)
-                    }
-                    try progress(try written())
-                    continue
-                }
-                let name = table.quotedSQLIdentifier
-                let info = try Row.fetchAll(db, sql: "PRAGMA main.table_info(\(name))")
-                let keys = info.filter { ($0["pk"] as Int) > 0 }
-                let rowidIsKey = keys.count == 1 && (keys[0]["type"] as String).uppercased() == "INTEGER"
-                let indexes = try schema("index", of: table)
-                // A column named rowid (or _rowid_, oid) shadows that name of the real one.
-                let rowid = RowidName.name(
-                    amongColumns: try String.fetchAll(
-                        db, sql: "SELECT name FROM pragma_table_xinfo(?, 'main')", arguments: [table]))
-                let hidden =
-                    plan.withoutRowID.contains(table) || rowidIsKey
-                    ? nil : try rowid.map { try RowidSpan(db, table: table, rowid: $0) }
-                if let hidden, let rowid, !hidden.mayTransfer(indexed: !indexes.isEmpty) {
-                    copied[table] = try copyRowByRow(db, table: table, rowid: rowid, columns: info, indexes: indexes)
-                } else {
-                    // Like VACUUM: indexes first, then the bare INSERT ... SELECT *, which SQLite runs
-                    // as a raw copy of the table's and the indexes' records, already in order (its
-                    // transfer optimisation). The rowid is kept when it is the primary key, or carried
-                    // by the index records; else SQLite numbers the rows 1, 2, 3… in rowid order.
-                    for index in indexes {
-                        try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
-                    }
-                    try db.execute(sql: "INSERT INTO backstage_target.\(name) SELECT * FROM main.\(name)")
-                    inserted(table)
-                    // Whichever way SQLite ran it, the copy's rowids are the source's or 1 to the
-                    // count: they are the source's exactly when both ends match. Else row by row.
-                    if let hidden, let rowid,
-                        try RowidSpan(db, table: table, rowid: rowid, schema: "backstage_target") != hidden
-                    {
-                        try db.execute(sql: "DELETE FROM backstage_target.\(name)")
-                        copied[table] = try copyRowByRow(db, table: table, rowid: rowid, columns: info, indexes: [])
-                    }
-                }
-                try progress(try written())
-            }
-            // Triggers last, so the copy fires none; a view goes where every table it reads is.
-            for table in tables {
-                for trigger in try schema("trigger", of: table) {
-                    try db.execute(sql: Self.qualify(trigger, schema: "backstage_target"))
-                }
-            }
-            for view in try Row.fetchAll(db, sql: "SELECT name, sql FROM main.sqlite_master WHERE type = 'view'") {
-                let text: String = view["sql"]
-                let reads = plan.sql.keys.filter {
-                    text.range(of: "\\b\(NSRegularExpression.escapedPattern(for: $0))\\b", options: .regularExpression)
-                        != nil
-                }
-                if !reads.isEmpty, reads.allSatisfy(tables.contains) {
-                    try db.execute(sql: Self.qualify(text, schema: "backstage_target"))
-                }
-            }
-            let placeholders = databaseQuestionMarks(count: tables.count)
-            if try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM main.sqlite_master WHERE name = 'sqlite_sequence'")
-                == true,
-                try Bool.fetchOne(
-                    db, sql: "SELECT COUNT(*) > 0 FROM backstage_target.sqlite_master WHERE name = 'sqlite_sequence'")
-                    == true
-            {
-                try db.execute(
-                    sql:
-                        "INSERT INTO backstage_target.sqlite_sequence SELECT * FROM main.sqlite_sequence WHERE name IN (\(placeholders))",
-                    arguments: StatementArguments(tables))
-            }
-            return .commit
-        }
-        // The source's journal mode, written in the header; detaching checkpoints the one page.
-        try db.execute(sql: "PRAGMA backstage_target.journal_mode = \(plan.isWAL ? "WAL" : "DELETE")")
-        return copied
-    }
-
-    /// Copies `table`'s rows with their rowids named (SQLite's raw copy would renumber them), then
-    /// builds `indexes` from the rows: 32 MiB for their sorts, the default page cache for the copies
-    /// (a bigger one only spreads them over cold memory).
-    /// - returns: The rows inserted.
-    private func copyRowByRow(
-        _ db: Database, table: String, rowid: String, columns info: [Row], indexes: [String]
-    ) throws -> Int {
-        let name = table.quotedSQLIdentifier
-        let list = ([rowid] + info.map { ($0["name"] as String).quotedSQLIdentifier }).joined(separator: ", ")
-        try db.execute(sql: "INSERT INTO backstage_target.\(name) (\(list)) SELECT \(list) FROM main.\(name)")
-        let rows = db.changesCount
-        let cache = try Int.fetchOne(db, sql: "PRAGMA main.cache_size") ?? -2000
-        try db.execute(sql: "PRAGMA main.cache_size = -32768")
-        defer { try? db.execute(sql: "PRAGMA main.cache_size = \(cache)") }
-        for index in indexes {
-            try db.execute(sql: Self.qualify(index, schema: "backstage_target"))
-        }
-        return rows
-    }
-
-    /// The smallest and largest rowid of a table without an INTEGER PRIMARY KEY, each read from an
-    /// end of its b-tree (nil when it is empty).
-    struct RowidSpan: Equatable {
-        var first: Int64?
-        var last: Int64?
-
-        /// - parameter rowid: The name that reaches the rowid (``RowidName``).
-        init(_ db: Database, table: String, rowid: String, schema: String = "main") throws {
-            let name = "\(schema).\(table.quotedSQLIdentifier)"
-            // One aggregate a query: SQLite reads min() or max() alone from the b-tree's end.
-            first = try Int64.fetchOne(db, sql: "SELECT min(\(rowid)) FROM \(name)")
-            last = try Int64.fetchOne(db, sql: "SELECT max(\(rowid)) FROM \(name)")
-        }
-
-        /// Whether the raw copy may keep the rowids: the index records carry them, or they may
-        /// be 1 to the count (checked after the copy).
-        func mayTransfer(indexed: Bool) -> Bool { indexed || first == nil || first == 1 }
-    }
-
-    /// Inserts `schema.` before the object name of a statement from `sqlite_master`, whose prefix
-    /// SQLite normalises (`CREATE TABLE `, `CREATE UNIQUE INDEX `, `CREATE TRIGGER `...).
-    static func qualify(_ sql: String, schema: String) -> String {
-        for prefix in [
-            "CREATE TABLE ", "CREATE UNIQUE INDEX ", "CREATE INDEX ", "CREATE TRIGGER ", "CREATE VIEW ",
-            "CREATE VIRTUAL TABLE ",
-        ]
-        where sql.uppercased().hasPrefix(prefix) {
-            return String(sql.prefix(prefix.count)) + schema + "." + String(sql.dropFirst(prefix.count))
-        }
-        return sql
     }
 
     // MARK: - Core Data external data

@@ -118,8 +118,8 @@ package struct LaunchRecord: Equatable {
 
     /// Records what a completed run of `plan` left: the version it reached (a plan without one
     /// keeps the version recorded before), and each folder it quarantines, once it is seen
-    /// without strays and the clock has moved past its change time (so that a later change
-    /// cannot carry the same time: the kernel stamps files with a clock a tick coarse).
+    /// without strays and the clock the kernel stamps files with has moved past its change time
+    /// (so that a later change cannot carry the same time: that clock is a tick coarse).
     static func update(after plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
         let previous = read(container, fileSystem: fileSystem)
         // The promise holds only if no step left its journal (each clears it when it is done).
@@ -184,14 +184,15 @@ package struct LaunchRecord: Equatable {
         fileSystem: FileSystem
     ) -> Stamp? {
         let path = folder.filePath(in: container)
-        guard let before = try? fileSystem.status(path), before.kind == .directory else { return nil }
-        // Wait (once per upgrade, at most 30 ms) until a change made now would get a later time.
-        let margin: Int64 = 30_000_000
+        guard let before = try? fileSystem.status(path), before.kind == .directory,
+            // A time of whole seconds: a file system that keeps no finer one (a change within the
+            // same second would carry the same time): no stamp, the check looks at the folder.
+            before.changeTime.tv_nsec != 0
+        else { return nil }
+        // Until a change made now would get a later time (a few milliseconds at most after the
+        // folder's last change, usually none; at most 30 ms, else no stamp).
         let changed = Int64(before.changeTime.tv_sec) * 1_000_000_000 + Int64(before.changeTime.tv_nsec)
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let wait = changed + margin - (Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
-        if wait > 0 { usleep(useconds_t(min(wait, margin) / 1000 + 1)) }
+        guard fileSystem.waitForStampClock(toPass: changed, atMost: 30_000_000) else { return nil }
         if noStrays {
             guard
                 let entries = try? FileClassifier(fileSystem: fileSystem).scan(

@@ -20,6 +20,22 @@ package struct LaunchRecordView {
     private var firstStamp: Int?
     /// True when a word holds a `%XX` escape: words are then compared decoded, else byte for byte.
     private var isEscaped = false
+    /// The first stamp lines, taken apart while the lines are checked (their numbers parsed
+    /// once): the launch check asks for a stamp several times a call, and re-reading the lines
+    /// and their numbers cost more than any other part of it. Later lines are read when asked.
+    private var indexed = InlineArray<4, IndexedStamp>(repeating: IndexedStamp())
+    private var stampCount = 0
+
+    /// A stamp line's parts: where its folder and its names are, and its numbers.
+    fileprivate struct IndexedStamp {
+        var folder: Range<Int> = 0..<0
+        var names: Range<Int> = 0..<0
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        var seconds: Int64 = 0
+        var nanoseconds: Int64 = 0
+        var noStrays = false
+    }
 
     /// Nil unless the text is a record of this format, every line of it well formed.
     package init?(_ bytes: UnsafeRawBufferPointer) {
@@ -64,16 +80,15 @@ package struct LaunchRecordView {
         let words = keyEnd + 1..<line.upperBound
         var count = 0
         var start = words.lowerBound
+        var parts = IndexedStamp(noStrays: matches(key, "quiet"))
         while start <= words.upperBound {
             count += 1
             guard let end = wordEnd(from: start, before: words.upperBound, storeName: isStamp && count > 5) else {
                 return false
             }
-            if isStamp, (2...5).contains(count) {
-                let number = start..<end
-                guard count < 4 ? Self.unsigned(bytes, number) != nil : Self.signed(bytes, number) != nil else {
-                    return false
-                }
+            if isStamp {
+                guard parts.take(count, start..<end, of: bytes) else { return false }
+                if count == 6 { parts.names = start..<words.upperBound }
             }
             start = end + 1
         }
@@ -86,6 +101,8 @@ package struct LaunchRecordView {
         } else {
             guard count >= 5 else { return false }
             if firstStamp == nil { firstStamp = line.lowerBound }
+            if stampCount < indexed.count { indexed[stampCount] = parts }
+            stampCount += 1
         }
         return true
     }
@@ -96,6 +113,12 @@ package struct LaunchRecordView {
     private mutating func wordEnd(from start: Int, before end: Int, storeName: Bool) -> Int? {
         var position = start
         var high: UInt8 = 0
+        // Eight plain bytes at a time (a record is nearly all of them), then one by one.
+        while position + 8 <= end,
+            Self.arePlain(UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self))
+        {
+            position += 8
+        }
         while position < end {
             var byte = bytes[position]
             // Printable ASCII but `%` and `/` (nearly every byte of a record): nothing to check.
@@ -124,6 +147,18 @@ package struct LaunchRecordView {
             return nil
         }
         return position
+    }
+
+    /// True when each of the eight bytes of `word` is printable ASCII but `%` and `/`: nothing to
+    /// check or decode (the tests of a byte below, above and equal to a value, on all eight at once).
+    @inline(__always)
+    static func arePlain(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let below = (word &- ones &* 0x21) & ~word & highs  // a byte under 0x21 (space, control)
+        let above = ((word &+ ones) | word) & highs  // a byte over 0x7E (DEL, not ASCII)
+        return below == 0 && above == 0 && !hasZero(word ^ (ones &* 0x25)) && !hasZero(word ^ (ones &* 0x2F))
     }
 
     private func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
@@ -163,25 +198,38 @@ package struct LaunchRecordView {
     package func stamp(
         folder root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?
     ) -> LaunchRecord.FoundStamp? {
+        for ordinal in 0..<min(stampCount, indexed.count) {
+            let parts = indexed[ordinal]
+            if name == nil && !parts.noStrays { continue }
+            guard isFolder(parts.folder, root, path) else { continue }
+            if let name, !lists(parts.names, name) { continue }
+            return LaunchRecord.FoundStamp(
+                index: ordinal, device: parts.device, inode: parts.inode, seconds: parts.seconds,
+                nanoseconds: parts.nanoseconds)
+        }
+        guard stampCount > indexed.count else { return nil }
         var found: LaunchRecord.FoundStamp?
         forEachStamp { ordinal, noStrays, folder, rest in
+            if ordinal < indexed.count { return true }
             if name == nil && !noStrays { return true }
             guard isFolder(folder, root, path), let (numbers, absent) = numbersAndNames(rest) else { return true }
-            if let name {
-                var next = absent.lowerBound
-                var listed = false
-                while !listed, let (word, after) = word(in: absent, from: next) {
-                    listed = equal(word, name)
-                    next = after
-                }
-                guard listed else { return true }
-            }
+            if let name, !lists(absent, name) { return true }
             found = LaunchRecord.FoundStamp(
                 index: ordinal, device: numbers.device, inode: numbers.inode, seconds: numbers.seconds,
                 nanoseconds: numbers.nanoseconds)
             return false
         }
         return found
+    }
+
+    /// True when the words of `names` include `name`.
+    private func lists(_ names: Range<Int>, _ name: UnsafeRawBufferPointer) -> Bool {
+        var next = names.lowerBound
+        while let (word, after) = word(in: names, from: next) {
+            if equal(word, name) { return true }
+            next = after
+        }
+        return false
     }
 
     private typealias Numbers = (device: UInt64, inode: UInt64, seconds: Int64, nanoseconds: Int64)
@@ -348,5 +396,23 @@ package struct LaunchRecordView {
         guard let magnitude = unsigned(bytes, digits) else { return nil }
         if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+}
+
+extension LaunchRecordView.IndexedStamp {
+    /// Takes word `count` of a stamp line (its folder, then its four numbers): false when a
+    /// number is not one.
+    fileprivate mutating func take(_ count: Int, _ word: Range<Int>, of bytes: UnsafeRawBufferPointer) -> Bool {
+        switch count {
+        case 1: folder = word
+        case 2, 3:
+            guard let value = LaunchRecordView.unsigned(bytes, word) else { return false }
+            if count == 2 { device = value } else { inode = value }
+        case 4, 5:
+            guard let value = LaunchRecordView.signed(bytes, word) else { return false }
+            if count == 4 { seconds = value } else { nanoseconds = value }
+        default: break
+        }
+        return true
     }
 }

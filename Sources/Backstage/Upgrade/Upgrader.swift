@@ -86,7 +86,9 @@ public struct Upgrader: Sendable {
         in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?
     ) -> Bool {
         var probe = LaunchProbe(vouch: vouch)
-        for step in plan.steps where isNeeded(step, container: container, fileSystem: fileSystem, probe: &probe) {
+        // By index: each step is read in place, never copied (its strings retained and released).
+        for index in plan.steps.indices
+        where isNeeded(plan.steps[index], container: container, fileSystem: fileSystem, probe: &probe) {
             return true
         }
         return false
@@ -454,8 +456,7 @@ struct LaunchVouch {
     }
 
     mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        var path = folder.path
-        return path.withUTF8 { path in
+        Self.withBytes(of: folder.path) { path in
             guard let found = stamp(root: folder.root, folder: UnsafeRawBufferPointer(path), name: nil) else {
                 return false
             }
@@ -463,11 +464,18 @@ struct LaunchVouch {
         }
     }
 
+    /// Calls `body` with the UTF-8 bytes of `text`, in place (a native string, what a plan holds:
+    /// no copy, no retain), else from a copy.
+    private static func withBytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
+    }
+
     /// True when `location` is directly in a stamped folder, under a name recorded absent, and
     /// the folder is unchanged.
     mutating func isAbsent(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
-        var path = location.path
-        return path.withUTF8 { path in
+        Self.withBytes(of: location.path) { path in
             // The folder's path and the name, split at the last `/` on the bytes.
             var start = path.count
             while start > 0, path[start - 1] != UInt8(ascii: "/") { start -= 1 }
@@ -485,8 +493,8 @@ struct LaunchVouch {
     private func stamp(
         root: ContainerRoot, folder: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer?
     ) -> LaunchRecord.FoundStamp? {
-        var raw = root.rawValue
-        return raw.withUTF8 { raw in view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name) }
+        Self.withBytes(of: root.rawValue) { raw in view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name)
+        }
     }
 
     private mutating func isUnchanged(

@@ -1,0 +1,51 @@
+import CBackstageSQLite
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The URIs bulk work opens its files by, through SQLite's bulk VFS (`Sources/CBackstageSQLite`):
+/// a store locked against every writer is read 124 KiB at a time, and the pages of a split's
+/// temporary target, or of a migrated store and its `-wal`, are written 124 KiB at a time, where
+/// SQLite alone makes a system call for each page (a split of a 600 MB store: 150,000 `pread`s and
+/// as many `pwrite`s, which cost more than the copy itself).
+package enum BulkCopy {
+    /// The VFS's name, registered on first use over the default VFS; nil when it could not be.
+    package static let vfs: String? = backstage_bulk_vfs().map { String(cString: $0) }
+
+    /// The URI of the store at `path`, read-only and without locks (`immutable=1`), read ahead.
+    /// Sound only while the caller holds the store's exclusive lock: nothing can change it then.
+    package static func sourceURI(_ path: String) -> String {
+        StoreFileSet.immutableURI(path) + "&mode=ro" + (vfs.map { "&vfs=" + $0 } ?? "")
+    }
+
+    /// The URI of a temporary target at `path`, its writes gathered. Only for a file no other
+    /// connection opens while it is written; ``flush(_:schema:)`` before it is closed.
+    package static func targetURI(_ path: String) -> String {
+        guard let vfs else { return path }
+        return StoreFileSet.uri(path) + "?vfs=" + vfs + "&backstage_combine_writes=1"
+    }
+
+    /// The URI of a store a step changes with `synchronous=FULL`, its writes (and its `-wal`'s)
+    /// gathered. Sound only at that level: each commit's sync writes out the `-wal`'s frames before
+    /// SQLite announces them to other connections, each checkpoint's sync the pages it copied
+    /// before it records them as copied, and a rollback journal's commit syncs the pages before the
+    /// journal goes. ``flush(_:schema:)`` before it is closed.
+    package static func storeURI(_ path: String) -> String {
+        guard let vfs else { return path }
+        return StoreFileSet.uri(path) + "?vfs=" + vfs + "&backstage_combine_writes=1"
+    }
+
+    /// Writes out the pages the target attached as `schema` still holds, and has it write through
+    /// from then on. SQLite ignores what a close returns: a write that fails is reported here.
+    ///
+    /// - throws: The failed write's `DatabaseError` (a full disk: `SQLITE_FULL`).
+    package static func flush(_ db: Database, schema: String) throws {
+        guard vfs != nil else { return }
+        let code = sqlite3_file_control(db.sqliteConnection, schema, backstage_bulk_flush_opcode(), nil)
+        // SQLITE_NOTFOUND: the file is not the VFS's (it could not be registered): nothing held.
+        guard code == SQLITE_OK || code == SQLITE_NOTFOUND else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: "the pages it held could not be written out")
+        }
+    }
+}
