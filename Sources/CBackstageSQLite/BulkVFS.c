@@ -12,13 +12,18 @@
 //   for as long as its readers live).
 // - A main database opened `backstage_combine_writes=1`: page writes are gathered in a window of
 //   124 KiB of the file, each run of written pages going out in one write when a write falls
-//   outside it. Its `-wal`, a statement's journal, a sort's spill file: appended to in order and
-//   written 124 KiB at a time. Reads of bytes held write them out first, and so do every sync,
-//   truncation (unless it cuts them all), size query, unlock and file control but the size hint.
-//   So another connection sees a write once SQLite has synced it, which at `synchronous=FULL` it
-//   does before announcing it (a commit's frames, a checkpoint's pages, a journaled commit). SQLite
-//   ignores the result of a close: the owner asks for the flush (the opcode of
-//   backstage_bulk_flush_opcode) to get its error; the file then writes through.
+//   outside it. A statement's journal, a sort's spill file: appended to in order and written
+//   124 KiB at a time. Reads of bytes held write them out first, and so do every sync, truncation
+//   (unless it cuts them all), size query, unlock and file control but the size hint. Only for a
+//   file no other connection reads while it is written (a split's temporary target): a `-wal` is
+//   never gathered, since at `synchronous` below FULL SQLite announces a commit's frames to other
+//   connections (in the wal-index) without a sync or any other call this VFS sees.
+// - A write that fails is never forgotten: the file keeps its error and every later read, write,
+//   sync, truncation, size query, unlock and file control returns it, so a failure in a call
+//   whose result SQLite ignores (a close, a hint such as a checkpoint's end) still fails the next
+//   call that matters, and nothing is reported done. SQLite ignores the result of a close: the
+//   owner asks for the flush (the opcode of backstage_bulk_flush_opcode) to get its error; the
+//   file then writes through.
 //
 // 124 KiB: the unix VFS reads and writes at most 128 KiB - 1 bytes a call (it masks the count).
 #include "CBackstageSQLite.h"
@@ -44,6 +49,7 @@ typedef struct {
     sqlite3_int64 last;       // READ_AHEAD: the offset of the last read
     unsigned char *buffer;    // CHUNK bytes, NULL when THROUGH
     unsigned char filled[CHUNK / 512];  // COMBINE: which units of the window were written
+    int error;                // the first failed write-out: SQLITE_OK until one fails, then kept
 } BulkFile;
 
 static sqlite3_vfs *real_vfs;
@@ -54,10 +60,12 @@ static sqlite3_vfs bulk_vfs;
 /// Writes out what a combining file holds: each run of written units in one write (an appending
 /// file holds one run).
 static int flush(BulkFile *file) {
+    if (file->error != SQLITE_OK) return file->error;
     if (file->mode == APPEND && file->length > 0) {
         int rc = file->real->pMethods->xWrite(file->real, file->buffer, file->length, file->offset);
+        if (rc != SQLITE_OK) return file->error = rc;
         file->length = 0;
-        return rc;
+        return SQLITE_OK;
     }
     if (file->mode != COMBINE || file->length == 0) return SQLITE_OK;
     int units = file->length / file->unit;
@@ -74,8 +82,9 @@ static int flush(BulkFile *file) {
             file->offset + (sqlite3_int64)first * file->unit);
         first = end;
     }
+    if (rc != SQLITE_OK) return file->error = rc;
     file->length = 0;
-    return rc;
+    return SQLITE_OK;
 }
 
 static int bulk_close(sqlite3_file *f) {
@@ -128,6 +137,7 @@ static int read_ahead(BulkFile *file, void *out, int amount, sqlite3_int64 offse
 static int bulk_read(sqlite3_file *f, void *out, int amount, sqlite3_int64 offset) {
     BulkFile *file = (BulkFile *)f;
     if (file->mode == READ_AHEAD) return read_ahead(file, out, amount, offset);
+    if (file->error != SQLITE_OK) return file->error;
     if ((file->mode == COMBINE || file->mode == APPEND) && file->length > 0
         && offset < file->offset + file->length && offset + amount > file->offset) {
         int rc = flush(file);
@@ -162,6 +172,7 @@ static int append(BulkFile *file, const void *bytes, int amount, sqlite3_int64 o
 /// the window around it (pages come nearly in order: a leaf, then the overflow page before it).
 static int bulk_write(sqlite3_file *f, const void *bytes, int amount, sqlite3_int64 offset) {
     BulkFile *file = (BulkFile *)f;
+    if (file->error != SQLITE_OK) return file->error;
     if (file->mode == APPEND) return append(file, bytes, amount, offset);
     if (file->mode != COMBINE) return file->real->pMethods->xWrite(file->real, bytes, amount, offset);
     if (file->length > 0 && amount == file->unit && offset >= file->offset
@@ -189,10 +200,13 @@ static int bulk_write(sqlite3_file *f, const void *bytes, int amount, sqlite3_in
 
 static int bulk_truncate(sqlite3_file *f, sqlite3_int64 size) {
     BulkFile *file = (BulkFile *)f;
-    // Bytes held past the new end would be cut at once: dropped unwritten (a statement's journal
-    // is emptied when the statement ends).
+    if (file->error != SQLITE_OK) return file->error;
+    // Bytes held past the new end would be cut at once: dropped unwritten once the file is cut (a
+    // statement's journal is emptied when the statement ends).
     if ((file->mode == COMBINE || file->mode == APPEND) && file->length > 0 && size <= file->offset) {
-        file->length = 0;
+        int rc = REAL(f)->pMethods->xTruncate(REAL(f), size);
+        if (rc == SQLITE_OK) file->length = 0;
+        return rc;
     }
     int rc = flush(file);
     return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xTruncate(REAL(f), size);
@@ -211,8 +225,10 @@ static int bulk_size(sqlite3_file *f, sqlite3_int64 *size) {
 static int bulk_lock(sqlite3_file *f, int level) { return REAL(f)->pMethods->xLock(REAL(f), level); }
 
 static int bulk_unlock(sqlite3_file *f, int level) {
+    // Unlocked whatever the flush gave: SQLite records the new level even when this fails.
     int rc = flush((BulkFile *)f);
-    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xUnlock(REAL(f), level);
+    int unlocked = REAL(f)->pMethods->xUnlock(REAL(f), level);
+    return rc != SQLITE_OK ? rc : unlocked;
 }
 
 static int bulk_check_lock(sqlite3_file *f, int *out) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out); }
@@ -229,6 +245,8 @@ static int bulk_control(sqlite3_file *f, int op, void *argument) {
     if (op != SQLITE_FCNTL_SIZE_HINT) {
         int rc = flush(file);
         if (rc != SQLITE_OK) return rc;
+    } else if (file->error != SQLITE_OK) {
+        return file->error;
     }
     return REAL(f)->pMethods->xFileControl(REAL(f), op, argument);
 }
@@ -276,9 +294,6 @@ static int bulk_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int fl
         } else if (sqlite3_uri_boolean(name, "backstage_combine_writes", 0)) {
             file->mode = COMBINE;
         }
-    } else if (name && (flags & SQLITE_OPEN_WAL) && sqlite3_uri_boolean(name, "backstage_combine_writes", 0)) {
-        // The database's parameters, as SQLite hands them with a -wal's name.
-        file->mode = APPEND;
     } else if (flags & (SQLITE_OPEN_SUBJOURNAL | SQLITE_OPEN_TEMP_JOURNAL)) {
         // A statement's journal or a sort's spill: this connection's own nameless file, written
         // in order, read back only by it, deleted when closed.

@@ -37,8 +37,7 @@ struct MigrateRun {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let queue: DatabaseQueue
         do {
-            // Its pages and frames written 124 KiB at a time (sound at synchronous=FULL, above).
-            queue = try DatabaseQueue(path: BulkCopy.storeURI(store.main.path), configuration: configuration)
+            queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
         } catch let error as DatabaseError {
             // Another process's lock is "store in use", as for every step; anything else is SQLite's
             // failure to open the store the migration is for.
@@ -100,13 +99,11 @@ struct MigrateRun {
         }
         let ran = !appliedNow.isEmpty
         observer.phase(.migrated)
-        // Bring the header up to date, so the stamp matches what a header read sees; every page
-        // out of the VFS's hands before the close (whose failure SQLite ignores).
+        // Bring the header up to date, so the stamp matches what a header read sees.
         try queue.writeWithoutTransaction { db in
             if try String.fetchOne(db, sql: "PRAGMA journal_mode")?.lowercased() == "wal" {
                 _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             }
-            try BulkCopy.flush(db, schema: "main")
         }
         try queue.close()
         try stamp()

@@ -5,7 +5,7 @@ import GRDBSQLite
 
 /// The URIs bulk work opens its files by, through SQLite's bulk VFS (`Sources/CBackstageSQLite`):
 /// a store locked against every writer is read 124 KiB at a time, and the pages of a split's
-/// temporary target, or of a migrated store and its `-wal`, are written 124 KiB at a time, where
+/// temporary target are written 124 KiB at a time, where
 /// SQLite alone makes a system call for each page (a split of a 600 MB store: 150,000 `pread`s and
 /// as many `pwrite`s, which cost more than the copy itself).
 package enum BulkCopy {
@@ -25,18 +25,9 @@ package enum BulkCopy {
         return StoreFileSet.uri(path) + "?vfs=" + vfs + "&backstage_combine_writes=1"
     }
 
-    /// The URI of a store a step changes with `synchronous=FULL`, its writes (and its `-wal`'s)
-    /// gathered. Sound only at that level: each commit's sync writes out the `-wal`'s frames before
-    /// SQLite announces them to other connections, each checkpoint's sync the pages it copied
-    /// before it records them as copied, and a rollback journal's commit syncs the pages before the
-    /// journal goes. ``flush(_:schema:)`` before it is closed.
-    package static func storeURI(_ path: String) -> String {
-        guard let vfs else { return path }
-        return StoreFileSet.uri(path) + "?vfs=" + vfs + "&backstage_combine_writes=1"
-    }
-
     /// Writes out the pages the target attached as `schema` still holds, and has it write through
-    /// from then on. SQLite ignores what a close returns: a write that fails is reported here.
+    /// from then on. SQLite ignores what a close returns: a write that fails is reported here, and
+    /// so is one that failed earlier in a call whose result SQLite ignored (the VFS keeps it).
     ///
     /// - throws: The failed write's `DatabaseError` (a full disk: `SQLITE_FULL`).
     package static func flush(_ db: Database, schema: String) throws {
