@@ -366,32 +366,22 @@ public struct Exporter: Sendable {
                 counters: options.tuning.counters)
             zip.directory.zip64Limit = options.tuning.zip64Limit
             return try zip.write(to: output, fileSystem: fileSystem, progress: progress, isCancelled: isCancelled)
-        case .tarGz:
+        case .tarGz, .tarZst:
             let output = try ArchiveOutput(
                 temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
             defer { output.close() }
             return try withUTF8Locale {
-                let gzip = try ParallelGzip(output: output, level: options.level, workers: threads)
-                let writer = try ArchiveWriter(sink: gzip, format: .tar, level: nil, archivePath: destination.path)
+                // libarchive writes the tar stream; Backstage compresses it on `threads` threads.
+                let sink: any FinishingArchiveSink =
+                    options.format == .tarGz
+                    ? try ParallelGzip(output: output, level: options.level, workers: threads)
+                    : try ZstdSink(output: output, level: options.level, workers: threads)
+                let writer = try ArchiveWriter(sink: sink, format: .tar, level: nil, archivePath: destination.path)
                 let bytes = try write(
                     items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
                     isCancelled: isCancelled)
                 try writer.close()
-                try gzip.finish()
-                return bytes
-            }
-        case .tarZst:
-            let output = try ArchiveOutput(
-                temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
-            defer { output.close() }
-            return try withUTF8Locale {
-                let zstd = try ZstdSink(output: output, level: options.level, workers: threads)
-                let writer = try ArchiveWriter(sink: zstd, format: .tar, level: nil, archivePath: destination.path)
-                let bytes = try write(
-                    items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
-                    isCancelled: isCancelled)
-                try writer.close()
-                try zstd.finish()
+                try sink.finish()
                 return bytes
             }
         default:

@@ -19,7 +19,7 @@ import Foundation
 ///
 /// The calling thread feeds it (``consume(_:)``, as libarchive's tar writer produces bytes) and
 /// writes the compressed blocks, in order, as they come back.
-final class ParallelGzip: ArchiveSink {
+final class ParallelGzip: FinishingArchiveSink {
     static let blockSize = 1 << 20
     /// The pieces of a block judged apart: stored when they look random.
     static let pieceSize = 128 << 10

@@ -7,6 +7,12 @@ protocol ArchiveSink: AnyObject {
     func consume(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError)
 }
 
+/// A sink that compresses what it is given: ``finish()`` writes what it still holds and the
+/// stream's end, after the writer is closed.
+protocol FinishingArchiveSink: ArchiveSink {
+    func finish() throws(ArchiveError)
+}
+
 /// Owns one libarchive write handle. Entries are written in the order given; `close()` writes
 /// the trailer (the zip central directory) and must be called: it is where a full disk shows up.
 final class ArchiveWriter {
