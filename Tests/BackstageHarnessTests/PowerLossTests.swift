@@ -9,7 +9,7 @@ import Testing
 /// recovery, then the simulator's invariants.
 @Suite struct PowerLossTests {
     static let soak = ProcessInfo.processInfo.environment["BACKSTAGE_SOAK"] != nil
-    static var scope: PowerCutScope { soak ? .all : .bounded(24) }
+    static var scope: PowerCutScope { soak ? .all : .bounded(12) }
 
     func simulate(from: String, to: String, size: Int64 = 150_000, state: FixtureState = .walPending,
                   catalog: CatalogFolder? = nil) throws -> [SimulationRun] {
