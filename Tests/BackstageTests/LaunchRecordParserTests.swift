@@ -196,6 +196,13 @@ import Testing
         ("reached twice", Array((valid + "\nreached v5").utf8)),
         ("known twice", Array((valid + "\nknown v5").utf8)),
         ("unknown key", Array((valid + "\ncolour blue").utf8)),
+        // Words as long as a key, or its start, or in another case: no key (keys are told by length and bytes).
+        ("a key misspelt, seen", Array((valid + "\nseem documents 2049 1311 1763900000 5").utf8)),
+        ("a key misspelt, quiet", Array(valid.replacingOccurrences(of: "quiet ", with: "quiez ").utf8)),
+        ("a key misspelt, known", Array(valid.replacingOccurrences(of: "known ", with: "knows ").utf8)),
+        ("a key misspelt, reached", Array(valid.replacingOccurrences(of: "reached ", with: "reachex ").utf8)),
+        ("a key's start", Array(valid.replacingOccurrences(of: "quiet ", with: "quie ").utf8)),
+        ("a key in capitals", Array(valid.replacingOccurrences(of: "known ", with: "KNOWN ").utf8)),
         ("a key alone", Array((valid + "\nknown").utf8)),
         ("an empty line", Array(valid.replacingOccurrences(of: "\nknown", with: "\n\nknown").utf8)),
         ("a trailing space", Array((valid + " ").utf8)),
