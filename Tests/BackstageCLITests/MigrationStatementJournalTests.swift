@@ -13,8 +13,9 @@ import Testing
     /// a table: only the table stays.
     static let plan = """
         {"name": "v2", "steps": [{"migrateSchema": {"store": "documents/Notes.sqlite", "migrations": [
-          {"id": "v2-undo", "sql": "SAVEPOINT undo; UPDATE note SET body = randomblob(length(body)), title = 'changed'; \
-        DELETE FROM note WHERE id % 3 = 0; ROLLBACK TO undo; RELEASE undo; CREATE TABLE mark(x); INSERT INTO mark VALUES (1)"}]}}]}
+          {"id": "v2-undo", "sql": "SAVEPOINT undo; \
+        UPDATE note SET body = randomblob(length(body)), title = 'changed'; DELETE FROM note WHERE id % 3 = 0; \
+        ROLLBACK TO undo; RELEASE undo; CREATE TABLE mark(x); INSERT INTO mark VALUES (1)"}]}}]}
         """
 
     func makeStore(_ app: TestContainer) throws -> URL {
