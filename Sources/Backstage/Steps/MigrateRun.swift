@@ -37,7 +37,8 @@ struct MigrateRun {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let queue: DatabaseQueue
         do {
-            queue = try DatabaseQueue(path: store.main.path, configuration: configuration)
+            // The statement journal and sorts' spill files gathered; the store and its -wal written through.
+            queue = try DatabaseQueue(path: BulkCopy.migrationURI(store.main.path), configuration: configuration)
         } catch let error as DatabaseError {
             // Another process's lock is "store in use", as for every step; anything else is SQLite's
             // failure to open the store the migration is for.

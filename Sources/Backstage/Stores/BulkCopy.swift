@@ -25,6 +25,19 @@ package enum BulkCopy {
         return StoreFileSet.uri(path) + "?vfs=" + vfs + "&backstage_combine_writes=1"
     }
 
+    /// The URI of a store a migration changes in place. Its main file and `-wal` go through the VFS
+    /// untouched (every read and write a system call, as SQLite alone makes them: other connections
+    /// read them, and a `-wal`'s frames are announced without a call the VFS sees); only the
+    /// connection's own temporary files are gathered, 124 KiB a write: its statement journal (a copy
+    /// of each page before the statement or savepoint changed it, read back only to roll one back)
+    /// and its sorts' spill files. No other connection opens them, a crash deletes them, and no
+    /// commit depends on them; a write-out that fails fails every later call on the file, so a
+    /// rollback never reads pages that did not reach it.
+    package static func migrationURI(_ path: String) -> String {
+        guard let vfs else { return path }
+        return StoreFileSet.uri(path) + "?vfs=" + vfs
+    }
+
     /// Writes out the pages the target attached as `schema` still holds, and has it write through
     /// from then on. SQLite ignores what a close returns: a write that fails is reported here, and
     /// so is one that failed earlier in a call whose result SQLite ignored (the VFS keeps it).
