@@ -103,7 +103,38 @@ func complaintsOfIndependentReaders(_ archive: URL, format: ArchiveFormat, entri
         #expect(bytes.range(of: Data([0x50, 0x4b, 0x06, 0x06])) != nil, "a zip64 end of central directory record")
     }
 
-    @Test(arguments: [ArchiveFormat.zip, .tarGz])
+    /// A tar.zst's tar stream reaches libzstd on a thread of its own, through a few 1 MiB blocks
+    /// (``ThreadedSink``): hundreds of small notes and files larger than every block together come
+    /// back byte for byte, and the tar inside is the plain tar export's, byte for byte, whatever
+    /// the threads.
+    @Test func aTarZstHoldsThePlainTarExportByteForByte() async throws {
+        let app = try TestContainer()
+        var random = SystemRandomNumberGenerator()
+        var files: [String: Data] = [:]
+        for index in 0..<400 {
+            files["Notes/\(index % 9)/note \(index).txt"] = Data(String(repeating: "day \(index) by the sea ", count: index % 50 + 1).utf8)
+        }
+        files["Media/a clip.mov"] = Data((0..<5_500_000).map { _ in UInt8.random(in: 0...255, using: &random) })
+        files["Media/b transcript.txt"] = Data((0..<3_000_000).map { (index: Int) -> UInt8 in
+            let letter: Int = (index * 31 + index / 7) % 26
+            return UInt8(97 + letter)
+        })
+        files["Media/c empty.txt"] = Data()
+        for (path, data) in files { try app.writeDocument(path, data) }
+        let tar = app.root.appending(path: "plain.tar")
+        try await Exporter(container: app.container).export(to: tar, options: ExportOptions(format: .tar))
+        for threads in [1, 3] {
+            let archive = app.root.appending(path: "\(threads).tar.zst")
+            try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tarZst, threads: threads))
+            let inside = app.root.appending(path: "\(threads).tar")
+            let result = try runProcess("/usr/bin/zstd", ["-q", "-d", archive.path, "-o", inside.path])
+            #expect(result.status == 0, "zstd checks the frame and its checksum: \(result.stderr)")
+            #expect(try Data(contentsOf: inside) == Data(contentsOf: tar), "\(threads) threads: the plain tar, byte for byte")
+            #expect(try readBack(archive, format: .tarZst).files == files, "every document back, bytes identical")
+        }
+    }
+
+    @Test(arguments: [ArchiveFormat.zip, .tarGz, .tarZst])
     func cancellingStopsEveryWorkerAndLeavesNoArchive(format: ArchiveFormat) throws {
         let (app, _, _) = try largerDocumentsFixture()
         let archive = app.root.appending(path: "cancelled.\(format.rawValue)")

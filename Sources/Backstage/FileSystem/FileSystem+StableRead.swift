@@ -51,3 +51,71 @@ extension FileSystem {
         return false
     }
 }
+
+/// A regular file opened to be read whole, with its size and modification time when it was
+/// opened: ``isStill(read:expected:)`` says whether what was read of it is one state of it.
+package final class StableSource: OpenFile {
+    private let before: FileStatus
+
+    init(path: String, fd: Int32, before: FileStatus) {
+        self.before = before
+        super.init(path: path, fd: fd)
+    }
+
+    /// True when `read` bytes were read, and the file held `expected` bytes with the same
+    /// modification time when it was opened and now: it was not written while it was read.
+    package func isStill(read: Int64, expected: Int64) throws(FileSystemError) -> Bool {
+        let after = FileStatus(try Syscalls.fstat(fd, path: path))
+        return read == expected && before.size == expected && after.size == expected
+            && before.modificationTime.tv_sec == after.modificationTime.tv_sec
+            && before.modificationTime.tv_nsec == after.modificationTime.tv_nsec
+    }
+}
+
+extension FileSystem {
+    /// Opens `path` (never through a link) to read it whole, as ``readChunks(_:count:into:_:)`` does.
+    package func openStable(_ path: String) throws(FileSystemError) -> StableSource {
+        try inject(.read, path)
+        let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
+        do {
+            return StableSource(path: path, fd: fd, before: FileStatus(try Syscalls.fstat(fd, path: path)))
+        } catch {
+            Syscalls.close(fd)
+            throw error
+        }
+    }
+}
+
+extension NewFile {
+    /// Copies up to `count` bytes of `source` from `sourceOffset` to `offset` of this file in the
+    /// kernel (`copy_file_range`: no user buffer); the bytes copied, fewer or 0 at the source's end.
+    /// Nil when the kernel cannot copy between these two files (another file system, an old
+    /// kernel): nothing was copied, read them instead.
+    ///
+    /// - throws: a `FileSystemError` naming this file when the disk is full, else the source.
+    package func copy(
+        from source: StableSource, at sourceOffset: Int64, count: Int, to offset: Int64
+    ) throws(FileSystemError) -> Int? {
+        var from = sourceOffset, to = offset
+        let n = Syscalls.copyFileRange(from: source.fd, at: &from, to: fd, at: &to, count: count)
+        if n >= 0 { return n }
+        let code = Syscalls.lastErrno
+        if [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EPERM].contains(code) { return nil }
+        if [ENOSPC, EDQUOT, EFBIG, EROFS].contains(code) {
+            throw FileSystemError(operation: .write, path: path, code: code)
+        }
+        throw FileSystemError(operation: .read, path: source.path, code: code)
+    }
+
+    /// Calls `body` with `count` bytes of this file from `offset`, mapped read-only (the file must
+    /// have been created readable, and hold them).
+    package func withMapping<T>(
+        at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) -> T
+    ) throws(FileSystemError) -> T {
+        let start = offset & ~Int64(Syscalls.pageSize - 1)
+        let length = Int(offset - start) + count
+        let mapped = try Syscalls.mapReadOnly(fd, offset: start, length: length, path: path, populate: true)
+        defer { Syscalls.unmap(mapped, length: length) }
+        return body(UnsafeRawBufferPointer(start: mapped + Int(offset - start), count: count))
+    }
+}

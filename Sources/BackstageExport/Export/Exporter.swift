@@ -372,10 +372,14 @@ public struct Exporter: Sendable {
             defer { output.close() }
             return try withUTF8Locale {
                 // libarchive writes the tar stream; Backstage compresses it on `threads` threads.
+                // libzstd's stream is fed from a thread of its own (``ThreadedSink``): the files are
+                // read and framed while it waits for its workers.
                 let sink: any FinishingArchiveSink =
                     options.format == .tarGz
                     ? try ParallelGzip(output: output, level: options.level, workers: threads)
-                    : try ZstdSink(output: output, level: options.level, workers: threads)
+                    : ThreadedSink(
+                        try ZstdSink(output: output, level: options.level, workers: threads),
+                        archivePath: destination.path)
                 let writer = try ArchiveWriter(sink: sink, format: .tar, level: nil, archivePath: destination.path)
                 let bytes = try write(
                     items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,
