@@ -13,16 +13,30 @@ public enum SharedStores {
     }
 
     /// `../shared/stores` beside the project's root; for a clone made elsewhere (a fresh clone in
-    /// /tmp, as CI checks do), beside the repository it was cloned from; or `BACKSTAGE_SHARED_STORES`.
+    /// /tmp, as CI checks do), beside the repository it was cloned from; for a `git worktree`, beside
+    /// the checkout it was added from; or `BACKSTAGE_SHARED_STORES`.
     public static var folder: URL {
         let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let beside = root.deletingLastPathComponent().appending(path: "shared/stores")
         var candidates = ProcessInfo.processInfo.environment["BACKSTAGE_SHARED_STORES"].map { [URL(filePath: $0)] } ?? []
         candidates.append(beside)
+        if let main = mainCheckout(of: root) {
+            candidates.append(main.deletingLastPathComponent().appending(path: "shared/stores"))
+        }
         if let origin = originPath(of: root) {
             candidates.append(URL(filePath: origin).standardizedFileURL.deletingLastPathComponent().appending(path: "shared/stores"))
         }
         return candidates.first { FileManager.default.fileExists(atPath: $0.path) } ?? beside
+    }
+
+    /// The checkout a `git worktree` at `root` was added from: its `.git` is a file,
+    /// `gitdir: <checkout>/.git/worktrees/<name>`.
+    private static func mainCheckout(of root: URL) -> URL? {
+        guard let link = try? String(contentsOf: root.appending(path: ".git"), encoding: .utf8),
+            link.hasPrefix("gitdir:"), let range = link.range(of: "/.git/worktrees/")
+        else { return nil }
+        let checkout = link[link.index(link.startIndex, offsetBy: "gitdir:".count)..<range.lowerBound]
+        return URL(filePath: checkout.trimmingCharacters(in: .whitespaces))
     }
 
     /// The local path `root`'s git checkout was cloned from (`remote "origin"` in `.git/config`),
