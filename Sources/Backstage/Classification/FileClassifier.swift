@@ -122,7 +122,8 @@ public struct FileClassifier: Sendable {
                     try visit(
                         ClassifiedFile(
                             path: path, kind: folderKind, isDirectory: true,
-                            bytes: measuring ? try fileSystem.treeSize(folder.path(of: name)) : 0, isVisible: entryVisible))
+                            bytes: measuring ? try fileSystem.treeSize(folder.path(of: name)) : 0,
+                            isVisible: entryVisible))
                     continue
                 }
                 try visit(
@@ -131,7 +132,8 @@ public struct FileClassifier: Sendable {
                         isVisible: entryVisible))
                 if recursive {
                     try walk(
-                        try fileSystem.openFolder(name, in: folder), relative: path, visible: entryVisible, recursive: true, measuring: measuring,
+                        try fileSystem.openFolder(name, in: folder), relative: path, visible: entryVisible,
+                        recursive: true, measuring: measuring,
                         visit: visit)
                 }
                 continue

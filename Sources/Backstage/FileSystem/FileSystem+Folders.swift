@@ -32,7 +32,8 @@ extension FileSystem {
     /// Opens the folder `name` of `parent`, never through a link (`ELOOP` when `name` became one).
     package func openFolder(_ name: String, in parent: OpenFolder) throws(FileSystemError) -> OpenFolder {
         try inject(.list, name, in: parent)
-        let fd = try Syscalls.openFolder(name, in: parent.descriptor, followingLink: false, path: { parent.path(of: name) })
+        let fd = try Syscalls.openFolder(
+            name, in: parent.descriptor, followingLink: false, path: { parent.path(of: name) })
         return OpenFolder(path: parent.path(of: name), descriptor: fd)
     }
 
