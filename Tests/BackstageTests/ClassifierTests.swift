@@ -84,6 +84,38 @@ import Testing
         #expect(kinds["Folder/Letter.txt"] == .document)
     }
 
+    /// Each folder is opened in its parent and its files are looked up in it (`openat`,
+    /// `fstatat`): twelve levels down, a store is still found by its header and a declared one by
+    /// its path, a link to a folder is an entry never descended, and an error names the whole path.
+    @Test func deepFoldersAreWalkedFromTheirParents() throws {
+        let app = try TestContainer()
+        let deep = (1...12).map { "level \($0)" }.joined(separator: "/")
+        try app.writeDocument(deep + "/Letter.txt", Data("hi".utf8))
+        try PythonSQLite.createStore(app.documents.appending(path: deep + "/Mine.db"), rows: 1, journalMode: "delete")
+        try app.writeDocument("Elsewhere/Inside.txt", Data("not here".utf8))
+        try FileManager.default.createSymbolicLink(
+            atPath: app.documents.appending(path: "level 1/Shortcut").path,
+            withDestinationPath: app.documents.appending(path: "Elsewhere").path)
+
+        let kinds = try kinds(app)
+        #expect(kinds[deep + "/Mine.db"] == .userDatabase)
+        #expect(kinds[deep + "/Letter.txt"] == .document)
+        #expect(kinds["level 1/Shortcut"] == .document, "a link is an entry")
+        #expect(!kinds.keys.contains("level 1/Shortcut/Inside.txt"), "a link to a folder is never followed")
+        let declared = try FileClassifier(declarations: StoreDeclarations([deep + "/Mine.db"])).scan(app.documents)
+        #expect(declared.first { $0.path == deep + "/Mine.db" }?.kind == .database)
+
+        let faults = FaultInjector()
+        faults.fail(.read, pathContains: "Mine.db", code: EIO)
+        let failing = FileClassifier(fileSystem: FileSystem(faults: faults), declarations: app.container.declaredStores)
+        #expect {
+            try failing.scan(app.documents)
+        } throws: { error in
+            let error = error as? FileSystemError
+            return error?.code == EIO && error?.path == app.documents.appending(path: deep + "/Mine.db").path
+        }
+    }
+
     @Test func auditListsInternalFilesOnly() throws {
         let app = try TestContainer()
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1, walOnly: 1)

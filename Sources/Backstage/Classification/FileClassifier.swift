@@ -93,20 +93,23 @@ public struct FileClassifier: Sendable {
             path = target
         }
         guard try fileSystem.status(path)?.kind == .directory else { return }
-        try walk(path, relative: "", visible: true, recursive: recursive, measuring: measuringFolders, visit: visit)
+        try walk(
+            try fileSystem.openFolder(path), relative: "", visible: true, recursive: recursive,
+            measuring: measuringFolders, visit: visit)
     }
 
+    /// Classifies the entries of `folder` and descends into its folders, each opened in its parent
+    /// (never through a link): a file is found in its open folder, whatever the depth.
     private func walk(
-        _ directory: String, relative: String, visible: Bool, recursive: Bool, measuring: Bool,
+        _ folder: OpenFolder, relative: String, visible: Bool, recursive: Bool, measuring: Bool,
         visit: (ClassifiedFile) throws -> Void
     ) throws {
         let evidence = try Evidence(
-            directory: directory, relative: relative, declarations: declarations, fileSystem: fileSystem)
+            folder: folder, relative: relative, declarations: declarations, fileSystem: fileSystem)
         for index in evidence.names.indices {
             guard let status = evidence.statuses[index] else { continue }
             let name = evidence.names[index]
             let path = relative.isEmpty ? name : relative + "/" + name
-            let full = directory + "/" + name
             let entryVisible = visible && !name.hasPrefix(".")
             var kind: FileKind
             switch status.kind {
@@ -119,7 +122,8 @@ public struct FileClassifier: Sendable {
                     try visit(
                         ClassifiedFile(
                             path: path, kind: folderKind, isDirectory: true,
-                            bytes: measuring ? try fileSystem.treeSize(full) : 0, isVisible: entryVisible))
+                            bytes: measuring ? try fileSystem.treeSize(folder.path(of: name)) : 0,
+                            isVisible: entryVisible))
                     continue
                 }
                 try visit(
@@ -128,7 +132,8 @@ public struct FileClassifier: Sendable {
                         isVisible: entryVisible))
                 if recursive {
                     try walk(
-                        full, relative: path, visible: entryVisible, recursive: true, measuring: measuring,
+                        try fileSystem.openFolder(name, in: folder), relative: path, visible: entryVisible,
+                        recursive: true, measuring: measuring,
                         visit: visit)
                 }
                 continue
@@ -162,7 +167,7 @@ private final class Evidence {
         var size: Int64
     }
 
-    let directory: String
+    let folder: OpenFolder
     /// The folder's path relative to the scanned root, where declarations are matched.
     let relative: String
     /// The folder's names, sorted: found again by binary search.
@@ -176,16 +181,16 @@ private final class Evidence {
     private var headers: [HeaderFacts]
     private var readingAhead = false
 
-    init(directory: String, relative: String, declarations: StoreDeclarations, fileSystem: FileSystem) throws {
-        self.directory = directory
+    init(folder: OpenFolder, relative: String, declarations: StoreDeclarations, fileSystem: FileSystem) throws {
+        self.folder = folder
         self.relative = relative
         self.declarations = declarations
         self.fileSystem = fileSystem
-        let names = try fileSystem.contents(of: directory)
+        let names = try fileSystem.contents(of: folder)
         var statuses: [Status?] = []
         statuses.reserveCapacity(names.count)
         for name in names {
-            statuses.append(try fileSystem.status(directory + "/" + name).map { Status(kind: $0.kind, size: $0.size) })
+            statuses.append(try fileSystem.status(name, in: folder).map { Status(kind: $0.kind, size: $0.size) })
         }
         self.names = names
         self.statuses = statuses
@@ -217,11 +222,11 @@ private final class Evidence {
         guard let index, hasContent(index) else { return [] }
         if headers[index].contains(.read) { return headers[index] }
         let start = ContinuousClock.now
-        let bytes = try fileSystem.readPrefix(directory + "/" + names[index], count: 100)
+        let bytes = try fileSystem.readPrefix(names[index], in: folder, count: 100)
         if !readingAhead && ContinuousClock.now - start > .microseconds(50) {
             readingAhead = true
             for other in names.indices where other != index && !headers[other].contains(.read) && hasContent(other) {
-                fileSystem.willRead(directory + "/" + names[other], bytes: 4096)
+                fileSystem.willRead(names[other], in: folder, bytes: 4096)
             }
         }
         headers[index] = HeaderFacts(bytes)
@@ -271,7 +276,7 @@ private final class Evidence {
     /// sidecar by its header. A link the app did not declare is the user's.
     func isStoreBehindLink(_ name: String) throws -> Bool {
         guard isDeclared(name) || FileClassifier.splitSidecar(name).map({ isDeclared($0.base) }) == true,
-            let target = fileSystem.resolvedPath(directory + "/" + name),
+            let target = fileSystem.resolvedPath(folder.path(of: name)),
             let status = try fileSystem.status(target), status.kind == .regular, status.size > 0
         else { return false }
         let bytes = try fileSystem.readPrefix(target, count: 100)

@@ -483,6 +483,81 @@ enum Syscalls {
     }
 }
 
+extension Syscalls {
+    // MARK: A folder's entries by its descriptor: each name looked up in its folder, not from `/`.
+
+    /// Opens the folder `name` of the open folder `parent` (`AT_FDCWD`: `name` is a path), without
+    /// following a link unless `followingLink`. `path` names it in the error.
+    static func openFolder(
+        _ name: String, in parent: Int32, followingLink: Bool, path: () -> String
+    ) throws(FileSystemError) -> Int32 {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLink ? 0 : O_NOFOLLOW)
+        let fd = name.withCString { name in retrying { Glibc.openat(parent, name, flags) } }
+        guard fd >= 0 else { throw FileSystemError(operation: .list, path: path(), code: errno) }
+        return fd
+    }
+
+    /// The names of the open folder `folder` (not `.` or `..`), unsorted; `folder` stays open.
+    static func listFolder(_ folder: Int32, path: () -> String) throws(FileSystemError) -> [String] {
+        let copy = dup(folder)
+        guard copy >= 0, let dir = fdopendir(copy) else {
+            let code = errno
+            if copy >= 0 { _ = Glibc.close(copy) }
+            throw FileSystemError(operation: .list, path: path(), code: code)
+        }
+        defer { closedir(dir) }
+        // From the start: the descriptor is shared with `folder`, whose offset a listing moves.
+        rewinddir(dir)
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// `fstatat` of `name` in the open folder `folder`, not following a link; nil when nothing is there.
+    static func lstat(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> stat? {
+        var st = stat()
+        guard name.withCString({ name in retrying { fstatat(folder, name, &st, AT_SYMLINK_NOFOLLOW) } }) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw FileSystemError(operation: .stat, path: path(), code: errno)
+        }
+        return st
+    }
+
+    /// Opens the file `name` of the open folder `folder` for reading, never through a link nor
+    /// blocking on a FIFO.
+    static func openForReading(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> Int32 {
+        let fd = name.withCString { name in
+            retrying { Glibc.openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        }
+        guard fd >= 0 else { throw FileSystemError(operation: .open, path: path(), code: errno) }
+        return fd
+    }
+
+    /// ``pread(_:_:offset:path:)`` whose path is made only for an error.
+    static func pread(
+        _ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: () -> String
+    ) throws(FileSystemError) -> Int {
+        let n = retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+        guard n >= 0 else { throw FileSystemError(operation: .read, path: path(), code: errno) }
+        return n
+    }
+
+    /// ``willNeed(_:length:)`` of the file `name` of the open folder `folder`.
+    static func willNeed(_ name: String, in folder: Int32, length: Int64) {
+        let fd = name.withCString { name in
+            retrying { Glibc.openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        }
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, off_t(length), POSIX_FADV_WILLNEED)
+        _ = Glibc.close(fd)
+    }
+}
+
 // Free functions, so the names resolve to the C functions rather than the structs of the same name.
 private func callStatvfs(_ path: String, _ buffer: inout Glibc.statvfs) -> Int32 { statvfs(path, &buffer) }
 private func callFlock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
