@@ -54,17 +54,7 @@ extension FileSystem {
         try inject(.read, name, in: folder)
         let fd = try Syscalls.openForReading(name, in: folder.descriptor, path: { folder.path(of: name) })
         defer { Syscalls.close(fd) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
-        defer { buffer.deallocate() }
-        var filled = 0
-        while filled < count {
-            let n = try Syscalls.pread(
-                fd, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset: Int64(filled),
-                path: { folder.path(of: name) })
-            if n == 0 { break }
-            filled += n
-        }
-        return Array(buffer[..<filled])
+        return try Self.readPrefix(of: fd, count: count, path: { folder.path(of: name) })
     }
 
     /// ``willRead(_:bytes:)`` of the file `name` of `folder`.

@@ -186,6 +186,11 @@ package struct FileSystem: Sendable {
         try inject(.read, path)
         let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         defer { Syscalls.close(fd) }
+        return try Self.readPrefix(of: fd, count: count, path: { path })
+    }
+
+    /// Up to `count` bytes from the start of the open file `fd`; `path` names it in an error.
+    static func readPrefix(of fd: Int32, count: Int, path: () -> String) throws(FileSystemError) -> [UInt8] {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
         defer { buffer.deallocate() }
         var filled = 0

@@ -472,6 +472,13 @@ enum Syscalls {
     static func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
         guard let dir = opendir(path) else { throw FileSystemError(operation: .list, path: path, code: errno) }
         defer { closedir(dir) }
+        return names(of: dir)
+    }
+}
+
+extension Syscalls {
+    /// The names an open directory stream has left (not `.` or `..`), unsorted.
+    private static func names(of dir: OpaquePointer) -> [String] {
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -508,14 +515,7 @@ extension Syscalls {
         defer { closedir(dir) }
         // From the start: the descriptor is shared with `folder`, whose offset a listing moves.
         rewinddir(dir)
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        return names(of: dir)
     }
 
     /// `fstatat` of `name` in the open folder `folder`, not following a link; nil when nothing is there.
