@@ -9,22 +9,17 @@ extension FileSystem {
         _ path: String, count: Int64, into buffer: UnsafeMutableRawBufferPointer,
         _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Bool {
-        try inject(.read, path)
-        let fd = try Syscalls.open(path, O_RDONLY | O_NOFOLLOW)
-        defer { Syscalls.close(fd) }
-        let before = FileStatus(try Syscalls.fstat(fd, path: path))
+        let file = try openStable(path)
+        defer { file.close() }
         var total: Int64 = 0
         while total < count {
             let wanted = Int(min(Int64(buffer.count), count - total))
-            let n = try Syscalls.read(fd, UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), path: path)
+            let n = try Syscalls.read(file.fd, UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), path: path)
             if n == 0 { break }
             try body(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
             total += Int64(n)
         }
-        let after = FileStatus(try Syscalls.fstat(fd, path: path))
-        return total == count && before.size == count && after.size == count
-            && before.modificationTime.tv_sec == after.modificationTime.tv_sec
-            && before.modificationTime.tv_nsec == after.modificationTime.tv_nsec
+        return try file.isStill(read: total, expected: count)
     }
 
     /// Copies `path` to `destination` (which must not exist) until one copy is a single state of the
