@@ -42,10 +42,12 @@ docs: deps
 			--warnings-as-errors --output-path .build/docs/$$target --disable-indexing || exit 1; \
 	done
 
-# The big matrices: larger stores and every crash point of both strategies, repeated.
+# The big matrices: larger stores and every crash point of both strategies, repeated. One test at a
+# time: at soak sizes a simulator or power-loss test blocks a thread of the cooperative pool for many
+# minutes, and two of them on 2 cores starved every other test (time limits fired after 100 minutes).
 soak: deps
 	$(SWIFT) build --build-tests
-	BACKSTAGE_SOAK=1 $(SWIFT) test --skip-build
+	BACKSTAGE_SOAK=1 $(SWIFT) test --skip-build --no-parallel
 
 # The benchmark suites (Benchmarks/, a package of its own): time, throughput, memory, mallocs, disk.
 # The first run builds package-benchmark in release mode (a few minutes).

@@ -397,11 +397,14 @@ func expectSourceKeptAndNothingMoved(_ app: TestContainer, _ store: StoreFileSet
 /// mid-step however late the test's own task is scheduled on a busy cooperative pool.
 final class CancellationGate: Sendable {
     let phase: StepPhase
-    private let reached = Flag(), cancelled = Flag()
+    private let reached = Flag(), cancelled = Flag(), abandoned = Flag()
 
     init(at phase: StepPhase) {
         self.phase = phase
     }
+
+    /// A run that never reached the phase leaves no thread polling behind it.
+    deinit { abandoned.set() }
 
     var hook: @Sendable (String, StepPhase) -> Void {
         { [self] _, current in
@@ -415,9 +418,12 @@ final class CancellationGate: Sendable {
     /// (two threads on two cores) may be held by the relocation waiting here and by another test's
     /// blocking call, and the cancellation must not wait for either.
     func cancel<T: Sendable>(_ task: Task<T, any Error>) async throws {
-        let reached = self.reached, cancelled = self.cancelled
+        let reached = self.reached, cancelled = self.cancelled, abandoned = self.abandoned
         Thread.detachNewThread {
-            while !reached.get() { Thread.sleep(forTimeInterval: 0.005) }
+            while !reached.get() {
+                if abandoned.get() { return }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
             task.cancel()
             cancelled.set()
         }
