@@ -32,7 +32,10 @@ struct Bench: AsyncParsableCommand {
             through audit, relocation's scan, export (zip, tar.gz, tar.zst) and import, each once as a child process: \
             time per file and peak RSS, checked against the targets (time per file at the largest count within \
             1.5× of the smallest's, 64 MB at every size). --store-size adds one store of that size through \
-            relocate (rename, copy), split and migrate.
+            relocate (rename, copy), split and migrate, each but the rename beside the baseline the --sizes bench \
+            holds it to (the same commands: `cp` + fsync + `rm` + fsync, `VACUUM INTO` + fsync, the sqlite3 shell \
+            with synchronous=FULL), on the same prepared input, --runs times interleaved (default 1 there) and \
+            for each --cache; the ratios are checked against the same targets. --replot prints a saved report again.
 
             A projection more than 10× past the largest size measured says so on its line, with its spread. \
             A debug build's times are several times a release build's: bench refuses one unless --allow-debug, \
@@ -59,8 +62,8 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Comma-separated data sizes, such as 10MB,100MB,1GB.")
     var sizes = "10MB,100MB"
 
-    @Option(help: "Runs per case; the median is reported, with the spread.")
-    var runs = 3
+    @Option(help: "Runs per case; the median is reported, with the spread (default: 3; with --store-size, 1).")
+    var runs: Int?
 
     @Option(help: "The size the schema migration step is timed at, such as 1GB (default: every size).")
     var migrationSize: String?
@@ -137,7 +140,7 @@ struct Bench: AsyncParsableCommand {
                 throw ValidationError("--store-size \(storeSize) needs --files and a size such as 10GB.")
             }
         }
-        guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
+        guard (runs ?? 1) >= 1 else { throw ValidationError("--runs must be at least 1.") }
         guard parsedCaches != nil else { throw ValidationError("--cache \(cache) is not warm, cold or warm,cold.") }
         if let migrationSize, FixtureSpec.parseSize(migrationSize) == nil {
             throw ValidationError("--migration-size \(migrationSize) is not a size: write it as 1GB or 600MB.")
@@ -171,7 +174,7 @@ struct Bench: AsyncParsableCommand {
             try runChain(in: folder)
             return
         }
-        var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs, workspace: folder)
+        var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs ?? 3, workspace: folder)
         runner.generationCatalogs = try generateCatalogs.map { try CatalogFolder(at: URL(filePath: $0)) }
         runner.generationSchemas = generateSchemas.map { URL(filePath: $0) }
         runner.migrationSize = migrationSize.flatMap(FixtureSpec.parseSize)
@@ -204,6 +207,12 @@ struct Bench: AsyncParsableCommand {
         } else if let report = try? decoder.decode(ChainBenchReport.self, from: data) {
             if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
             Output.out(markdown ? report.markdown : report.table)
+        } else if let report = try? decoder.decode(ScalingReport.self, from: data) {
+            guard svg == nil, !markdown else {
+                throw CLIError(
+                    description: "\(file.path) is a --files report: it has no chart or Markdown, only its table")
+            }
+            Output.out(report.table)
         } else {
             throw CLIError(description: "\(file.path) is not a report that backstage bench --json wrote")
         }
@@ -213,6 +222,8 @@ struct Bench: AsyncParsableCommand {
     private func runScaling(_ counts: [Int], in folder: URL) throws {
         var bench = ScalingBench(executable: Executable.url, fileCounts: counts, workspace: folder)
         bench.storeBytes = storeSize.flatMap { FixtureSpec.parseSize($0) }
+        bench.storeRuns = runs ?? 1
+        bench.storeCaches = parsedCaches ?? BenchCache.allCases
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
         var report = try bench.run()
@@ -228,7 +239,7 @@ struct Bench: AsyncParsableCommand {
         let names = catalog.manifest.versions.map(\.name)
         var bench = ChainBench(
             executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
-            sizes: parsedSizes, runs: runs, workspace: folder)
+            sizes: parsedSizes, runs: runs ?? 3, workspace: folder)
         bench.budget = budget
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }

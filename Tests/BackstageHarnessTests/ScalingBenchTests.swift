@@ -96,4 +96,115 @@ import Testing
         #expect(report.targets.map(\.met) == [false, false], "2.00× the time per file; 70 MB over 64 MB")
         #expect(report.table.contains("MISSED audit · flat: time per file at 100000 over 10000: 2.00×"))
     }
+
+    // MARK: The large store beside its baselines
+
+    /// The store rows of a report: (operation, baseline) for those with a baseline's fields.
+    static let storeTargets: [(operation: String, baseline: String, title: String)] = [
+        (BenchTarget.Name.relocateCopy, BenchTarget.Name.durableMove, "relocate across file systems"),
+        ("split", BenchTarget.Name.vacuumInto, "split"),
+        ("migrate", BenchTarget.Name.migrateShell, "schema migration step (journal, lock, migration, checkpoint)"),
+    ]
+
+    @Test func benchStoreSizeTimesEachBaselineBesideBackstageWithItsRatioAndTarget() throws {
+        let scratch = try TemporaryDirectory()
+        let json = scratch.path + "/large.json"
+        let run = try runProcess(
+            backstageExecutable,
+            [
+                "bench", "--files", "100", "--store-size", "4MB", "--runs", "1", "--cache", "warm", "--workspace",
+                scratch.path + "/work", "--json", json, "--allow-debug",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: json))) as? [String: Any]
+        let store = object?["store"] as? [[String: Any]] ?? []
+        #expect(store.count == 4, "rename, copy, split, migrate")
+        for (operation, baseline, title) in Self.storeTargets {
+            let row = store.first { $0["operation"] as? String == operation } ?? [:]
+            #expect(row["baseline"] as? String == baseline, "\(operation)")
+            let seconds = row["seconds"] as? Double ?? 0, baselineSeconds = row["baselineSeconds"] as? Double ?? 0
+            #expect(seconds > 0 && baselineSeconds > 0, "\(operation): both sides timed")
+            let ratio = row["ratio"] as? Double ?? 0
+            #expect(abs(ratio - seconds / baselineSeconds) <= 1e-9 * ratio, "\(operation): one run, its own ratio")
+            #expect((row["baselinePeakBytes"] as? Int ?? 0) > 0 && (row["peakBytes"] as? Int ?? 0) > 0)
+            #expect(row["cache"] as? String == "warm" && row["runs"] as? Int == 1)
+            let targets = object?["targets"] as? [[String: Any]] ?? []
+            #expect(
+                targets.contains { ($0["name"] as? String ?? "").hasPrefix("\(title) · store of ") },
+                "\(operation): its design target checked")
+        }
+        func row(_ operation: String) -> [String: Any] { store.first { $0["operation"] as? String == operation } ?? [:] }
+        // The baselines of `bench --sizes`, and each checked to have done its work.
+        let move = row(BenchTarget.Name.relocateCopy)
+        #expect((move["baselineCommand"] as? String ?? "").contains("cp -r --reflink=never \"$1\" \"$2\"/ && sync -f"))
+        #expect((move["baselineDid"] as? String ?? "").contains("source removed"))
+        #expect(row("split")["baselineCommand"] as? String == "\"$1\" \"$2\" \"VACUUM INTO '$3'\" && sync -f \"$3\"")
+        let vacuum = row("split")["baselineDid"] as? String ?? ""
+        let rows = 4_000_000 / 8_300
+        #expect(vacuum.hasPrefix("vacuum.sqlite: ") && vacuum.hasSuffix("item and attachment to ids \(rows) \(rows)"))
+        #expect(
+            row("migrate")["baselineCommand"] as? String
+                == "\"$1\" \"$2\" \"PRAGMA synchronous=FULL; BEGIN; ALTER TABLE item ADD COLUMN flag INTEGER NOT NULL "
+                + "DEFAULT 0; CREATE INDEX item_title ON item(title); COMMIT;\" >/dev/null")
+        #expect(row("migrate")["baselineDid"] as? String == "item.flag and index item_title in Big.sqlite")
+        #expect(row("relocate · rename")["baseline"] == nil)
+        #expect((object?["notes"] as? [String] ?? []).contains { $0.contains("rename has no baseline target") })
+        #expect(run.stdout.contains("VACUUM INTO + fsync") && run.stdout.contains("(no baseline target)"))
+
+        let replot = try runProcess(backstageExecutable, ["bench", "--replot", json])
+        #expect(replot.status == 0, "\(replot.stderr)")
+        #expect(replot.stdout.contains("sqlite3 shell, synchronous=FULL") && replot.stdout.contains("µs/file"))
+    }
+
+    @Test func storeRunsAlternateBackstageAndItsBaselineAndReportTheSpread() throws {
+        let scratch = try TemporaryDirectory()
+        var bench = ScalingBench(executable: URL(filePath: backstageExecutable), fileCounts: [], workspace: scratch.url)
+        bench.storeBytes = 2 << 20
+        bench.storeRuns = 2
+        var order: [String] = []
+        bench.log = { order.append($0) }
+        let report = try bench.run()
+        #expect(report.store.map(\.operation) == ["relocate · rename"] + Self.storeTargets.map(\.operation))
+        for row in report.store where row.baseline != nil {
+            #expect(row.runs == 2 && row.cache == .warm)
+            let (low, ratio, high) = (row.ratioLow ?? .nan, row.ratio ?? .nan, row.ratioHigh ?? .nan)
+            #expect(low <= ratio && ratio <= high, "\(row.operation): the median within its spread")
+        }
+        let split = order.filter { $0.hasPrefix("split ·") || $0.hasPrefix("VACUUM INTO") }
+        #expect(split.map { $0.hasPrefix("split") } == [true, false, true, false], "\(split)")
+        #expect(report.targets.filter { $0.name.contains(", warm: ") }.count == 3)
+    }
+
+    @Test func oldStoreRowsStillLoadAndNewOnesAreCheckedAgainstTheDesignLimits() throws {
+        let old = """
+            {"date": "2026-11-25T14:00:00Z", "machine": "2 cores", "debugBuild": false, "trees": [], "notes": [],
+             "store": [{"operation": "split", "bytes": 1000000000, "seconds": 3.0, "peakBytes": 40000000}]}
+            """
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        var report = try decoder.decode(ScalingReport.self, from: Data(old.utf8))
+        #expect(report.store.first?.baseline == nil && report.store.first?.ratio == nil)
+        #expect(report.table.contains("split") && !report.table.contains("MISSED"))
+        let scratch = try TemporaryDirectory()
+        try Data(old.utf8).write(to: scratch.url.appending(path: "old.json"))
+        let replot = try runProcess(backstageExecutable, ["bench", "--replot", scratch.path + "/old.json"])
+        #expect(replot.status == 0 && replot.stdout.contains("split"), "\(replot.stderr)")
+
+        var split = report.store[0]
+        split.cache = .cold
+        split.baseline = BenchTarget.Name.vacuumInto
+        split.baselineSeconds = 2.5
+        split.ratio = 1.2
+        split.ratioLow = 1.1
+        split.ratioHigh = 1.3
+        var migrate = ScalingReport.StoreRow(operation: "migrate", bytes: 1_000_000_000, seconds: 1, peakBytes: 1)
+        migrate.cache = .cold
+        migrate.baseline = BenchTarget.Name.migrateShell
+        migrate.baselineSeconds = 1
+        migrate.ratio = 1.1
+        report.store = [split, migrate]
+        let lines = report.table.split(separator: "\n")
+        #expect(lines.contains("MISSED split · store of 1 GB, cold: split over VACUUM INTO + fsync ≤ 1.00×: 1.20× (1.10–1.30×)"))
+        #expect(lines.contains { $0.hasPrefix("met    schema migration step") && $0.hasSuffix("≤ 1.10×: 1.10×") })
+    }
 }

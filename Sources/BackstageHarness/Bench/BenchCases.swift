@@ -45,16 +45,8 @@ extension BenchRunner {
             // its folder fsynced, as durable as Backstage's move.
             cases.append(
                 Case(name: Name.durableMove, kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                    (
-                        "/bin/sh",
-                        [
-                            "-c",
-                            "mkdir -p \"$3\" && cp -r --reflink=never \"$1\" \"$2\" \"$3\"/ && sync -f \"$3\" "
-                                + "&& rm -rf \"$1\" \"$2\" && sync -f \"$(dirname \"$1\")\"",
-                            "sh", sqliteRun(run), run.appending(path: "c/Documents/.Notes_SUPPORT").path,
-                            shm + "/moved",
-                        ], nil
-                    )
+                    Self.durableMoveCommand(
+                        [sqliteRun(run), run.appending(path: "c/Documents/.Notes_SUPPORT").path], to: shm + "/moved")
                 })
         } else {
             skipped.append("copy to /dev/shm at \(BenchReport.size(data.size)): not enough room there")
@@ -73,13 +65,7 @@ extension BenchRunner {
                 })
             cases.append(
                 Case(name: Name.vacuumInto, kind: .baseline, bytes: bytes, prepare: copyContainer) { run in
-                    (
-                        "/bin/sh",
-                        [
-                            "-c", "\"$1\" \"$2\" \"VACUUM INTO '$3'\" && sync -f \"$3\"", "sh", sqlite3, sqliteRun(run),
-                            run.appending(path: "vacuum.sqlite").path,
-                        ], nil
-                    )
+                    Self.vacuumIntoCommand(sqlite3, sqliteRun(run), into: run.appending(path: "vacuum.sqlite").path)
                 })
         }
         cases += archiveCases(data)
@@ -211,8 +197,41 @@ extension BenchRunner {
 
     /// The baseline's script: the same SQL in one transaction, every commit fsynced
     /// (`synchronous=FULL`); the shell's close checkpoints the WAL into the store, as Backstage does.
-    static var migrationShellScript: String {
-        "PRAGMA synchronous=FULL; BEGIN; \(migrationSQL); COMMIT;"
+    static func migrationShellScript(_ sql: String) -> String {
+        "PRAGMA synchronous=FULL; BEGIN; \(sql); COMMIT;"
+    }
+
+    // MARK: Baselines
+
+    typealias Command = (executable: String, arguments: [String], environment: [String: String]?)
+
+    /// A move across file systems as durable as Backstage's: `sources` (a store, its support folder)
+    /// copied into `target` and fsynced, then removed and their folder fsynced. The one definition of
+    /// the baseline, for this bench and the large store's (``ScalingBench``).
+    static func durableMoveCommand(_ sources: [String], to target: String) -> Command {
+        let quoted = sources.indices.map { "\"$\($0 + 1)\"" }.joined(separator: " ")
+        let folder = "\"$\(sources.count + 1)\""
+        return (
+            "/bin/sh",
+            [
+                "-c",
+                "mkdir -p \(folder) && cp -r --reflink=never \(quoted) \(folder)/ && sync -f \(folder) "
+                    + "&& rm -rf \(quoted) && sync -f \"$(dirname \"$1\")\"",
+                "sh",
+            ] + sources + [target], nil
+        )
+    }
+
+    /// `VACUUM INTO` of `store` by the `sqlite3` shell, its output fsynced: a split's baseline.
+    static func vacuumIntoCommand(_ sqlite3: String, _ store: String, into output: String) -> Command {
+        ("/bin/sh", ["-c", "\"$1\" \"$2\" \"VACUUM INTO '$3'\" && sync -f \"$3\"", "sh", sqlite3, store, output], nil)
+    }
+
+    /// The `sqlite3` shell running `sql` on `store` in one transaction with `synchronous=FULL`: a
+    /// migration step's baseline. The script is in the command's text (`sql` must have no double
+    /// quote, backquote or `$`), so the report shows it.
+    static func migrationShellCommand(_ sqlite3: String, _ store: String, sql: String) -> Command {
+        ("/bin/sh", ["-c", "\"$1\" \"$2\" \"\(migrationShellScript(sql))\" >/dev/null", "sh", sqlite3, store], nil)
     }
 
     /// `backstage upgrade` running one migrateSchema step (journal, lock, migration, checkpoint)
@@ -232,12 +251,8 @@ extension BenchRunner {
         }
         var shell = Case(name: Name.migrateShell, kind: .baseline, bytes: data.storeBytes, prepare: copyContainer) {
             run in
-            let store = run.appending(path: "c/Documents/Notes.sqlite").path
-            // The script in the command's text (its SQL has no quote or `$`), so the report shows it.
-            return (
-                "/bin/sh", ["-c", "\"$1\" \"$2\" \"\(Self.migrationShellScript)\" >/dev/null", "sh", sqlite3, store],
-                nil
-            )
+            Self.migrationShellCommand(
+                sqlite3, run.appending(path: "c/Documents/Notes.sqlite").path, sql: Self.migrationSQL)
         }
         migrate.inputs = [data.container]
         shell.inputs = [data.container]

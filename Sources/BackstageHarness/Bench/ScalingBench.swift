@@ -16,6 +16,13 @@ public struct ScalingBench {
     public var storeBytes: Int64?
     /// Where the large store is copied by `relocate --strategy copy` when RAM allows.
     public var crossDevice = URL(filePath: "/dev/shm")
+    /// Runs of each store operation and of its baseline, interleaved; the median is reported.
+    public var storeRuns = 1
+    /// The caches the store's operations and baselines are timed with, as `bench --sizes` does: warm
+    /// (the prepared input just read into the page cache) and cold (every cache dropped first).
+    public var storeCaches: [BenchCache] = [.warm]
+    /// How cold runs drop the page cache.
+    public var pageCache = PageCache()
     /// Called before each step, for progress.
     public var log: (String) -> Void = { _ in }
 
