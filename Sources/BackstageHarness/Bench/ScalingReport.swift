@@ -169,11 +169,11 @@ public struct ScalingReport: Codable, Sendable {
         for row in store {
             var line =
                 pad(BenchReport.size(row.bytes), 10) + pad(row.cache?.rawValue ?? "", 6) + pad(row.operation, 28)
-                + pad(String(format: "%.1f s", row.seconds), 10, right: true)
+                + pad(BenchReport.time(row.seconds), 10, right: true)
                 + pad(Self.megabytes(row.peakBytes), 11, right: true)
             if let baseline = row.baseline, let seconds = row.baselineSeconds, let ratio = row.ratio {
                 line +=
-                    "  " + pad(baseline, 36) + pad(String(format: "%.1f s", seconds), 10, right: true)
+                    "  " + pad(baseline, 36) + pad(BenchReport.time(seconds), 10, right: true)
                     + pad(Self.megabytes(row.baselinePeakBytes ?? 0), 11, right: true)
                     + pad(Self.ratio(ratio), 8, right: true)
                 if let low = row.ratioLow, let high = row.ratioHigh, high > low {
