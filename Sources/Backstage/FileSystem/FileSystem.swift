@@ -532,6 +532,13 @@ package final class ReadableFile: OpenFile {
     package func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
         try Syscalls.pread(fd, buffer, offset: offset, path: path)
     }
+
+    /// Asks the kernel to start reading `count` bytes from `offset` into the page cache, and
+    /// returns at once: reads asked for together are in flight together, where reads made one
+    /// after the other from a cold cache each wait for the disk. Advice only: it never fails.
+    package func willRead(at offset: Int64, count: Int) {
+        Syscalls.willNeed(fd, offset: offset, length: Int64(count))
+    }
 }
 
 extension FileSystem {

@@ -547,6 +547,12 @@ extension Syscalls {
         return n
     }
 
+    /// Starts reading `length` bytes of the open file `fd` from `offset` into the page cache and
+    /// returns without waiting (`POSIX_FADV_WILLNEED`). Advice only.
+    static func willNeed(_ fd: Int32, offset: Int64, length: Int64) {
+        _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_WILLNEED)
+    }
+
     /// ``willNeed(_:length:)`` of the file `name` of the open folder `folder`.
     static func willNeed(_ name: String, in folder: Int32, length: Int64) {
         let fd = name.withCString { name in

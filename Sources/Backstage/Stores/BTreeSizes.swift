@@ -43,6 +43,7 @@ package struct BTreeSizes: Sendable {
         }
         var sizes = BTreeSizes()
         let file = try PageFile(path: path, fileSystem: fileSystem)
+        file.willRead(objects.map { UInt32(truncatingIfNeeded: $0["rootpage"] as Int64) })
         for object in objects {
             let name = (object["name"] as String).lowercased()
             let root: Int64 = object["rootpage"]
@@ -59,7 +60,8 @@ package struct BTreeSizes: Sendable {
 
 private struct NotADatabase: Error {}
 
-/// The pages of a SQLite file, read one at a time.
+/// The pages of a SQLite file, read one at a time, each level of a b-tree asked of the kernel
+/// together before it is read (``willRead(_:)``).
 private struct PageFile {
     let file: ReadableFile
     let pageSize: Int
@@ -75,6 +77,17 @@ private struct PageFile {
         usable = pageSize - Int(header[20])
         let size = (try fileSystem.status(path))?.size ?? 0
         pageCount = UInt32(clamping: size / Int64(pageSize))
+    }
+
+    /// Starts reading `numbers` into the page cache together: from a cold cache, pages read one
+    /// after the other each wait for the disk; asked for level by level, a level waits about once.
+    /// A cold `upgrade --dry-run` of the bench's 1 GB Notes store, 4 runs: 0.16–0.24 s before,
+    /// 0.15–0.17 s after (the process's own cold start: 0.10 s).
+    func willRead(_ numbers: [UInt32]) {
+        guard numbers.count > 1 else { return }
+        for number in numbers where number >= 1 && number <= pageCount {
+            file.willRead(at: Int64(number - 1) * Int64(pageSize), count: pageSize)
+        }
     }
 
     func page(_ number: UInt32) throws -> [UInt8] {
@@ -96,6 +109,9 @@ private struct PageFile {
         while true {
             let first = BTreePage(try page(level[0]), number: level[0])
             guard let first, !first.isLeaf else { break }
+            // An interior level (its first page says so): the rest of it together. Never the
+            // leaves, of which only a sample is read.
+            willRead(Array(level.dropFirst()))
             var children: [UInt32] = []
             for number in level where visited.insert(number).inserted {
                 guard let node = BTreePage(try page(number), number: number), !node.isLeaf else { continue }
@@ -111,6 +127,7 @@ private struct PageFile {
         let count = level.count <= 64 ? level.count : 32
         let sample = (0..<count).map { level[$0 * level.count / count] }
         var sampledPages: Int64 = 0, sampledCells = 0
+        willRead(sample)
         for number in sample {
             guard let leaf = BTreePage(try page(number), number: number) else { continue }
             sampledPages += 1 + leaf.overflowPages(usable: usable)
