@@ -64,7 +64,7 @@ bench-thresholds: deps
 
 # The targets of docs/performance.md: Backstage against its baselines, side by side, warm and cold
 # (cold takes root: drop_caches), PERF_RUNS runs, release build (bench refuses a debug one). Writes
-# docs/perf.svg, docs/perf.json and the Markdown table to docs/perf.md. About 30-40 minutes on
+# docs/perf.svg, docs/perf.json and the Markdown table to docs/perf.md. About 15 minutes on
 # 2 cores; for a quick try: make perf PERF_SIZES=10MB PERF_MIGRATION_SIZE=10MB PERF_RUNS=1.
 PERF_SIZES ?= 10MB,200MB
 PERF_MIGRATION_SIZE ?= 1GB
