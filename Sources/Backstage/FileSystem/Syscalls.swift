@@ -416,6 +416,21 @@ enum Syscalls {
         return Glibc.fstat(fd, &st) == 0 ? st : nil
     }
 
+    /// Reads from `offset` until `buffer` is full or the file ends; the bytes read.
+    static func preadFully(
+        _ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String
+    ) throws(FileSystemError) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = try pread(
+                fd, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset: offset + Int64(filled),
+                path: path)
+            if n == 0 { break }
+            filled += n
+        }
+        return filled
+    }
+
     /// Reads from offset 0 until `buffer` is full or the file ends; the bytes read.
     static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
         var filled = 0
