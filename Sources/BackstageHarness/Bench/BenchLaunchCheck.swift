@@ -23,6 +23,23 @@ public struct PageCache: Sendable {
         return nil
     }
 
+    /// Readies the caches before a timed command: `sync` first (nothing of the last command still
+    /// to write back, which would slow this one), then `inputs` read into the page cache (warm) or
+    /// every cache dropped (cold).
+    ///
+    /// - throws: ``BenchError`` when the cache cannot be dropped for a cold run.
+    func settle(_ cache: BenchCache, reading inputs: [URL]) throws {
+        sync()
+        switch cache {
+        case .warm:
+            for input in inputs { Self.read(input) }
+        case .cold:
+            if let refused = drop() {
+                throw BenchError(message: "the page cache could not be dropped for a cold run: \(refused)")
+            }
+        }
+    }
+
     /// Reads every file under `url` into the page cache (a warm run's inputs).
     static func read(_ url: URL) {
         let fileSystem = FileSystem()

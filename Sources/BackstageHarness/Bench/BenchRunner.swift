@@ -148,15 +148,7 @@ public struct BenchRunner {
         // Each case starts with nothing of the last one's still to write back: its writeback would
         // slow this one, and on ext4 without a journal, files deleted while their inode blocks are
         // dirty make every file creation scan past them.
-        sync()
-        switch cache {
-        case .warm:
-            for input in item.inputs + [folder] { PageCache.read(input) }
-        case .cold:
-            if let refused = pageCache.drop() {
-                throw BenchError(message: "the page cache could not be dropped for a cold run: \(refused)")
-            }
-        }
+        try pageCache.settle(cache, reading: item.inputs + [folder])
         let command = item.command(folder)
         let measured = try ChildProcess.measure(
             URL(filePath: command.executable), command.arguments, environment: command.environment)

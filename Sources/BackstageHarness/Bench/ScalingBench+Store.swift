@@ -245,14 +245,7 @@ extension ScalingBench {
         try remove(run)
         try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
         try side.prepare(run)
-        sync()
-        switch cache {
-        case .warm: PageCache.read(run)
-        case .cold:
-            if let refused = pageCache.drop() {
-                throw BenchError(message: "the page cache could not be dropped for a cold run: \(refused)")
-            }
-        }
+        try pageCache.settle(cache, reading: [run])
         let command = side.command(run)
         let measured = try ChildProcess.measure(
             URL(filePath: command.executable), command.arguments, environment: command.environment)
