@@ -24,18 +24,6 @@ static inline long backstage_copy_file_range(int in_fd, int out_fd, unsigned lon
 #endif
 }
 
-/// copy_file_range(2) from and to explicit offsets, advanced by the bytes copied (neither
-/// descriptor's own offset moves). Returns -1 with errno ENOSYS where the call does not exist.
-static inline long backstage_copy_file_range_at(
-    int in_fd, long long *in_offset, int out_fd, long long *out_offset, unsigned long len) {
-#if defined(__linux__) && defined(SYS_copy_file_range)
-    return syscall(SYS_copy_file_range, in_fd, in_offset, out_fd, out_offset, len, 0u);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
 /// syncfs(2): flush every dirty page of the file system holding fd. Falls back to sync(2).
 static inline int backstage_syncfs(int fd) {
 #if defined(__linux__) && defined(SYS_syncfs)

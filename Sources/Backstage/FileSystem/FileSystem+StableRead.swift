@@ -80,37 +80,3 @@ extension FileSystem {
         }
     }
 }
-
-extension NewFile {
-    /// Copies up to `count` bytes of `source` from `sourceOffset` to `offset` of this file in the
-    /// kernel (`copy_file_range`: no user buffer); the bytes copied, fewer or 0 at the source's end.
-    /// Nil when the kernel cannot copy between these two files (another file system, an old
-    /// kernel): nothing was copied, read them instead.
-    ///
-    /// - throws: a `FileSystemError` naming this file when the disk is full, else the source.
-    package func copy(
-        from source: StableSource, at sourceOffset: Int64, count: Int, to offset: Int64
-    ) throws(FileSystemError) -> Int? {
-        var from = sourceOffset, to = offset
-        let n = Syscalls.copyFileRange(from: source.fd, at: &from, to: fd, at: &to, count: count)
-        if n >= 0 { return n }
-        let code = Syscalls.lastErrno
-        if [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, EPERM].contains(code) { return nil }
-        if [ENOSPC, EDQUOT, EFBIG, EROFS].contains(code) {
-            throw FileSystemError(operation: .write, path: path, code: code)
-        }
-        throw FileSystemError(operation: .read, path: source.path, code: code)
-    }
-
-    /// Calls `body` with `count` bytes of this file from `offset`, mapped read-only (the file must
-    /// have been created readable, and hold them).
-    package func withMapping<T>(
-        at offset: Int64, count: Int, _ body: (UnsafeRawBufferPointer) -> T
-    ) throws(FileSystemError) -> T {
-        let start = offset & ~Int64(Syscalls.pageSize - 1)
-        let length = Int(offset - start) + count
-        let mapped = try Syscalls.mapReadOnly(fd, offset: start, length: length, path: path, populate: true)
-        defer { Syscalls.unmap(mapped, length: length) }
-        return body(UnsafeRawBufferPointer(start: mapped + Int(offset - start), count: count))
-    }
-}

@@ -568,12 +568,10 @@ extension FileSystem {
     }
 
     /// Creates `path` (it must not exist; a link in its place is not followed) for writing, with
-    /// `mode` (less the umask); `readable` for reading too (``NewFile/withMapping(at:count:_:)``).
-    package func createNewFile(
-        _ path: String, mode: mode_t = 0o600, readable: Bool = false
-    ) throws(FileSystemError) -> NewFile {
+    /// `mode` (less the umask).
+    package func createNewFile(_ path: String, mode: mode_t = 0o600) throws(FileSystemError) -> NewFile {
         try inject(.open, path)
-        let fd = try Syscalls.open(path, (readable ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
+        let fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
         return NewFile(path: path, fd: fd)
     }
 

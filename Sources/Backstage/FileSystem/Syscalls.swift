@@ -18,8 +18,6 @@ import CBackstageSystem
 enum Syscalls {
     static var lastErrno: Int32 { errno }
 
-    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-
     @inline(__always)
     static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
         while true {
@@ -143,21 +141,6 @@ enum Syscalls {
         recordedWrite(to: dst) { Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) }) }
     }
 
-    /// `copy_file_range(2)` from `srcOffset` of `src` to `dstOffset` of `dst`, both advanced by the
-    /// bytes copied: the bytes copied, 0 at the end of `src`, -1 with `errno` set on failure.
-    static func copyFileRange(
-        from src: Int32, at srcOffset: inout Int64, to dst: Int32, at dstOffset: inout Int64, count: Int
-    ) -> Int {
-        var from = Int64(srcOffset), to = Int64(dstOffset)
-        defer {
-            srcOffset = from
-            dstOffset = to
-        }
-        return recordedWrite(to: dst) {
-            Int(retrying { backstage_copy_file_range_at(src, &from, dst, &to, UInt(count)) })
-        }
-    }
-
     /// A kernel copy into `dst`, recorded in test builds as a write when it wrote something.
     @inline(__always)
     private static func recordedWrite(to dst: Int32, _ body: () -> Int) -> Int {
@@ -181,12 +164,10 @@ enum Syscalls {
     }
 
     /// Maps `length` bytes of a file read-only from `offset` (a multiple of the page size).
-    /// With `populate`, its pages are mapped at once (`MAP_POPULATE`), not one fault at a time.
     static func mapReadOnly(
-        _ fd: Int32, offset: Int64, length: Int, path: String, populate: Bool = false
+        _ fd: Int32, offset: Int64, length: Int, path: String
     ) throws(FileSystemError) -> UnsafeRawPointer {
-        let flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0)
-        let pointer = Glibc.mmap(nil, length, PROT_READ, flags, fd, off_t(offset))
+        let pointer = Glibc.mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(offset))
         guard let pointer, pointer != MAP_FAILED else {
             throw FileSystemError(operation: .read, path: path, code: errno)
         }

@@ -15,7 +15,7 @@ final class ArchiveOutput {
     init(temporary: String, archivePath: String, fileSystem: FileSystem) throws(ArchiveError) {
         self.archivePath = archivePath
         do {
-            file = try fileSystem.createNewFile(temporary, mode: 0o644, readable: true)
+            file = try fileSystem.createNewFile(temporary, mode: 0o644)
         } catch {
             throw ArchiveError(error, archivePath: archivePath)
         }
@@ -38,32 +38,6 @@ final class ArchiveOutput {
         guard !bytes.isEmpty else { return }
         do {
             try file.write(bytes, at: offset)
-        } catch {
-            throw ArchiveError(error, archivePath: archivePath)
-        }
-    }
-
-    /// Copies up to `count` bytes of `source` from `sourceOffset` to `offset` in the kernel, as
-    /// ``write(_:at:)`` writes them (a stored zip entry); the bytes copied, nil when the kernel cannot
-    /// copy between the two files (nothing copied).
-    ///
-    /// - throws: an ``ArchiveError`` when writing the archive fails, the `FileSystemError` of
-    ///   reading the source when reading it fails.
-    func copy(from source: StableSource, at sourceOffset: Int64, count: Int, to offset: Int64) throws -> Int? {
-        do {
-            return try file.copy(from: source, at: sourceOffset, count: count, to: offset)
-        } catch {
-            if error.path == file.path { throw ArchiveError(error, archivePath: archivePath) }
-            throw error
-        }
-    }
-
-    /// The CRC-32 `crc` continued over the `count` bytes of the archive at `offset`, read from its
-    /// pages in the page cache, mapped: no copy.
-    func crc32(_ crc: UInt, at offset: Int64, count: Int) throws(ArchiveError) -> UInt {
-        guard count > 0 else { return crc }
-        do {
-            return try file.withMapping(at: offset, count: count) { RawDeflater.crc32(crc, $0) }
         } catch {
             throw ArchiveError(error, archivePath: archivePath)
         }

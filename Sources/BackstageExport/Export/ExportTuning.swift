@@ -16,27 +16,22 @@ package struct ExportTuning: Sendable, Hashable {
 }
 
 /// What an export held, for tests: whether its list of entries and its zip's central directory
-/// went to their scratch files, the most zip entries that waited for their turn at once, and how
-/// many stored zip entries the kernel copied (`copy_file_range`).
+/// went to their scratch files, and the most zip entries that waited for their turn at once.
 package final class ExportCounters: @unchecked Sendable, Hashable {
     private let lock = NSLock()
-    private var values = (itemsInFile: false, directoryInFile: false, mostEntriesInFlight: 0, kernelCopies: 0)
+    private var values = (itemsInFile: false, directoryInFile: false, mostEntriesInFlight: 0)
 
     package init() {}
 
     package var itemsInFile: Bool { lock.withLock { values.itemsInFile } }
     package var directoryInFile: Bool { lock.withLock { values.directoryInFile } }
     package var mostEntriesInFlight: Int { lock.withLock { values.mostEntriesInFlight } }
-    package var kernelCopies: Int { lock.withLock { values.kernelCopies } }
 
-    func record(
-        itemsInFile: Bool? = nil, directoryInFile: Bool? = nil, entriesInFlight: Int? = nil, kernelCopies: Int = 0
-    ) {
+    func record(itemsInFile: Bool? = nil, directoryInFile: Bool? = nil, entriesInFlight: Int? = nil) {
         lock.withLock {
             if let itemsInFile { values.itemsInFile = itemsInFile }
             if let directoryInFile { values.directoryInFile = directoryInFile }
             if let entriesInFlight { values.mostEntriesInFlight = max(values.mostEntriesInFlight, entriesInFlight) }
-            values.kernelCopies += kernelCopies
         }
     }
 

@@ -79,9 +79,7 @@ struct ParallelZip {
         }
         threads.wait()
         if let failure = schedule.failure { throw failure }
-        counters?.record(
-            directoryInFile: directorySpool.isInFile, entriesInFlight: schedule.mostInFlight,
-            kernelCopies: schedule.kernelCopies)
+        counters?.record(directoryInFile: directorySpool.isInFile, entriesInFlight: schedule.mostInFlight)
 
         // The central directory, its records in entry order with their offsets, from the spool.
         let directoryOffset = UInt64(output.position)
@@ -130,8 +128,6 @@ struct ParallelZip {
         private var bytesDone: Int64 = 0
         /// The most entries that were taken and not yet written out at once.
         private(set) var mostInFlight = 0
-        /// Stored entries the kernel copied.
-        private(set) var kernelCopies = 0
 
         /// An entry taken and not yet written out.
         struct Waiting {
@@ -203,9 +199,7 @@ struct ParallelZip {
                     try encoder.write(
                         item, buffer: buffer, fileSystem: fileSystem,
                         emit: { try self.emit(index, $0, stored: encoder.isStoring) },
-                        place: { try self.place(index, span: $0) },
-                        copy: { try self.copy(index, from: $0, at: $1, count: $2, crc: &$3) },
-                        chunkRead: { self.read($0) })
+                        place: { try self.place(index, span: $0) }, chunkRead: { self.read($0) })
                     try finish(index, record: encoder.record)
                 }
             } catch {
@@ -317,39 +311,6 @@ struct ParallelZip {
                 }
                 condition.wait()
             }
-        }
-
-        /// Copies up to `count` bytes of stored entry `index`'s file from `sourceOffset` to the
-        /// entry's next place, in the kernel: ahead of the head when the entry was placed there, else
-        /// at the end of the archive (its turn), and continues `crc` over them as the archive holds
-        /// them. The bytes copied; nil when the kernel cannot copy them (nothing copied).
-        func copy(
-            _ index: Int, from source: StableSource, at sourceOffset: Int64, count: Int, crc: inout UInt
-        ) throws -> Int? {
-            condition.lock()
-            // A placed stored entry is in place or the head (``place(_:span:)``): this never waits.
-            while failure == nil && waiting[index]?.inPlace == nil && head != index { condition.wait() }
-            if let failure {
-                condition.unlock()
-                throw failure
-            }
-            let inPlace = waiting[index]?.inPlace
-            if inPlace == nil && waiting[index]?.offset == nil { waiting[index]?.offset = output.position }
-            // The head's worker alone moves the end of the archive.
-            let offset = inPlace ?? output.position
-            condition.unlock()
-            var copied: Int?
-            try guarded {
-                copied = try output.copy(from: source, at: sourceOffset, count: count, to: offset)
-                if let copied { crc = try output.crc32(crc, at: offset, count: copied) }
-            }
-            guard let copied else { return nil }
-            condition.lock()
-            if sourceOffset == 0 { kernelCopies += 1 }
-            if inPlace != nil { waiting[index]?.inPlace = offset + Int64(copied) }
-            condition.unlock()
-            if inPlace == nil { output.advance(to: offset + Int64(copied)) }
-            return copied
         }
 
         /// Entry `index` is complete, its central directory record `record`: written now if it is

@@ -74,32 +74,17 @@ final class ZipEntryEncoder {
     /// The largest file compressed whole by libdeflate (its memory is held by every worker).
     static let wholeFileLimit = 1 << 20
 
-    /// The smallest stored file copied into the archive by the kernel (``KernelCopy``): below it, a
-    /// mapping of the archive to compute the CRC-32 costs more than reading the file.
-    static let kernelCopyMinimum: Int64 = 64 << 10
-    /// The bytes of a stored file copied, then checked, at a time.
-    static let kernelCopyChunk = 1 << 20
-
-    /// Copies up to `count` bytes of a stored file from `sourceOffset` to the entry's next place in
-    /// the archive, in the kernel (`copy_file_range`, as `cp` copies: no user buffer), and continues
-    /// `crc` over them as the archive holds them; the bytes copied, nil when the kernel cannot copy
-    /// between the two files.
-    typealias KernelCopy = (
-        _ source: StableSource, _ sourceOffset: Int64, _ count: Int, _ crc: inout UInt
-    ) throws -> Int?
-
     /// Writes `item` through `emit`, then its central directory record to ``record``; file content
     /// is read through `buffer`, and `chunkRead` is called with the size of each chunk (progress).
     /// A stored file's span in the archive (headers and bytes) is given to `place` before anything
-    /// is emitted; its bytes go through `copy` when given (from ``kernelCopyMinimum`` bytes), not
-    /// through `emit`.
+    /// is emitted.
     ///
     /// - throws: ``DocumentChanged`` when the file was written while it was read, the
     ///   `FileSystemError` of reading it, `emit`'s error, or an ``ArchiveError`` when zlib fails.
     func write(
         _ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, fileSystem: FileSystem,
         emit: (UnsafeRawBufferPointer) throws -> Void, place: (_ span: Int64) throws -> Void = { _ in },
-        copy: KernelCopy? = nil, chunkRead: (Int) -> Void
+        chunkRead: (Int) -> Void
     ) throws {
         filled = 0
         emitted = 0
@@ -131,17 +116,9 @@ final class ZipEntryEncoder {
             if isStoring { try place(Int64(local.count) + size + Int64(header.descriptor().count)) }
             try append(local, flush: flush)
             let start = emitted + Int64(filled)
-            if header.method == 0, size >= Self.kernelCopyMinimum, let copy,
-                let crc = try copied(
-                    item, source: source, size: size, fileSystem: fileSystem, copy: copy, flush: flush,
-                    chunkRead: chunkRead)
-            {
-                header.crc = crc
-            } else {
-                header.crc = try content(
-                    item, source: source, size: size, stored: header.method == 0, buffer: buffer,
-                    fileSystem: fileSystem, flush: flush, chunkRead: chunkRead)
-            }
+            header.crc = try content(
+                item, source: source, size: size, stored: header.method == 0, buffer: buffer,
+                fileSystem: fileSystem, flush: flush, chunkRead: chunkRead)
             header.compressed = emitted + Int64(filled) - start
             try append(header.descriptor(), flush: flush)
         }
@@ -178,34 +155,6 @@ final class ZipEntryEncoder {
         if !stored {
             try compress(UnsafeRawBufferPointer(rebasing: stage[..<staged]), finish: true, flush: flush)
         }
-        return crc
-    }
-
-    /// Copies a stored file into the archive by ``KernelCopy``; returns its CRC-32, computed over the
-    /// bytes as the archive holds them. Nil, nothing of the file written, when the kernel cannot copy
-    /// it: the caller reads it.
-    private func copied(
-        _ item: ArchiveItem, source: String, size: Int64, fileSystem: FileSystem, copy: KernelCopy,
-        flush: (UnsafeRawBufferPointer) throws -> Void, chunkRead: (Int) -> Void
-    ) throws -> UInt? {
-        let file = try fileSystem.openStable(source)
-        defer { file.close() }
-        if filled > 0 { try flush(UnsafeRawBufferPointer(rebasing: output[..<filled])) }
-        filled = 0
-        var crc = RawDeflater.emptyCRC32
-        var done: Int64 = 0
-        while done < size {
-            guard let count = try copy(file, done, Int(min(Int64(Self.kernelCopyChunk), size - done)), &crc) else {
-                // The kernel refused the first chunk (another file system); it cannot refuse a later one.
-                guard done == 0 else { throw FileSystemError(operation: .copy, path: source, code: EXDEV) }
-                return nil
-            }
-            if count == 0 { break }
-            done += Int64(count)
-            emitted += Int64(count)
-            chunkRead(count)
-        }
-        guard try file.isStill(read: done, expected: size) else { throw DocumentChanged(path: item.path) }
         return crc
     }
 
