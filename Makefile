@@ -5,7 +5,10 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 # The release `backstage` links the Swift runtime and Foundation statically: a process starts in
 # about 10 ms of CPU instead of 17 and 6 MB smaller (no 30 shared libraries to map and relocate),
 # which every command pays and the bench's ratios at small sizes feel.
+# It links libarchive statically too (BACKSTAGE_STATIC_LIBARCHIVE, Package.swift): its shared
+# library would load libxml2 and ICU, 30-40 ms of every command's start from a cold cache.
 RELEASE = -c release --static-swift-stdlib
+RELEASE_BUILD = BACKSTAGE_STATIC_LIBARCHIVE=1 $(SWIFT) build $(RELEASE)
 
 .PHONY: deps build demo test lint docs soak bench bench-check bench-thresholds perf perf-large man install clean
 
@@ -71,8 +74,8 @@ PERF_MIGRATION_SIZE ?= 1GB
 PERF_RUNS ?= 3
 PERF_SCHEMAS ?= $(wildcard ../shared/schemas/*.sql)
 perf: deps
-	$(SWIFT) build $(RELEASE) --product backstage
-	$$($(SWIFT) build $(RELEASE) --show-bin-path)/backstage bench --sizes $(PERF_SIZES) \
+	$(RELEASE_BUILD) --product backstage
+	$$($(RELEASE_BUILD) --show-bin-path)/backstage bench --sizes $(PERF_SIZES) \
 		--migration-size $(PERF_MIGRATION_SIZE) --runs $(PERF_RUNS) \
 		$(foreach schema,$(PERF_SCHEMAS),--generate-schema $(schema)) \
 		--svg docs/perf.svg --json docs/perf.json --markdown > docs/perf.md
@@ -86,15 +89,15 @@ PERF_LARGE_GB ?= 10
 PERF_LARGE_FILES ?= 10000,100000,1000000
 PERF_LARGE_DIR ?= /var/tmp/backstage-perf-large
 perf-large: deps
-	$(SWIFT) build $(RELEASE) --product backstage
-	$$($(SWIFT) build $(RELEASE) --show-bin-path)/backstage bench --files $(PERF_LARGE_FILES) \
+	$(RELEASE_BUILD) --product backstage
+	$$($(RELEASE_BUILD) --show-bin-path)/backstage bench --files $(PERF_LARGE_FILES) \
 		--store-size $(PERF_LARGE_GB)GB --workspace $(PERF_LARGE_DIR) --json perf-large.json
 
 # backstage(1), in mdoc, written by scripts/manual from the release `backstage`'s command tree
 # (its help text, with EXIT STATUS and ENVIRONMENT): .build/backstage.1. Read it with `man -l`.
 man: deps
-	$(SWIFT) build $(RELEASE) --product backstage
-	./scripts/manual "$$($(SWIFT) build $(RELEASE) --show-bin-path)/backstage" .build/backstage.1
+	$(RELEASE_BUILD) --product backstage
+	./scripts/manual "$$($(RELEASE_BUILD) --show-bin-path)/backstage" .build/backstage.1
 
 # The release `backstage`, its man page (make man) and shell completions (swift-argument-parser's).
 # The resource bundles SwiftPM builds beside it go beside it too, where Bundle.module looks for them:
@@ -106,7 +109,7 @@ install: man
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
-	bindir="$$($(SWIFT) build $(RELEASE) --show-bin-path)"; bin="$$bindir/backstage"; \
+	bindir="$$($(RELEASE_BUILD) --show-bin-path)"; bin="$$bindir/backstage"; \
 	install -m 755 "$$bin" "$(DESTDIR)$(PREFIX)/bin/backstage" && \
 	for bundle in $(RESOURCE_BUNDLES); do \
 		rm -rf "$(DESTDIR)$(PREFIX)/bin/$$bundle" && \

@@ -1,6 +1,25 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// libarchive: linked dynamically, or statically in release builds made with
+/// BACKSTAGE_STATIC_LIBARCHIVE=1 (the Makefile's `backstage`). Its shared library loads libxml2
+/// and, through it, ICU (30 MB of data): 30-40 ms of a command's start from a cold cache. The
+/// static library's objects that need them (the xar reader and writer, never called) are dropped
+/// by the linker's `--gc-sections`, which release builds pass and debug builds do not: those link
+/// the shared library whatever the variable says.
+let staticLibarchive = Context.environment["BACKSTAGE_STATIC_LIBARCHIVE"] == "1"
+let libarchive: [LinkerSetting] =
+    staticLibarchive
+    ? [
+        .linkedLibrary("archive", .when(configuration: .debug)),
+        .linkedLibrary(":libarchive.a", .when(configuration: .release)),
+        .linkedLibrary("nettle", .when(configuration: .release)),
+        .linkedLibrary("lzma", .when(configuration: .release)),
+        .linkedLibrary("bz2", .when(configuration: .release)),
+        .linkedLibrary(":liblz4.so.1", .when(configuration: .release)),
+    ]
+    : [.linkedLibrary("archive")]
+
 let package = Package(
     name: "Backstage",
     // Linux only for now (Swift 6.1+): Sources/Backstage/FileSystem/Syscalls.swift uses Linux calls
@@ -43,7 +62,8 @@ let package = Package(
         .systemLibrary(name: "CArchive", providers: [.apt(["libarchive-dev", "libdeflate-dev", "libzstd-dev"])]),
         .target(
             name: "BackstageExport",
-            dependencies: ["Backstage", "CArchive", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Backstage", "CArchive", .product(name: "Logging", package: "swift-log")],
+            linkerSettings: libarchive
         ),
         // The harness, with the catalog model (Catalog/). Fixtures/ holds data only: the sample
         // Notes app's catalog, bundled from there as the default catalog, and the JSON Schemas.

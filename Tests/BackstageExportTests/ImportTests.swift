@@ -294,6 +294,55 @@ import Testing
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 
+    /// Archives other tools write, in the formats import reads (every one of libarchive's but
+    /// xar), come back byte for byte: bsdtar's cpio, 7z, ustar, gnutar, pax, shar-less v7 tar,
+    /// ISO 9660 and zip, each also compressed where the format allows.
+    @Test(arguments: [
+        ("cpio", "odc", ""), ("7z", "7zip", ""), ("tar", "ustar", "--bzip2"), ("tar", "gnutar", "--xz"),
+        ("tar", "pax", "--lzma"), ("tar", "v7", "--zstd"), ("iso", "iso9660", ""), ("zip", "zip", ""),
+        ("cpio", "newc", "--lz4"),
+    ])
+    func archivesOtherToolsWriteAreImported(suffix: String, format: String, filter: String) async throws {
+        let folder = try TemporaryDirectory()
+        let files = ["Trip/Notes.txt": Data("Day one\n".utf8), "Trip/photo.jpg": Data((0..<70_000).map { UInt8($0 % 251) })]
+        for (path, data) in files {
+            let url = folder.url.appending(path: "in/\(path)")
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        let archive = folder.url.appending(path: "trip.\(suffix)")
+        var arguments = ["--format", format, "-cf", archive.path, "-C", folder.url.appending(path: "in").path]
+        if !filter.isEmpty { arguments.insert(filter, at: 0) }
+        let written = try runProcess("/usr/bin/bsdtar", arguments + ["Trip"])
+        try #require(written.status == 0, "bsdtar: \(written.stderr)")
+        let app = try TestContainer()
+
+        try await Importer(container: app.container).importArchive(archive)
+
+        #expect(snapshot(app.documents) == files, "\(format) \(filter): every file back")
+    }
+
+    /// A xar archive (read by libarchive only through libxml2, which Backstage does not load) is
+    /// refused with an ``ArchiveError`` naming it, nothing written.
+    @Test func aXarArchiveIsRefusedByName() async throws {
+        let folder = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: folder.url.appending(path: "in"), withIntermediateDirectories: true)
+        try Data("Day one\n".utf8).write(to: folder.url.appending(path: "in/Notes.txt"))
+        let archive = folder.url.appending(path: "notes.xar")
+        let written = try runProcess(
+            "/usr/bin/bsdtar", ["--format", "xar", "-cf", archive.path, "-C", folder.url.appending(path: "in").path, "Notes.txt"])
+        try #require(written.status == 0, "bsdtar: \(written.stderr)")
+        let app = try TestContainer()
+
+        await #expect {
+            try await Importer(container: app.container).importArchive(archive)
+        } throws: { error in
+            (error as? ArchiveError)?.archivePath == archive.path
+        }
+        #expect(snapshot(app.documents).isEmpty)
+        #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
     @Test func aDamagedArchiveIsAnArchiveErrorNotAnEmptyImport() async throws {
         let (source, _, _) = try documentsFixture()
         let archive = source.root.appending(path: "export.tar.gz")

@@ -44,6 +44,15 @@ final class ArchiveReader {
     /// its size).
     private var lastEntryEnd: Int64?
 
+    /// The formats read (the order of `archive_read_support_format_all`, less xar).
+    static let formats: [@convention(c) (OpaquePointer?) -> Int32] = [
+        archive_read_support_format_ar, archive_read_support_format_cpio, archive_read_support_format_empty,
+        archive_read_support_format_lha, archive_read_support_format_mtree, archive_read_support_format_tar,
+        archive_read_support_format_warc, archive_read_support_format_7zip, archive_read_support_format_cab,
+        archive_read_support_format_rar, archive_read_support_format_rar5, archive_read_support_format_iso9660,
+        archive_read_support_format_zip,
+    ]
+
     /// Opens the archive at `path`; `file` is where to read it when `path` is a link.
     init(path: String, reading file: String? = nil, fileSystem: FileSystem = FileSystem()) throws(ArchiveError) {
         self.path = path
@@ -54,7 +63,10 @@ final class ArchiveReader {
         }
         self.handle = handle
         try check(archive_read_support_filter_all(handle))
-        try check(archive_read_support_format_all(handle))
+        // Every format of libarchive's `archive_read_support_format_all` but xar, whose reader
+        // needs libxml2 (and, through it, ICU's 30 MB of data): the release `backstage` links
+        // libarchive statically without them, and starts 30-40 ms sooner from a cold cache.
+        for support in Self.formats { try check(support(handle)) }
         let readable: ReadableFile?
         do throws(FileSystemError) {
             readable =
