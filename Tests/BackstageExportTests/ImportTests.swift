@@ -305,16 +305,7 @@ import Testing
     func archivesOtherToolsWriteAreImported(suffix: String, format: String, filter: String) async throws {
         let folder = try TemporaryDirectory()
         let files = ["Trip/Notes.txt": Data("Day one\n".utf8), "Trip/photo.jpg": Data((0..<70_000).map { UInt8($0 % 251) })]
-        for (path, data) in files {
-            let url = folder.url.appending(path: "in/\(path)")
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try data.write(to: url)
-        }
-        let archive = folder.url.appending(path: "trip.\(suffix)")
-        var arguments = ["--format", format, "-cf", archive.path, "-C", folder.url.appending(path: "in").path]
-        if !filter.isEmpty { arguments.insert(filter, at: 0) }
-        let written = try runProcess("/usr/bin/bsdtar", arguments + ["Trip"])
-        try #require(written.status == 0, "bsdtar: \(written.stderr)")
+        let archive = try Self.bsdtar(files, as: "trip.\(suffix)", format: format, filter: filter, in: folder.url)
         let app = try TestContainer()
 
         try await Importer(container: app.container).importArchive(archive)
@@ -326,12 +317,7 @@ import Testing
     /// refused with an ``ArchiveError`` naming it, nothing written.
     @Test func aXarArchiveIsRefusedByName() async throws {
         let folder = try TemporaryDirectory()
-        try FileManager.default.createDirectory(at: folder.url.appending(path: "in"), withIntermediateDirectories: true)
-        try Data("Day one\n".utf8).write(to: folder.url.appending(path: "in/Notes.txt"))
-        let archive = folder.url.appending(path: "notes.xar")
-        let written = try runProcess(
-            "/usr/bin/bsdtar", ["--format", "xar", "-cf", archive.path, "-C", folder.url.appending(path: "in").path, "Notes.txt"])
-        try #require(written.status == 0, "bsdtar: \(written.stderr)")
+        let archive = try Self.bsdtar(["Notes.txt": Data("Day one\n".utf8)], as: "notes.xar", format: "xar", in: folder.url)
         let app = try TestContainer()
 
         await #expect {
@@ -341,6 +327,25 @@ import Testing
         }
         #expect(snapshot(app.documents).isEmpty)
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
+    /// `files` (paths under a folder of their own in `folder`) archived by bsdtar as `name`, in
+    /// `format`, through `filter` (a bsdtar option such as `--xz`) when not empty.
+    static func bsdtar(
+        _ files: [String: Data], as name: String, format: String, filter: String = "", in folder: URL
+    ) throws -> URL {
+        let input = folder.appending(path: "in")
+        for (path, data) in files {
+            let url = input.appending(path: path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        let archive = folder.appending(path: name)
+        let tops = Set(files.keys.map { String($0.split(separator: "/")[0]) }).sorted()
+        let written = try runProcess(
+            "/usr/bin/bsdtar", (filter.isEmpty ? [] : [filter]) + ["--format", format, "-cf", archive.path, "-C", input.path] + tops)
+        try #require(written.status == 0, "bsdtar: \(written.stderr)")
+        return archive
     }
 
     @Test func aDamagedArchiveIsAnArchiveErrorNotAnEmptyImport() async throws {
