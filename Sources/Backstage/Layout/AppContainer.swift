@@ -293,6 +293,16 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
 
     public var description: String { rawValue }
 
+    /// The kind decides for the standard roots (each has one name); App Groups compare their identifiers.
+    public static func == (a: ContainerRoot, b: ContainerRoot) -> Bool {
+        a.kind == b.kind && (a.kind != .appGroup || a.rawValue == b.rawValue)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        if kind == .appGroup { hasher.combine(rawValue) }
+    }
+
     public init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let root = ContainerRoot(rawValue: text) else {
@@ -349,10 +359,15 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
     /// launch check's `lstat`s and `open`s allocate nothing for their paths. Nil when the path
     /// does not fit in `PATH_MAX`.
     func withFilePath<R>(in container: AppContainer, _ body: (UnsafePointer<CChar>) -> R) -> R? {
-        var root = container.path(of: self.root)
-        var relative = path
-        return root.withUTF8 { rootBytes in
-            relative.withUTF8 { pathBytes in
+        // The strings' bytes in place (native strings, what a container and a plan hold): no copy,
+        // no retain; a bridged one is copied.
+        func withBytes<T>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+            if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+            var copy = text
+            return copy.withUTF8(body)
+        }
+        return withBytes(container.path(of: root)) { rootBytes in
+            withBytes(path) { pathBytes in
                 let count = rootBytes.count + 1 + pathBytes.count + 1
                 guard count <= Int(PATH_MAX) else { return nil }
                 return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in

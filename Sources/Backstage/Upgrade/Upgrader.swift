@@ -68,8 +68,13 @@ public struct Upgrader: Sendable {
             {
                 return true
             }
-            return pendingStep(
-                in: plan, container: container, fileSystem: fileSystem, vouch: view.hasStamps ? LaunchVouch(view) : nil)
+            guard view.hasStamps else {
+                return pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: nil)
+            }
+            // The vouch reads the view where it is: a pointer, not a copy of its stamps at every hand-over.
+            return withUnsafePointer(to: view) { view in
+                pendingStep(in: plan, container: container, fileSystem: fileSystem, vouch: LaunchVouch(view))
+            }
         }
         if let answer { return answer }
         // No record: a crashed step; or something other than a link where the record belongs.
@@ -445,13 +450,13 @@ struct LaunchProbe {
 /// still has no stray if it had none, and still lacks the stores the run saw absent from it, since
 /// adding or renaming an entry changes that time.
 struct LaunchVouch {
-    /// The record's bytes, read in place (valid while the check runs).
-    private let view: LaunchRecordView
+    /// The record's bytes and stamps, read in place (valid while the check runs).
+    private let view: UnsafePointer<LaunchRecordView>
     /// Bit i: stamp i was compared with its folder; `unchanged` bit i: it matched.
     private var compared: UInt64 = 0
     private var unchanged: UInt64 = 0
 
-    init(_ view: LaunchRecordView) {
+    init(_ view: UnsafePointer<LaunchRecordView>) {
         self.view = view
     }
 
@@ -482,9 +487,10 @@ struct LaunchVouch {
             let folder = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[..<max(start - 1, 0)])
             let name = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(path)[start...])
             guard let found = stamp(root: location.root, folder: folder, name: name) else { return false }
-            let folderLocation = ContainerLocation(
-                location.root, start == 0 ? "" : String(decoding: folder, as: UTF8.self))
-            return isUnchanged(found, folderLocation, in: container, fileSystem: fileSystem)
+            // The folder's location is made only when its stamp was not compared yet this check.
+            return isUnchanged(
+                found, ContainerLocation(location.root, start == 0 ? "" : String(decoding: folder, as: UTF8.self)),
+                in: container, fileSystem: fileSystem)
         }
     }
 
@@ -493,19 +499,20 @@ struct LaunchVouch {
     private func stamp(
         root: ContainerRoot, folder: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer?
     ) -> LaunchRecord.FoundStamp? {
-        Self.withBytes(of: root.rawValue) { raw in view.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name)
+        Self.withBytes(of: root.rawValue) { raw in
+            view.pointee.stamp(folder: UnsafeRawBufferPointer(raw), folder, absent: name)
         }
     }
 
     private mutating func isUnchanged(
-        _ found: LaunchRecord.FoundStamp, _ folder: ContainerLocation, in container: AppContainer,
+        _ found: LaunchRecord.FoundStamp, _ folder: @autoclosure () -> ContainerLocation, in container: AppContainer,
         fileSystem: FileSystem
     ) -> Bool {
-        guard found.index < 64 else { return found.matches(fileSystem.status(folder, in: container)) }
+        guard found.index < 64 else { return found.matches(fileSystem.status(folder(), in: container)) }
         let bit = UInt64(1) << UInt64(found.index)
         if compared & bit == 0 {
             compared |= bit
-            if found.matches(fileSystem.status(folder, in: container)) { unchanged |= bit }
+            if found.matches(fileSystem.status(folder(), in: container)) { unchanged |= bit }
         }
         return unchanged & bit != 0
     }
