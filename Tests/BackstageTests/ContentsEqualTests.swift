@@ -42,4 +42,59 @@ struct ContentsEqualTests {
         try Data(bytes.dropLast()).write(to: URL(filePath: b))
         #expect(try !FileSystem().contentsEqual(a, b))
     }
+
+    static var sharedMemoryWritable: Bool { FileManager.default.isWritableFile(atPath: "/dev/shm") }
+
+    /// Across file systems the source is read once, through a ring of four 2 MiB buffers, and each
+    /// piece is read back from the copy: a file of more pieces than the ring holds (and a last
+    /// partial one) and an empty file copy byte for byte, with the source's mode.
+    @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
+    func aVerifiedCopyAcrossFileSystemsIsIdentical() throws {
+        let local = try TemporaryDirectory(prefix: "equal")
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
+        let bytes = try Self.randomFile(at: a)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: a)
+        let copied = try FileSystem().copyVerified(a, to: b)
+        #expect(copied.bytes == Int64(Self.size))
+        #expect(copied.identical)
+        #expect(try Data(contentsOf: URL(filePath: b)) == Data(bytes))
+        #expect(try FileManager.default.attributesOfItem(atPath: b)[.posixPermissions] as? Int == 0o640)
+
+        let empty = local.url.appending(path: "empty").path, emptyCopy = other.url.appending(path: "empty").path
+        try Data().write(to: URL(filePath: empty))
+        let none = try FileSystem().copyVerified(empty, to: emptyCopy)
+        #expect(none.bytes == 0 && none.identical)
+        #expect(try Data(contentsOf: URL(filePath: emptyCopy)).isEmpty)
+    }
+
+    /// A byte of the copy that differs from the buffer it was written from, however it came to
+    /// differ, is caught: the copy is not identical.
+    @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
+    func aCorruptedCopyAcrossFileSystemsIsNotIdentical() throws {
+        let local = try TemporaryDirectory(prefix: "equal")
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
+        _ = try Self.randomFile(at: a)
+        let faults = FaultInjector()
+        faults.corruptCopies(pathContains: other.url.path)
+        #expect(try !FileSystem(faults: faults).copyVerified(a, to: b).identical)
+    }
+
+    /// A write that fails across file systems (a full disk) names the copy and its cause, and
+    /// leaves no partial copy behind; the source is untouched.
+    @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
+    func aFailedWriteAcrossFileSystemsNamesTheCopyAndLeavesNone() throws {
+        let local = try TemporaryDirectory(prefix: "equal")
+        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
+        let bytes = try Self.randomFile(at: a)
+        let faults = FaultInjector()
+        faults.fail(.copy, pathContains: other.url.path, code: ENOSPC, afterCalls: 3)
+        #expect(throws: FileSystemError(operation: .copy, path: b, code: ENOSPC)) {
+            _ = try FileSystem(faults: faults).copyVerified(a, to: b)
+        }
+        #expect(!FileManager.default.fileExists(atPath: b))
+        #expect(try Data(contentsOf: URL(filePath: a)) == Data(bytes))
+    }
 }

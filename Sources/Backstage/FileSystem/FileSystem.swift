@@ -330,22 +330,13 @@ package struct FileSystem: Sendable {
         _ from: String, to: String, mode: mode_t? = nil,
         progress: (Int64) throws -> Void = { _ in }
     ) throws -> Int64 {
-        try inject(.open, from)
-        let src = try Syscalls.open(from, O_RDONLY | O_NOFOLLOW)
+        let (src, dst) = try openCopy(from, to: to, mode: mode)
         defer { Syscalls.close(src) }
-        let srcStatus = FileStatus(try Syscalls.fstat(src, path: from))
-        guard srcStatus.kind == .regular else { throw FileSystemError(operation: .copy, path: from, code: EINVAL) }
-        try inject(.open, to)
-        let dst = try Syscalls.open(to, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
         var completed = false
         defer {
             Syscalls.close(dst)
             if !completed { try? Syscalls.unlink(to) }
         }
-        // The source's mode exactly (open's mode passes through the umask) and, as root, its owner:
-        // a store moved by a root installer must stay the app user's.
-        if Syscalls.isRoot { try Syscalls.fchown(dst, owner: srcStatus.owner, group: srcStatus.group, path: to) }
-        try Syscalls.fchmod(dst, mode ?? srcStatus.mode, path: to)
         var copied: Int64 = 0
         let chunk = 8 << 20
         // The fastest copy the kernel offers for this pair of files: copy_file_range (reflinks on
@@ -392,6 +383,35 @@ package struct FileSystem: Sendable {
         try Syscalls.fsync(dst, path: to)
         completed = true
         return copied
+    }
+
+    /// Opens the regular file `from` and creates `to` exclusively (never through a symlink), with
+    /// the source's mode exactly (or `mode`) and, as root, its owner: a store moved by a root
+    /// installer must stay the app user's. Returns both descriptors; `to` is removed if this throws.
+    func openCopy(_ from: String, to: String, mode: mode_t?) throws(FileSystemError) -> (src: Int32, dst: Int32) {
+        try inject(.open, from)
+        let src = try Syscalls.open(from, O_RDONLY | O_NOFOLLOW)
+        do throws(FileSystemError) {
+            let srcStatus = FileStatus(try Syscalls.fstat(src, path: from))
+            guard srcStatus.kind == .regular else { throw FileSystemError(operation: .copy, path: from, code: EINVAL) }
+            try inject(.open, to)
+            let dst = try Syscalls.open(to, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+            do throws(FileSystemError) {
+                // open's mode passes through the umask: set it exactly.
+                if Syscalls.isRoot {
+                    try Syscalls.fchown(dst, owner: srcStatus.owner, group: srcStatus.group, path: to)
+                }
+                try Syscalls.fchmod(dst, mode ?? srcStatus.mode, path: to)
+            } catch {
+                Syscalls.close(dst)
+                try? Syscalls.unlink(to)
+                throw error
+            }
+            return (src, dst)
+        } catch {
+            Syscalls.close(src)
+            throw error
+        }
     }
 
     /// True when two regular files hold the same bytes. Compares them mapped in 8 MiB windows,
