@@ -45,13 +45,17 @@ struct ContentsEqualTests {
 
     static var sharedMemoryWritable: Bool { FileManager.default.isWritableFile(atPath: "/dev/shm") }
 
+    /// A folder on the disk and one on /dev/shm, another file system.
+    static func twoFileSystems() throws -> (local: TemporaryDirectory, other: TemporaryDirectory) {
+        (try TemporaryDirectory(prefix: "equal"), try TemporaryDirectory(base: URL(filePath: "/dev/shm")))
+    }
+
     /// Across file systems the source is read once, through a ring of four 2 MiB buffers, and each
     /// piece is read back from the copy: a file of more pieces than the ring holds (and a last
     /// partial one) and an empty file copy byte for byte, with the source's mode.
     @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
     func aVerifiedCopyAcrossFileSystemsIsIdentical() throws {
-        let local = try TemporaryDirectory(prefix: "equal")
-        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let (local, other) = try Self.twoFileSystems()
         let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
         let bytes = try Self.randomFile(at: a)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: a)
@@ -72,8 +76,7 @@ struct ContentsEqualTests {
     /// differ, is caught: the copy is not identical.
     @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
     func aCorruptedCopyAcrossFileSystemsIsNotIdentical() throws {
-        let local = try TemporaryDirectory(prefix: "equal")
-        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let (local, other) = try Self.twoFileSystems()
         let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
         _ = try Self.randomFile(at: a)
         let faults = FaultInjector()
@@ -85,8 +88,7 @@ struct ContentsEqualTests {
     /// leaves no partial copy behind; the source is untouched.
     @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
     func aFailedWriteAcrossFileSystemsNamesTheCopyAndLeavesNone() throws {
-        let local = try TemporaryDirectory(prefix: "equal")
-        let other = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
+        let (local, other) = try Self.twoFileSystems()
         let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
         let bytes = try Self.randomFile(at: a)
         let faults = FaultInjector()
