@@ -222,4 +222,61 @@ import Testing
         try app.writeDocument("Saved.txt", Data("a new document".utf8))
         #expect(!Upgrader.needsUpgrade(app.container, plan), "a document is not a stray")
     }
+
+    /// The check looks the record up with what the plan asks, worked out with its steps: a plan
+    /// whose steps change after it was made asks about the steps it has now. (Asked about its
+    /// former step, the record would vouch that Notes.sqlite is gone from the unchanged Documents,
+    /// and the store still there to move would be missed.)
+    @Test func aPlanAsksAboutTheStepsItHasNow() async throws {
+        let app = try TestContainer()
+        try PythonSQLite.createStore(app.documentsStore().main, rows: 10, journalMode: "delete")
+        try PythonSQLite.createStore(app.documentsStore("Photos.sqlite").main, rows: 4, journalMode: "delete")
+        let notes = UpgradeStep.relocate(
+            from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+        let photos = UpgradeStep.relocate(
+            from: ContainerLocation(.documents, "Photos.sqlite"), to: ContainerLocation(.applicationSupport, "Photos.sqlite"))
+        var plan = UpgradePlan(name: "v2", version: "v2", steps: [notes])
+        try await Upgrader(container: app.container).upgrade(plan)
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+
+        plan.steps = [photos]
+        #expect(Upgrader.needsUpgrade(app.container, plan), "Photos.sqlite is still in Documents")
+        plan.steps.insert(notes, at: 0)
+        #expect(Upgrader.needsUpgrade(app.container, plan), "Photos.sqlite, second")
+        plan.steps.removeLast()
+        #expect(!Upgrader.needsUpgrade(app.container, plan))
+        #expect(Upgrader.needsUpgrade(app.container, UpgradePlan(chain: [plan, UpgradePlan(name: "v3", version: "v3", steps: [photos])])))
+    }
+
+    /// A plan read from JSON is the plan made in code, and the record vouches for both alike,
+    /// a folder under a root whose name the record escapes (a space) included.
+    @Test func aPlanReadFromJSONVouchesLikeTheSamePlanInCode() async throws {
+        let app = try TestContainer()
+        let old = ContainerLocation(.applicationSupport, "Old Stores/Notes.sqlite")
+        let built = UpgradePlan(name: "v2", version: "v2") {
+            UpgradeStep.relocate(from: old, to: ContainerLocation(.applicationSupport, "Notes.sqlite"))
+            UpgradeStep.quarantine()
+        }
+        let json = app.root.appending(path: "v2.json")
+        try Data(
+            """
+            {"name": "v2", "version": "v2", "steps": [
+              {"relocate": {"from": "applicationSupport/Old Stores/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}},
+              {"quarantine": {"folder": "documents/"}}]}
+            """.utf8
+        ).write(to: json)
+        let loaded = try UpgradePlan.load(from: json)
+        #expect(loaded == built)
+        let oldStore = app.applicationSupport.appending(path: "Old Stores/Notes.sqlite")
+        try FileManager.default.createDirectory(at: oldStore.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try PythonSQLite.createStore(oldStore, rows: 10, journalMode: "delete")
+        #expect(Upgrader.needsUpgrade(app.container, loaded) && Upgrader.needsUpgrade(app.container, built))
+
+        try await Upgrader(container: app.container).upgrade(loaded)
+        let record = try FileManager.default.destinationOfSymbolicLink(atPath: app.container.backstageDirectory.appending(path: "launch").path)
+        #expect(record.contains("\nseen applicationSupport/Old%20Stores ") && record.contains("\nquiet documents "), "\(record)")
+        #expect(!Upgrader.needsUpgrade(app.container, loaded) && !Upgrader.needsUpgrade(app.container, built))
+        try FileManager.default.copyItem(at: app.supportStore().main, to: oldStore)
+        #expect(Upgrader.needsUpgrade(app.container, loaded) && Upgrader.needsUpgrade(app.container, built), "a store back")
+    }
 }

@@ -273,6 +273,19 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     /// The four roots every container has, App Groups aside.
     public static let standard: [ContainerRoot] = [.documents, .applicationSupport, .caches, .temporary]
 
+    /// The standard root of `kind`.
+    ///
+    /// - precondition: `kind` is not ``Kind/appGroup``.
+    init(standard kind: Kind) {
+        switch kind {
+        case .documents: self = .documents
+        case .applicationSupport: self = .applicationSupport
+        case .caches: self = .caches
+        case .temporary: self = .temporary
+        case .appGroup: preconditionFailure("an App Group is no standard root")
+        }
+    }
+
     /// The shared container of the App Group `identifier`, such as `group.com.example.notes`.
     ///
     /// - precondition: `identifier` starts with `group.` and has no `/`.

@@ -51,7 +51,9 @@ extension FileSystem {
     }
 
     /// Calls `body` with the target of the symbolic link at `path`, read onto the stack; nil when
-    /// there is no link (or its target is longer than 4 KB).
+    /// there is no link (or its target is longer than 4 KB). Inlined: called, it would have the
+    /// launch check copy the container and the plan its `body` reads (a retain of each string).
+    @inline(__always)
     package func withLink<R>(_ path: String, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
         #if BACKSTAGE_FAULT_INJECTION
             if let faults, (try? faults.check(.readlink, path)) == nil { return nil }

@@ -25,13 +25,13 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// A name for reports, such as `v1-to-v2`.
     public var name: String
     /// The steps, run in order.
-    public var steps: [UpgradeStep]
+    public var steps: [UpgradeStep] { didSet { launchQuestions = LaunchQuestions(steps) } }
     /// The storage version the plan reaches, such as `v4` or `2.3`. When set, a completed run
     /// records it in the container, and a build of the app that knows fewer versions refuses to
     /// run over storage a newer build upgraded (see ``init(chain:)``).
     public var version: String?
     /// The versions of the plans of a chain, oldest first.
-    private var chainVersions: [String]?
+    private(set) var chainVersions: [String]?
     /// The plans of a chain, each with its number of steps, so that a step is named in its own plan.
     private(set) var chainParts: [ChainPart]?
 
@@ -40,6 +40,9 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         var steps: Int
     }
 
+    /// What the launch check asks the launch record about each step, worked out with the steps.
+    private(set) var launchQuestions: LaunchQuestions
+
     private enum CodingKeys: String, CodingKey { case name, steps, version }
 
     /// Creates a plan.
@@ -47,6 +50,16 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         self.name = name
         self.version = version
         self.steps = steps
+        launchQuestions = LaunchQuestions(steps)
+    }
+
+    /// Decodes a plan's `name`, `version` and `steps` (``load(from:)`` reads a file strictly).
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            name: try container.decode(String.self, forKey: .name),
+            version: try container.decodeIfPresent(String.self, forKey: .version),
+            steps: try container.decode([UpgradeStep].self, forKey: .steps))
     }
 
     /// One plan running the steps of `plans`, in order: the app's whole history, as a GRDB
@@ -70,11 +83,15 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         self.chainVersions = plans.flatMap(\.versions)
         self.chainParts = plans.flatMap { $0.chainParts ?? [ChainPart(name: $0.name, steps: $0.steps.count)] }
         self.version = chainVersions?.last
+        launchQuestions = LaunchQuestions(steps)
     }
 
     /// The storage versions this plan knows, oldest first: its own ``version``, or those of the
     /// plans of a chain.
     public var versions: [String] { chainVersions ?? version.map { [$0] } ?? [] }
+
+    /// True when the plan knows a storage version (``versions`` is not empty), the list unbuilt.
+    var knowsVersions: Bool { chainVersions.map { !$0.isEmpty } ?? (version != nil) }
 
     /// The stores the launch check looks for, split into their folder and name, once each, in
     /// the plan's order.

@@ -174,8 +174,16 @@ package struct LaunchRecordView {
         return (start..<end, end + 1)
     }
 
+    /// True when a newer build wrote the record: the check below of `plan`'s
+    /// ``UpgradePlan/versions``, without building that list at every launch check.
+    package func isNewer(than plan: UpgradePlan) -> Bool {
+        if let chain = plan.chainVersions { return !chain.isEmpty && isNewer(than: chain) }
+        if let version = plan.version { return isNewer(than: CollectionOfOne(version)) }
+        return false
+    }
+
     /// ``LaunchRecord/isNewer(than:)``, on the bytes.
-    package func isNewer(than versions: [String]) -> Bool {
+    package func isNewer(than versions: some Collection<String>) -> Bool {
         guard let reached else { return false }
         if versions.contains(where: { word(reached, is: $0) }) { return false }
         guard let known else { return versions.isEmpty }
@@ -198,10 +206,24 @@ package struct LaunchRecordView {
     package func stamp(
         folder root: UnsafeRawBufferPointer, _ path: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?
     ) -> LaunchRecord.FoundStamp? {
+        stamp(absent: name) { isFolder($0, root, path) }
+    }
+
+    /// ``stamp(folder:_:absent:)`` of the folder the record names `folder` (its root, then `/`
+    /// and its path unless it is the root).
+    package func stamp(folder: UnsafeRawBufferPointer, absent name: UnsafeRawBufferPointer?) -> LaunchRecord.FoundStamp?
+    {
+        stamp(absent: name) { equal($0, folder) }
+    }
+
+    @inline(__always)
+    private func stamp(
+        absent name: UnsafeRawBufferPointer?, isFolder: (Range<Int>) -> Bool
+    ) -> LaunchRecord.FoundStamp? {
         for ordinal in 0..<min(stampCount, indexed.count) {
             let parts = indexed[ordinal]
             if name == nil && !parts.noStrays { continue }
-            guard isFolder(parts.folder, root, path) else { continue }
+            guard isFolder(parts.folder) else { continue }
             if let name, !lists(parts.names, name) { continue }
             return LaunchRecord.FoundStamp(
                 index: ordinal, device: parts.device, inode: parts.inode, seconds: parts.seconds,
@@ -212,7 +234,7 @@ package struct LaunchRecordView {
         forEachStamp { ordinal, noStrays, folder, rest in
             if ordinal < indexed.count { return true }
             if name == nil && !noStrays { return true }
-            guard isFolder(folder, root, path), let (numbers, absent) = numbersAndNames(rest) else { return true }
+            guard isFolder(folder), let (numbers, absent) = numbersAndNames(rest) else { return true }
             if let name, !lists(absent, name) { return true }
             found = LaunchRecord.FoundStamp(
                 index: ordinal, device: numbers.device, inode: numbers.inode, seconds: numbers.seconds,

@@ -55,13 +55,12 @@ public struct Upgrader: Sendable {
     /// ``UpgradeError/newerStorage(container:version:known:)``, never "nothing to do".
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
-        let versions = plan.versions
         // The steps are looked at while the record's bytes are on the stack: its stamps are read
         // from them, without copying them into strings and arrays.
         let answer = fileSystem.withLink(container.launchRecordPath) { bytes -> Bool in
             // Another format, damage: unreadable, so pending (a run writes it again).
             guard let view = LaunchRecordView(bytes) else { return true }
-            if !versions.isEmpty, view.isNewer(than: versions) { return true }
+            if view.isNewer(than: plan) { return true }
             // A crashed step waits in its journal, unless the record promises there is none.
             if JournalFile.mayWait(
                 in: container, besideRecordThatPromised: view.promisesNoJournal, fileSystem: fileSystem)
@@ -80,7 +79,7 @@ public struct Upgrader: Sendable {
         // No record: a crashed step; or something other than a link where the record belongs.
         // A guard without a record: a run started changing the storage and did not complete.
         if JournalFile.isWaiting(in: container, fileSystem: fileSystem) || fileSystem.exists(container.launchRecordPath)
-            || (!versions.isEmpty && fileSystem.exists(DowngradeGuard.path(in: container)))
+            || (plan.knowsVersions && fileSystem.exists(DowngradeGuard.path(in: container)))
         {
             return true
         }
@@ -91,12 +90,24 @@ public struct Upgrader: Sendable {
         in plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem, vouch: LaunchVouch?
     ) -> Bool {
         var probe = LaunchProbe(vouch: vouch)
-        // By index: each step is read in place, never copied (its strings retained and released).
-        for index in plan.steps.indices
-        where isNeeded(plan.steps[index], container: container, fileSystem: fileSystem, probe: &probe) {
-            return true
+        // The record answers what it can from the plan's questions (bytes, compared in place);
+        // a step it does not rule out is asked the long way. Each step is read where the array
+        // holds it: an array's subscript hands out a copy (a retain and a release of each string).
+        return plan.steps.withUnsafeBufferPointer { steps in
+            plan.launchQuestions.withQuestions { questions, bytes in
+                for index in steps.indices {
+                    if vouch != nil, index < questions.count, let question = questions[index],
+                        probe.rulesOut(question, asking: bytes, in: container, fileSystem: fileSystem)
+                    {
+                        continue
+                    }
+                    if isNeeded(steps[index], container: container, fileSystem: fileSystem, probe: &probe) {
+                        return true
+                    }
+                }
+                return false
+            }
         }
-        return false
     }
 
     /// The storage version the last versioned plan reached in `container`, nil when none ran.
@@ -438,6 +449,14 @@ struct LaunchProbe {
         return result
     }
 
+    /// True when the launch record answers `question` so that its step has nothing to do.
+    mutating func rulesOut(
+        _ question: LaunchQuestions.Question, asking bytes: UnsafeRawBufferPointer, in container: AppContainer,
+        fileSystem: FileSystem
+    ) -> Bool {
+        vouch?.rulesOut(question, asking: bytes, in: container, fileSystem: fileSystem) == true
+    }
+
     /// True when the launch record vouches that `folder` has no stray: it found none there, and
     /// the folder has not changed since.
     mutating func isQuiet(_ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool {
@@ -475,6 +494,23 @@ struct LaunchVouch {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = text
         return copy.withUTF8(body)
+    }
+
+    /// True when the record rules out `question`'s step: its folder is stamped quiet (a
+    /// quarantine) or with its store's name absent, and is unchanged.
+    mutating func rulesOut(
+        _ question: LaunchQuestions.Question, asking bytes: UnsafeRawBufferPointer, in container: AppContainer,
+        fileSystem: FileSystem
+    ) -> Bool {
+        let folder = UnsafeRawBufferPointer(rebasing: bytes[question.folderWord])
+        let name = question.isQuarantine ? nil : UnsafeRawBufferPointer(rebasing: bytes[question.name])
+        guard let found = view.pointee.stamp(folder: folder, absent: name) else { return false }
+        return isUnchanged(
+            found,
+            ContainerLocation(
+                ContainerRoot(standard: question.root),
+                String(decoding: UnsafeRawBufferPointer(rebasing: bytes[question.folderPath]), as: UTF8.self)),
+            in: container, fileSystem: fileSystem)
     }
 
     /// True when `location` is directly in a stamped folder, under a name recorded absent, and
