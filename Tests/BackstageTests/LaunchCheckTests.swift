@@ -248,8 +248,8 @@ import Testing
         #expect(Upgrader.needsUpgrade(app.container, UpgradePlan(chain: [plan, UpgradePlan(name: "v3", version: "v3", steps: [photos])])))
     }
 
-    /// A plan read from JSON is the plan made in code, and the record vouches for both alike,
-    /// a folder under a root whose name the record escapes (a space) included.
+    /// A plan read from JSON is the plan made in code and asks the record the same questions,
+    /// which the record answers for both alike, a folder whose name it escapes (a space) included.
     @Test func aPlanReadFromJSONVouchesLikeTheSamePlanInCode() async throws {
         let app = try TestContainer()
         let old = ContainerLocation(.applicationSupport, "Old Stores/Notes.sqlite")
@@ -267,6 +267,10 @@ import Testing
         ).write(to: json)
         let loaded = try UpgradePlan.load(from: json)
         #expect(loaded == built)
+        let asked = ["absent Notes.sqlite from applicationSupport/Old Stores", "quiet documents"]
+        #expect(Self.questions(loaded) == asked && Self.questions(built) == asked)
+        let group = UpgradeStep.relocate(from: ContainerLocation(.documents, "Notes.sqlite"), to: ContainerLocation(.appGroup("group.com.example.notes"), "Notes.sqlite"))
+        #expect(Self.questions(UpgradePlan(name: "group", steps: [group])) == [nil], "an App Group's step is asked the long way")
         let oldStore = app.applicationSupport.appending(path: "Old Stores/Notes.sqlite")
         try FileManager.default.createDirectory(at: oldStore.deletingLastPathComponent(), withIntermediateDirectories: true)
         try PythonSQLite.createStore(oldStore, rows: 10, journalMode: "delete")
@@ -276,7 +280,27 @@ import Testing
         let record = try FileManager.default.destinationOfSymbolicLink(atPath: app.container.backstageDirectory.appending(path: "launch").path)
         #expect(record.contains("\nseen applicationSupport/Old%20Stores ") && record.contains("\nquiet documents "), "\(record)")
         #expect(!Upgrader.needsUpgrade(app.container, loaded) && !Upgrader.needsUpgrade(app.container, built))
+        // The question's decoded bytes find the record's escaped stamp.
+        let found = Array(record.utf8).withUnsafeBytes { bytes in
+            LaunchRecordView(bytes).flatMap { view in
+                Array("applicationSupport/Old Stores".utf8).withUnsafeBytes { folder in
+                    Array("Notes.sqlite".utf8).withUnsafeBytes { view.stamp(folder: folder, absent: $0) }
+                }
+            }
+        }
+        #expect(found != nil, "\(record)")
         try FileManager.default.copyItem(at: app.supportStore().main, to: oldStore)
         #expect(Upgrader.needsUpgrade(app.container, loaded) && Upgrader.needsUpgrade(app.container, built), "a store back")
+    }
+
+    /// What `plan` asks the launch record of each step, in words.
+    static func questions(_ plan: UpgradePlan) -> [String?] {
+        let bytes = plan.launchQuestions.bytes
+        func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        return plan.launchQuestions.questions.map { question in
+            question.map {
+                $0.isQuarantine ? "quiet \(text($0.folderWord))" : "absent \(text($0.name)) from \(text($0.folderWord))"
+            }
+        }
     }
 }

@@ -242,7 +242,7 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     /// `documents`, `applicationSupport`, `caches`, `temporary` or an App Group identifier.
     public let rawValue: String
     /// Which root, decided once: the launch check resolves roots without comparing strings.
-    enum Kind: UInt8, Sendable, Hashable { case documents, applicationSupport, caches, temporary, appGroup }
+    package enum Kind: UInt8, Sendable, Hashable { case documents, applicationSupport, caches, temporary, appGroup }
     let kind: Kind
 
     /// A standard root's name or an App Group identifier (`group.` then a name without `/`);

@@ -1,6 +1,7 @@
 /// What the launch check asks the launch record about each step of a plan, worked out once, when
 /// the plan's steps are set, instead of at every check: the folder a step looks in and the store
-/// it looks for there, as the bytes the record's stamp lines hold.
+/// it looks for there, as the bytes of the record's words once decoded (the record escapes a
+/// space as `%20`; the check decodes while it compares).
 ///
 /// A check then compares those bytes with the record's. Asked from the steps themselves, each
 /// check took every store's path apart again and copied the steps and the container it read
@@ -10,23 +11,23 @@
 /// A question only ever rules a step out, when the record vouches for it; a step it does not
 /// rule out is asked the long way (``Upgrader/isNeeded(_:container:fileSystem:probe:)``), and a
 /// step naming an App Group has no question: whether the container defines the group is asked first.
-struct LaunchQuestions: Sendable {
-    struct Question: Sendable {
+package struct LaunchQuestions: Sendable {
+    package struct Question: Sendable {
         /// A quarantine: whether the record stamped `folder` quiet (no stray). Else whether it
         /// lists the store `name` absent from `folder`.
-        var isQuarantine: Bool
-        var root: ContainerRoot.Kind
-        /// The folder as the record names it, root included (`applicationSupport/Accounts/1001`).
-        var folderWord: Range<Int>
-        /// The folder's path under its root (`Accounts/1001`), for its location when it is looked at.
-        var folderPath: Range<Int>
-        var name: Range<Int>
+        package var isQuarantine: Bool
+        package var root: ContainerRoot.Kind
+        /// The folder as the record names it, decoded, root included (`applicationSupport/Old Stores`).
+        package var folderWord: Range<Int>
+        /// The folder's path under its root (`Old Stores`), for its location when it is looked at.
+        package var folderPath: Range<Int>
+        package var name: Range<Int>
     }
 
     /// One per step, nil for a step asked the long way.
-    private(set) var questions: [Question?] = []
+    package private(set) var questions: [Question?] = []
     /// The questions' folders and names, one after another.
-    private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
 
     /// Calls `body` with the questions and their bytes where they are (no copy, no retain).
     @inline(__always)
@@ -73,6 +74,6 @@ struct LaunchQuestions: Sendable {
 
 /// Derived from the steps: plans with the same steps ask the same questions.
 extension LaunchQuestions: Hashable {
-    static func == (lhs: LaunchQuestions, rhs: LaunchQuestions) -> Bool { true }
-    func hash(into hasher: inout Hasher) {}
+    package static func == (lhs: LaunchQuestions, rhs: LaunchQuestions) -> Bool { true }
+    package func hash(into hasher: inout Hasher) {}
 }

@@ -41,7 +41,7 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     }
 
     /// What the launch check asks the launch record about each step, worked out with the steps.
-    private(set) var launchQuestions: LaunchQuestions
+    package private(set) var launchQuestions: LaunchQuestions
 
     private enum CodingKeys: String, CodingKey { case name, steps, version }
 
@@ -53,13 +53,13 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
         launchQuestions = LaunchQuestions(steps)
     }
 
-    /// Decodes a plan's `name`, `version` and `steps` (``load(from:)`` reads a file strictly).
+    /// Decodes a plan's `name`, `steps` and `version`, in that order (``load(from:)`` reads a
+    /// file strictly).
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            name: try container.decode(String.self, forKey: .name),
-            version: try container.decodeIfPresent(String.self, forKey: .version),
-            steps: try container.decode([UpgradeStep].self, forKey: .steps))
+        let name = try container.decode(String.self, forKey: .name)
+        let steps = try container.decode([UpgradeStep].self, forKey: .steps)
+        self.init(name: name, version: try container.decodeIfPresent(String.self, forKey: .version), steps: steps)
     }
 
     /// One plan running the steps of `plans`, in order: the app's whole history, as a GRDB
