@@ -329,6 +329,30 @@ import Testing
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
     }
 
+    /// An archive refused before its first entry (a format import does not read, a file that is
+    /// no archive) leaves the container's folder as it was: no Documents, no lock, no staging.
+    @Test func anArchiveRefusedBeforeItsFirstEntryLeavesAnEmptyContainerEmpty() async throws {
+        let folder = try TemporaryDirectory()
+        let xar = try Self.bsdtar(["Notes.txt": Data("Day one\n".utf8)], as: "notes.xar", format: "xar", in: folder.url)
+        let text = folder.url.appending(path: "notes.zip")
+        try Data(String(repeating: "Not an archive, only text named like one.\n", count: 40).utf8).write(to: text)
+        for archive in [xar, text] {
+            let root = folder.url.appending(path: "App-\(archive.lastPathComponent)")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+            let container = AppContainer(
+                documents: root.appending(path: "Documents"),
+                applicationSupport: root.appending(path: "Library/Application Support"),
+                caches: root.appending(path: "Library/Caches"), temporary: root.appending(path: "tmp"))
+
+            await #expect {
+                try await Importer(container: container).importArchive(archive)
+            } throws: { error in
+                (error as? ArchiveError)?.archivePath == archive.path
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty, "\(archive.lastPathComponent)")
+        }
+    }
+
     /// `files` (paths under a folder of their own in `folder`) archived by bsdtar as `name`, in
     /// `format`, through `filter` (a bsdtar option such as `--xz`) when not empty.
     static func bsdtar(

@@ -65,6 +65,20 @@ public struct Importer: Sendable {
         throw CancellationError()
     }
 
+    /// Opens the archive and reads its first entry's header, as the import then does: an
+    /// ``ArchiveError`` when libarchive cannot read it.
+    private static func readFirstHeader(
+        of archivePath: String, reading archiveFile: String, fileSystem: FileSystem
+    )
+        throws
+    {
+        try withUTF8Locale {
+            let reader = try ArchiveReader(path: archivePath, reading: archiveFile, fileSystem: fileSystem)
+            defer { reader.close() }
+            _ = try reader.next()
+        }
+    }
+
     /// The synchronous engine.
     package func importAndWait(
         _ archive: URL, options: ImportOptions = ImportOptions(),
@@ -86,6 +100,9 @@ public struct Importer: Sendable {
         else {
             throw FileSystemError(operation: .open, path: parent, code: ENOENT)
         }
+        // An archive Backstage cannot read (a format it does not take, a file that is no archive)
+        // is refused before anything is made in the container: its lock, Documents, the staging.
+        try Self.readFirstHeader(of: archivePath, reading: archiveFile, fileSystem: fileSystem)
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
         let quarantine = Quarantine(container: container, fileSystem: fileSystem)
