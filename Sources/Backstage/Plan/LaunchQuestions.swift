@@ -43,13 +43,13 @@ package struct LaunchQuestions: Sendable {
     private mutating func question(for step: UpgradeStep) -> Question? {
         guard step.firstLocation(where: { $0.root.kind == .appGroup }) == nil else { return nil }
         let location: ContainerLocation
+        let isQuarantine: Bool
         switch step {
-        case .quarantine(let quarantine): location = quarantine.folder
+        case .quarantine(let quarantine): (location, isQuarantine) = (quarantine.folder, true)
         case .relocate, .split, .migrateSchema:
             guard let store = step.probedStore else { return nil }
-            location = store
+            (location, isQuarantine) = (store, false)
         }
-        let isQuarantine = step.probedStore == nil
         let path = Array(location.path.utf8)
         // A store: split at its last `/`, as the record names folders and stores.
         let nameStart = isQuarantine ? path.count : (path.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0)
