@@ -50,9 +50,9 @@ struct ContentsEqualTests {
         (try TemporaryDirectory(prefix: "equal"), try TemporaryDirectory(base: URL(filePath: "/dev/shm")))
     }
 
-    /// Across file systems the source is read once, through a ring of four 2 MiB buffers, and each
-    /// piece is read back from the copy: a file of more pieces than the ring holds (and a last
-    /// partial one) and an empty file copy byte for byte, with the source's mode.
+    /// Across file systems the kernel copies (`sendfile`) while the second thread compares the
+    /// windows written: a file of two windows (the second partial) and an empty file copy
+    /// byte for byte, with the source's mode.
     @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
     func aVerifiedCopyAcrossFileSystemsIsIdentical() throws {
         let (local, other) = try Self.twoFileSystems()
@@ -72,8 +72,8 @@ struct ContentsEqualTests {
         #expect(try Data(contentsOf: URL(filePath: emptyCopy)).isEmpty)
     }
 
-    /// A byte of the copy that differs from the buffer it was written from, however it came to
-    /// differ, is caught: the copy is not identical.
+    /// A byte of the copy that differs from the source, however it came to differ, is caught: the
+    /// copy is not identical.
     @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
     func aCorruptedCopyAcrossFileSystemsIsNotIdentical() throws {
         let (local, other) = try Self.twoFileSystems()

@@ -4,22 +4,15 @@ extension FileSystem {
     /// Copies `from` to a new file `to` like ``copyFile(_:to:mode:progress:)`` and proves the copy
     /// byte-identical, on a second thread that overlaps the copy instead of following it.
     ///
-    /// On one file system the kernel copies (``copyFile(_:to:mode:progress:)``) and the second
-    /// thread compares each 8 MiB window of both files as soon as it is written. Across file
-    /// systems the bytes pass through buffers of this process anyway: the source is read once into
-    /// a ring of buffers and written, and the second thread reads each written piece back from the
-    /// destination and compares it with the buffer it was written from, so the source is never
-    /// read twice (from a cold cache, a second read of a large store came from the disk again).
+    /// The kernel copies (``copyFile(_:to:mode:progress:)``: `copy_file_range` on one file system,
+    /// `sendfile` across two), so the bytes never pass through this process on their way. The
+    /// second thread compares each 8 MiB window of both files as soon as it is written, while the
+    /// source's window is still in the page cache the copy just filled.
     ///
     /// - returns: The bytes copied, and whether the copy matches the source.
     package func copyVerified(
         _ from: String, to: String, progress: (Int64) throws -> Void = { _ in }
     ) throws -> (bytes: Int64, identical: Bool) {
-        if let source = try? Syscalls.lstat(from), let folder = try? Syscalls.lstat(Self.folder(of: to)),
-            source.st_dev != folder.st_dev
-        {
-            return try copyThroughRing(from, to: to, progress: progress)
-        }
         let state = VerificationState()
         let window: Int64 = 8 << 20
         let finished = DispatchSemaphore(value: 0)
@@ -78,6 +71,9 @@ extension FileSystem {
         var method = Method.copyFileRange
         var buffer: UnsafeMutableRawBufferPointer?
         defer { buffer?.deallocate() }
+        // As `cp` does: the kernel reads the source further ahead (from a cold cache, the copy
+        // waits for the disk less).
+        Syscalls.adviseSequential(src)
         while true {
             try inject(.copy, to)
             try inject(.write, to)
@@ -142,11 +138,6 @@ extension FileSystem {
         }
     }
 
-    private static func folder(of path: String) -> String {
-        let parent = (path as NSString).deletingLastPathComponent
-        return parent.isEmpty ? "." : parent
-    }
-
     /// The verifier's side: compares windows of the two files up to what the copier published.
     fileprivate func compareWhileCopying(
         _ a: String, _ b: String, state: VerificationState, window: Int64
@@ -174,149 +165,6 @@ extension FileSystem {
 
     private func contentsEqualIfPresent(_ a: String, _ b: String) -> Bool {
         (try? contentsEqual(a, b)) ?? false
-    }
-
-    /// Across file systems: the source read once, 2 MiB at a time, into a ring of four buffers and
-    /// written from them; the verifier reads each piece back from the destination and compares it
-    /// with its buffer before the buffer is reused. Then the destination is fsynced, and both files
-    /// must have exactly the bytes copied (nothing appended to the source behind the copy's back).
-    /// Memory: 10 MiB, whatever the file's size.
-    fileprivate func copyThroughRing(
-        _ from: String, to: String, progress: (Int64) throws -> Void
-    ) throws -> (bytes: Int64, identical: Bool) {
-        try withNewCopy(of: from, at: to, mode: nil) { src, dst in
-            try copyThroughRing(src, from, to: dst, to, progress: progress)
-        }
-    }
-
-    private func copyThroughRing(
-        _ src: Int32, _ from: String, to dst: Int32, _ to: String, progress: (Int64) throws -> Void
-    ) throws -> (bytes: Int64, identical: Bool) {
-        let ring = BufferRing(count: 4, size: 2 << 20)
-        defer { ring.deallocate() }
-        let finished = DispatchSemaphore(value: 0)
-        let verifier = Thread {
-            defer { finished.signal() }
-            ring.verify(against: dst, path: to)
-        }
-        verifier.stackSize = 1 << 20
-        verifier.start()
-        var copied: Int64 = 0
-        do {
-            while let slot = ring.emptySlot() {
-                try inject(.copy, to)
-                try inject(.write, to)
-                let buffer = ring.buffer(slot)
-                let n = try Syscalls.preadFully(src, buffer, at: copied, path: from)
-                if n == 0 { break }
-                try Syscalls.writeAll(dst, UnsafeRawBufferPointer(rebasing: buffer[..<n]), path: to)
-                #if BACKSTAGE_FAULT_INJECTION
-                    if let faults, faults.shouldCorrupt(to) {
-                        Syscalls.overwriteByte(dst, at: copied + Int64(n) - 1)
-                    }
-                #endif
-                ring.fill(slot, offset: copied, count: n)
-                copied += Int64(n)
-                try progress(copied)
-            }
-        } catch {
-            ring.finish()
-            finished.wait()
-            throw error
-        }
-        ring.finish()
-        finished.wait()
-        try inject(.fsync, to)
-        try Syscalls.fsync(dst, path: to)
-        let sourceSize = Int64(try Syscalls.fstat(src, path: from).st_size)
-        let copySize = Int64(try Syscalls.fstat(dst, path: to).st_size)
-        return (copied, ring.allEqual && sourceSize == copied && copySize == copied)
-    }
-}
-
-/// The copier's buffers and the verifier's queue: the copier fills an empty slot and hands it
-/// over; the verifier compares it with what the destination holds there and empties it. A
-/// mismatch or a failed read ends the copy early (no empty slot is handed out again).
-private final class BufferRing: @unchecked Sendable {
-    private let condition = NSCondition()
-    private let storage: UnsafeMutableRawBufferPointer
-    private let size: Int
-    private let count: Int
-    private var offsets: [Int64]
-    private var lengths: [Int]
-    /// Slots `[verified, filled)` (modulo `count`) wait for the verifier.
-    private var filled = 0
-    private var verified = 0
-    private var finished = false
-    private var mismatch = false
-
-    init(count: Int, size: Int) {
-        self.count = count
-        self.size = size
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: count * size, alignment: 4096)
-        offsets = Array(repeating: 0, count: count)
-        lengths = Array(repeating: 0, count: count)
-    }
-
-    func deallocate() { storage.deallocate() }
-
-    func buffer(_ slot: Int) -> UnsafeMutableRawBufferPointer {
-        UnsafeMutableRawBufferPointer(rebasing: storage[slot * size..<(slot + 1) * size])
-    }
-
-    /// The next slot to fill once the verifier is done with it; nil after a mismatch.
-    func emptySlot() -> Int? {
-        condition.lock()
-        defer { condition.unlock() }
-        while filled - verified >= count && !mismatch { condition.wait() }
-        return mismatch ? nil : filled % count
-    }
-
-    func fill(_ slot: Int, offset: Int64, count bytes: Int) {
-        condition.withLock {
-            offsets[slot] = offset
-            lengths[slot] = bytes
-            filled += 1
-            condition.broadcast()
-        }
-    }
-
-    /// No more slots will be filled (the copy ended, or failed).
-    func finish() {
-        condition.withLock {
-            finished = true
-            condition.broadcast()
-        }
-    }
-
-    /// True when every piece handed over matched the destination.
-    var allEqual: Bool { condition.withLock { !mismatch } }
-
-    /// The verifier: until the copier finishes, compares each filled slot with `length` bytes of
-    /// `fd` read back at its offset.
-    func verify(against fd: Int32, path: String) {
-        let readBack = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
-        defer { readBack.deallocate() }
-        while true {
-            condition.lock()
-            while filled == verified && !finished && !mismatch { condition.wait() }
-            guard filled > verified, !mismatch else {
-                condition.unlock()
-                return
-            }
-            let slot = verified % count
-            let offset = offsets[slot], length = lengths[slot]
-            condition.unlock()
-            let equal =
-                ((try? Syscalls.preadFully(
-                    fd, UnsafeMutableRawBufferPointer(rebasing: readBack[..<length]), at: offset, path: path)) == length)
-                && memcmp(readBack.baseAddress!, buffer(slot).baseAddress!, length) == 0
-            condition.withLock {
-                if !equal { mismatch = true }
-                verified += 1
-                condition.broadcast()
-            }
-        }
     }
 }
 

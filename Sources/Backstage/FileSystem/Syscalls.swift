@@ -80,6 +80,12 @@ enum Syscalls {
         advise(path, length: length, POSIX_FADV_WILLNEED)
     }
 
+    /// `POSIX_FADV_SEQUENTIAL` on the open file `fd`: the kernel reads further ahead of a reader
+    /// that will go from its start to its end. Advice only: nothing fails for want of it.
+    static func adviseSequential(_ fd: Int32) {
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+    }
+
     /// Drops the clean pages of `path` from the page cache (`POSIX_FADV_DONTNEED`): its next read
     /// comes from the disk.
     static func dontNeed(_ path: String) {
