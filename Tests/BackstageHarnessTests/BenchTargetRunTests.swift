@@ -20,7 +20,15 @@ import Testing
             executable: URL(filePath: backstageExecutable), sizes: [1_000_000], runs: 2,
             workspace: scratch.url.appending(path: "work"))
         runner.generationSchemas = [schema]
+        var lines: [String] = []
+        runner.log = { line, _ in lines.append(line) }
         let report = try runner.run()
+
+        // The second run goes through the cases backwards: each Backstage case runs once after
+        // its baselines and once before them.
+        let run1 = lines.filter { $0.hasPrefix("run 1/2, warm: ") }.map { $0.dropFirst("run 1/2, warm: ".count) }
+        let run2 = lines.filter { $0.hasPrefix("run 2/2, warm: ") }.map { $0.dropFirst("run 2/2, warm: ".count) }
+        #expect(run1.count > 10 && Array(run2) == Array(run1.reversed()), "\(run1) then \(run2)")
 
         let markdown = report.markdown
         #expect(markdown.contains("| target | at | warm: median (min–max) | cold: median (min–max) | limit | met |"))

@@ -171,8 +171,21 @@ import Testing
             #expect(low <= ratio && ratio <= high, "\(row.operation): the median within its spread")
         }
         let split = order.filter { $0.hasPrefix("split ·") || $0.hasPrefix("VACUUM INTO") }
-        #expect(split.map { $0.hasPrefix("split") } == [true, false, true, false], "\(split)")
+        // Each pair's first side inherits the machine as the one before left it: the order alternates.
+        #expect(split.map { $0.hasPrefix("split") } == [true, false, false, true], "\(split)")
         #expect(report.targets.filter { $0.name.contains(", warm: ") }.count == 3)
+    }
+
+    /// A machine that gives its freed memory back to its host (a VM's balloon) is told apart from
+    /// one that keeps it: the order Linux reports from, up to its largest block (2^10 pages).
+    @Test func freePageReportingIsReadFromItsControl() throws {
+        let scratch = try TemporaryDirectory()
+        let control = scratch.url.appending(path: "page_reporting_order")
+        try Data("9\n".utf8).write(to: control)
+        #expect(ScalingBench.freePageReportingOrder(control: control.path) == 9)
+        try Data("11\n".utf8).write(to: control)
+        #expect(ScalingBench.freePageReportingOrder(control: control.path) == nil, "above every block: none reported")
+        #expect(ScalingBench.freePageReportingOrder(control: scratch.path + "/absent") == nil)
     }
 
     @Test func oldStoreRowsStillLoadAndNewOnesAreCheckedAgainstTheDesignLimits() throws {

@@ -81,7 +81,10 @@ public struct BenchRunner {
         var done = 0.0
         for run in 1...runs {
             for cache in caches {
-                for item in cases {
+                // A case inherits the machine as the one before it left it (memory just freed,
+                // write-back under way): every other run goes through the cases backwards, so
+                // that each Backstage case runs as often after its baselines as before them.
+                for item in run.isMultiple(of: 2) ? Array(cases.reversed()) : cases {
                     log("run \(run)/\(runs), \(cache): \(item.name) at \(BenchReport.size(item.bytes))", done / total)
                     let measured = try time(item, cache: cache)
                     let key = "\(item.name)@\(item.bytes)@\(cache)"

@@ -99,6 +99,12 @@ extension ScalingBench {
         ]
         if Self.availableMemory() > size + size / 2 + (1 << 30) {
             operations.append(relocateAcrossFileSystems(source: source))
+            if let order = Self.freePageReportingOrder() {
+                notes.append(
+                    "this machine gives the memory it frees back to its host (free page reporting, order \(order)): "
+                        + "each copy to /dev/shm waits for the host to give its pages again, and its runs can vary "
+                        + "by 2x or more; writing 11 to \(Self.pageReportingOrder) for the run keeps the memory")
+            }
         } else {
             notes.append(
                 "too little free RAM for a copy to /dev/shm: the store was copied to a folder of the same disk")
@@ -207,13 +213,29 @@ extension ScalingBench {
         var did = ""
         for index in 1...max(1, storeRuns) {
             let name = operation.backstage.name
-            log("\(name) · store of \(BenchReport.size(bytes)) · \(cache), run \(index) of \(storeRuns)")
-            own.append(try time(operation.backstage, cache: cache, in: run).measured)
-            if let baseline = operation.baseline {
-                log("\(baseline.name) · store of \(BenchReport.size(bytes)) · \(cache), run \(index) of \(storeRuns)")
-                let timed = try time(baseline, cache: cache, in: run)
+            let which = "store of \(BenchReport.size(bytes)) · \(cache), run \(index) of \(storeRuns)"
+            let ownRun = {
+                log("\(name) · \(which)")
+                own.append(try self.time(operation.backstage, cache: cache, in: run).measured)
+            }
+            guard let baseline = operation.baseline else {
+                try ownRun()
+                continue
+            }
+            let baseRun = {
+                log("\(baseline.name) · \(which)")
+                let timed = try self.time(baseline, cache: cache, in: run)
                 base.append(timed.measured)
                 did = timed.did
+            }
+            // Whichever side runs first in a pair inherits the machine as the one before left it
+            // (memory just freed, write-back under way): the order alternates, run by run.
+            if index.isMultiple(of: 2) {
+                try baseRun()
+                try ownRun()
+            } else {
+                try ownRun()
+                try baseRun()
             }
         }
         var row = ScalingReport.StoreRow(
@@ -328,6 +350,19 @@ extension ScalingBench {
     }
 
     /// MemAvailable of /proc/meminfo in bytes, 0 when unknown.
+    /// Where Linux says from which block size (a power of two of pages) it reports free memory to
+    /// a hypervisor (virtio-balloon's free page reporting).
+    package static let pageReportingOrder = "/sys/module/page_reporting/parameters/page_reporting_order"
+
+    /// The order of the free blocks this machine gives back to its host, or nil when it gives none
+    /// back (no reporting, or an order above the largest block, 2^10 pages).
+    package static func freePageReportingOrder(control: String = pageReportingOrder) -> Int? {
+        guard let text = try? String(contentsOfFile: control, encoding: .utf8),
+            let order = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), order <= 10
+        else { return nil }
+        return order
+    }
+
     static func availableMemory() -> Int64 {
         let text = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? ""
         for line in text.split(separator: "\n") where line.hasPrefix("MemAvailable:") {
