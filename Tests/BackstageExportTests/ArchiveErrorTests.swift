@@ -114,6 +114,39 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
     }
 
+    /// A Backstage tar.zst is a series of zstd frames (2 MiB of tar each): `zstd` counts them and
+    /// restores the tar, the import brings every document back, and a byte flipped in a frame past
+    /// the first is refused by that frame's checksum, nothing written.
+    @Test func everyFrameOfABackstageTarZstIsChecked() async throws {
+        let app = try TestContainer()
+        var random = SystemRandomNumberGenerator()
+        // Random bytes, which zstd stores as they are: 3 MB of them put the archive's bytes past
+        // the largest first frame 2 MiB of tar can make.
+        let noise = Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let text = Data((0..<900_000).map { (index: Int) -> UInt8 in UInt8(97 + (index * 31 + index / 7) % 26) })
+        let files = ["clip.mov": noise, "tides.txt": text]
+        for (path, data) in files { _ = try app.writeDocument(path, data) }
+        let archives = try TemporaryDirectory()
+        let archive = archives.url.appending(path: "out.tar.zst")
+        try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tarZst))
+        let listed = try runProcess("/usr/bin/zstd", ["-l", archive.path])
+        let frames = listed.stdout.split(separator: "\n").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
+        #expect((frames ?? 0) >= 2, "several frames: \(listed.stdout)")
+        let intact = try TestContainer()
+        try await Importer(container: intact.container).importArchive(archive)
+        for (path, data) in files {
+            #expect(try Data(contentsOf: intact.documents.appending(path: path)) == data, "\(path)")
+        }
+        var bytes = try Data(contentsOf: archive)
+        let found = try #require(bytes.range(of: noise[2_900_000..<2_900_064]), "random bytes are stored as they are")
+        #expect(found.lowerBound > 2_200_000, "past the first frame, which holds 2 MiB of tar at most")
+        bytes[found.lowerBound] ^= 0x01
+        try bytes.write(to: archive)
+        let target = try TestContainer()
+        await #expect(throws: ArchiveError.self) { try await Importer(container: target.container).importArchive(archive) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.documents.path).isEmpty)
+    }
+
     /// Each damage is found by libarchive (a status it returned) or by Backstage's own check after
     /// it (no status, no errno): never a code that no one returned.
     @Test(arguments: DamagedArchive.allCases)

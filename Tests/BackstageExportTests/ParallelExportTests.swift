@@ -103,8 +103,8 @@ func complaintsOfIndependentReaders(_ archive: URL, format: ArchiveFormat, entri
         #expect(bytes.range(of: Data([0x50, 0x4b, 0x06, 0x06])) != nil, "a zip64 end of central directory record")
     }
 
-    /// A tar.zst's tar stream reaches libzstd on a thread of its own, through a few 1 MiB blocks
-    /// (``ThreadedSink``): hundreds of small notes and files larger than every block together come
+    /// A tar.zst's tar stream is cut into 2 MiB blocks, each a zstd frame of its own
+    /// (``ParallelZstd``): hundreds of small notes and files larger than a block together come
     /// back byte for byte, and the tar inside is the plain tar export's, byte for byte, whatever
     /// the threads.
     @Test func aTarZstHoldsThePlainTarExportByteForByte() async throws {

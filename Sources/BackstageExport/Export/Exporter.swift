@@ -331,8 +331,8 @@ public struct Exporter: Sendable {
     }
 
     /// Writes `items` to `temporary` in `options.format`; returns the bytes of content archived.
-    /// zip and tar.gz are written by Backstage on several threads, tar.zst on libzstd's (libarchive
-    /// writing the entries), the other formats by libarchive alone.
+    /// zip, tar.gz and tar.zst are written by Backstage on several threads (libarchive writing the
+    /// tar's entries), the other formats by libarchive alone.
     private func write(
         _ items: ArchiveItems, to temporary: URL, naming destination: URL, options: ExportOptions,
         fileSystem: FileSystem,
@@ -371,15 +371,12 @@ public struct Exporter: Sendable {
                 temporary: temporary.path, archivePath: destination.path, fileSystem: fileSystem)
             defer { output.close() }
             return try withUTF8Locale {
-                // libarchive writes the tar stream; Backstage compresses it on `threads` threads.
-                // libzstd's stream is fed from a thread of its own (``ThreadedSink``): the files are
-                // read and framed while it waits for its workers.
-                let sink: any FinishingArchiveSink =
+                // libarchive writes the tar stream; Backstage compresses it on `threads` threads,
+                // in blocks at fixed offsets: gzip members, zstd frames.
+                let sink =
                     options.format == .tarGz
-                    ? try ParallelGzip(output: output, level: options.level, workers: threads)
-                    : ThreadedSink(
-                        try ZstdSink(output: output, level: options.level, workers: threads),
-                        archivePath: destination.path)
+                    ? ParallelGzip.sink(output: output, level: options.level, workers: threads)
+                    : try ParallelZstd.sink(output: output, level: options.level, workers: threads)
                 let writer = try ArchiveWriter(sink: sink, format: .tar, level: nil, archivePath: destination.path)
                 let bytes = try write(
                     items, with: writer, readAhead: readAhead, fileSystem: fileSystem, progress: progress,

@@ -13,178 +13,27 @@ import Foundation
 /// smaller. Inside a block, each 128 KiB that looks random (``CompressionProbe``) is stored, not
 /// compressed: a run of such pieces is a stored member, a run of the others a compressed one.
 ///
-/// Every decision depends on the bytes only, at fixed offsets, so the file is the same whatever
-/// the number of workers (one included). Memory is bounded: at most three blocks per worker are
-/// in flight, about 2 MiB each with their output.
-///
-/// The calling thread feeds it (``consume(_:)``, as libarchive's tar writer produces bytes) and
-/// writes the compressed blocks, in order, as they come back.
-final class ParallelGzip: FinishingArchiveSink {
+/// The blocks go through ``ParallelBlocks``: every decision depends on the bytes only, at fixed
+/// offsets, so the file is the same whatever the number of workers (one included). Memory is
+/// bounded: at most three blocks per worker are in flight, about 2 MiB each with their output.
+enum ParallelGzip {
     static let blockSize = 1 << 20
     /// The pieces of a block judged apart: stored when they look random.
     static let pieceSize = 128 << 10
 
-    private let output: ArchiveOutput
-    private let queue: Queue
-    private let workers = ThreadGroup()
-    private let maxInFlight: Int
-    private var block: [UInt8] = []
-    private var submitted = 0
-    private var written = 0
-    private var finished = false
-    /// The first failure (a full disk): the stream is broken, nothing more is written.
-    private var failure: ArchiveError?
-
-    /// Starts `workers` compressing threads at `level` (zlib's scale 0–9, 6 when nil, as gzip).
-    init(output: ArchiveOutput, level: Int?, workers count: Int) throws(ArchiveError) {
+    /// A sink writing to `output` at `level` (zlib's scale 0–9, 6 when nil, as gzip) on `workers` threads.
+    static func sink(output: ArchiveOutput, level: Int?, workers: Int) -> ParallelBlocks {
         let level = Int32(max(0, min(9, level ?? 6)))
-        self.output = output
-        self.queue = Queue()
-        self.maxInFlight = 3 * max(1, count)
-        block.reserveCapacity(Self.blockSize)
-        let queue = self.queue
-        for _ in 0..<max(1, count) {
-            workers.start { Self.work(queue, level: level) }
-        }
-    }
-
-    deinit {
-        queue.stop()
-        workers.wait()
-    }
-
-    func consume(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
-        if let failure { throw failure }
-        do {
-            try append(bytes)
-        } catch {
-            failure = error
-            throw error
-        }
-    }
-
-    private func append(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
-        var rest = bytes
-        while !rest.isEmpty {
-            let take = min(rest.count, Self.blockSize - block.count)
-            block.append(contentsOf: rest.prefix(take))
-            rest = UnsafeRawBufferPointer(rebasing: rest.dropFirst(take))
-            if block.count == Self.blockSize { try submit() }
-        }
-    }
-
-    /// Compresses what is left, waits for every block and writes them.
-    func finish() throws(ArchiveError) {
-        if let failure { throw failure }
-        guard !finished else { return }
-        finished = true
-        // A gzip file holds at least one member, if only an empty one.
-        if !block.isEmpty || submitted == 0 { try submit() }
-        while written < submitted { try writeNext(waiting: true) }
-        queue.stop()
-    }
-
-    private func submit() throws(ArchiveError) {
-        // Back-pressure: never more than maxInFlight blocks compressed or compressing ahead of the file.
-        while submitted - written >= maxInFlight { try writeNext(waiting: true) }
-        queue.push(Job(index: submitted, input: block))
-        block = []
-        block.reserveCapacity(Self.blockSize)
-        submitted += 1
-        while try writeNext(waiting: false) {}
-    }
-
-    /// Writes the next block in order if it is compressed (waiting for it when asked); false if
-    /// it is not ready.
-    @discardableResult
-    private func writeNext(waiting: Bool) throws(ArchiveError) -> Bool {
-        guard written < submitted else { return false }
-        guard let done = queue.take(written, waiting: waiting) else {
-            // Waiting ends without the block only when a worker could not start (no memory for libdeflate).
-            if waiting {
-                throw ArchiveError(
-                    cause: .outOfMemory, message: "libdeflate could not allocate its compressor",
-                    archivePath: output.archivePath)
-            }
-            return false
-        }
-        try output.write(done)
-        written += 1
-        return true
-    }
-
-    // MARK: Workers
-
-    private struct Job: Sendable {
-        var index: Int
-        var input: [UInt8]
-    }
-
-    /// Jobs waiting for a worker, and finished blocks (their members) waiting to be written.
-    private final class Queue: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var jobs: [Job] = []
-        private var jobsStart = 0
-        private var done: [Int: [UInt8]] = [:]
-        private var stopped = false
-
-        func push(_ job: Job) {
-            condition.lock()
-            jobs.append(job)
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        /// The next job, or nil once stopped.
-        func next() -> Job? {
-            condition.lock()
-            defer { condition.unlock() }
-            while jobsStart == jobs.count && !stopped { condition.wait() }
-            guard jobsStart < jobs.count, !stopped else { return nil }
-            let job = jobs[jobsStart]
-            jobs[jobsStart].input = []
-            jobsStart += 1
-            if jobsStart > 64 {
-                jobs.removeFirst(jobsStart)
-                jobsStart = 0
-            }
-            return job
-        }
-
-        func complete(_ index: Int, _ members: [UInt8]) {
-            condition.lock()
-            done[index] = members
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        func take(_ index: Int, waiting: Bool) -> [UInt8]? {
-            condition.lock()
-            defer { condition.unlock() }
-            while done[index] == nil && waiting && !stopped { condition.wait() }
-            return done.removeValue(forKey: index)
-        }
-
-        func stop() {
-            condition.lock()
-            stopped = true
-            condition.broadcast()
-            condition.unlock()
-        }
-    }
-
-    private static func work(_ queue: Queue, level: Int32) {
-        guard let members = Members(level: level) else {
-            queue.stop()
-            return
-        }
-        while let job = queue.next() {
-            queue.complete(job.index, job.input.withUnsafeBytes { members.compress($0) })
-        }
+        return ParallelBlocks(
+            output: output, blockSize: blockSize, workers: workers,
+            encoderFailure: ArchiveError(
+                cause: .outOfMemory, message: "libdeflate could not allocate its compressor",
+                archivePath: output.archivePath)
+        ) { Members(level: level) }
     }
 
     /// One worker's compressors, and the members it makes of a block.
-    private final class Members {
+    private final class Members: BlockEncoder {
         let level: Int32
         let deflater: BlockDeflater
         let storer: BlockDeflater
@@ -203,7 +52,7 @@ final class ParallelGzip: FinishingArchiveSink {
         deinit { scratch.deallocate() }
 
         /// The block as members: runs of random-looking pieces stored, the others compressed.
-        func compress(_ block: UnsafeRawBufferPointer) -> [UInt8] {
+        func encode(_ block: UnsafeRawBufferPointer) -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(block.count / 2)
             // Each piece's kind, then one member per run of pieces of one kind (an empty block: one
