@@ -32,11 +32,12 @@ final class ParallelBlocks: FinishingArchiveSink {
     /// The first failure (a full disk): the stream is broken, nothing more is written.
     private var failure: ArchiveError?
 
-    /// Starts `workers` threads, each with the encoder `makeEncoder` returns on that thread; nil
-    /// there (no memory for the compressor) stops the stream with `encoderFailure`.
+    /// Starts `workers` threads, each with the encoder `makeEncoder` makes on that thread; an
+    /// error there (no memory for the compressor, a setting refused) stops the stream, and the
+    /// writer throws it at its next block.
     init(
         output: ArchiveOutput, blockSize: Int, workers count: Int, blocksInFlightPerWorker: Int = 3,
-        encoderFailure: ArchiveError, makeEncoder: @escaping @Sendable () -> (any BlockEncoder)?
+        makeEncoder: @escaping @Sendable () throws(ArchiveError) -> any BlockEncoder
     ) {
         self.output = output
         self.blockSize = blockSize
@@ -46,7 +47,8 @@ final class ParallelBlocks: FinishingArchiveSink {
         let queue = self.queue
         for _ in 0..<max(1, count) {
             workers.start {
-                guard let encoder = makeEncoder() else { return queue.fail(encoderFailure) }
+                let encoder: any BlockEncoder
+                do throws(ArchiveError) { encoder = try makeEncoder() } catch { return queue.fail(error) }
                 while let job = queue.next() {
                     let encoded = job.input.withUnsafeBytes { bytes in
                         Result { () throws(ArchiveError) in try encoder.encode(bytes) }

@@ -24,12 +24,15 @@ enum ParallelGzip {
     /// A sink writing to `output` at `level` (zlib's scale 0–9, 6 when nil, as gzip) on `workers` threads.
     static func sink(output: ArchiveOutput, level: Int?, workers: Int) -> ParallelBlocks {
         let level = Int32(max(0, min(9, level ?? 6)))
-        return ParallelBlocks(
-            output: output, blockSize: blockSize, workers: workers,
-            encoderFailure: ArchiveError(
-                cause: .outOfMemory, message: "libdeflate could not allocate its compressor",
-                archivePath: output.archivePath)
-        ) { Members(level: level) }
+        let archivePath = output.archivePath
+        return ParallelBlocks(output: output, blockSize: blockSize, workers: workers) { () throws(ArchiveError) in
+            guard let members = Members(level: level) else {
+                throw ArchiveError(
+                    cause: .outOfMemory, message: "libdeflate could not allocate its compressor",
+                    archivePath: archivePath)
+            }
+            return members
+        }
     }
 
     /// One worker's compressors, and the members it makes of a block.

@@ -30,14 +30,11 @@ enum ParallelZstd {
         }
         let level = level.map { Int32($0) } ?? defaultLevel
         let archivePath = output.archivePath
-        // A worker's frames: the settings are checked on this thread, before any worker starts.
-        _ = try Frames(level: level, archivePath: archivePath)
-        return ParallelBlocks(
-            output: output, blockSize: blockSize, workers: workers, blocksInFlightPerWorker: 2,
-            encoderFailure: ArchiveError(
-                cause: .outOfMemory, message: "libzstd could not allocate its compression context",
-                archivePath: archivePath)
-        ) { try? Frames(level: level, archivePath: archivePath) }
+        // Each worker makes its own context; one that fails (memory, a setting refused) stops the
+        // stream with its error.
+        return ParallelBlocks(output: output, blockSize: blockSize, workers: workers, blocksInFlightPerWorker: 2) {
+            () throws(ArchiveError) in try Frames(level: level, archivePath: archivePath)
+        }
     }
 
     /// One worker's compression context, and the frame it makes of a block.
