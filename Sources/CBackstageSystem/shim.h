@@ -47,6 +47,30 @@ static inline int backstage_start_writeback(int fd) {
 #endif
 }
 
+/// Whether any of `length` bytes of fd from `offset` is in the page cache: 1 yes, 0 no, -1 when
+/// the kernel cannot say. cachestat(2) (Linux 6.5 and later), which reads nothing and starts no
+/// read-ahead (a read with RWF_NOWAIT would: it fails with EAGAIN, the read-ahead started).
+struct backstage_cachestat_range { unsigned long long offset, length; };
+struct backstage_cachestat {
+    unsigned long long cache, dirty, writeback, evicted, recently_evicted;
+};
+static inline int backstage_is_cached(int fd, long long offset, long long length) {
+#if defined(__linux__)
+    struct backstage_cachestat_range range = { (unsigned long long)offset, (unsigned long long)length };
+    struct backstage_cachestat status;
+    if (syscall(451 /* cachestat, the same number on every architecture */, fd, &range, &status, 0u) != 0) {
+        return -1;
+    }
+    return status.cache > 0 ? 1 : 0;
+#else
+    (void)fd;
+    (void)offset;
+    (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /// ioctl(FICLONE): a copy-on-write clone of a whole file (btrfs, xfs).
 static inline int backstage_ficlone(int dest_fd, int src_fd) {
 #if defined(__linux__)

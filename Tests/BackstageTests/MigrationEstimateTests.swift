@@ -74,6 +74,50 @@ import Testing
         #expect(missing.bytes == all.bytes && missing.rows == all.rows)
     }
 
+    /// Whether this machine's temporary folder can drop a file's pages from the page cache, and
+    /// say which are there (tmpfs keeps them all: nothing to measure there).
+    static let pageCacheCanBeMeasured: Bool = {
+        guard let folder = try? TemporaryDirectory(prefix: "cache") else { return false }
+        let path = folder.url.appending(path: "probe").path
+        let fileSystem = FileSystem()
+        guard (try? Data(count: 1 << 16).write(to: URL(filePath: path))) != nil,
+            (try? fileSystem.syncFile(path)) != nil, let file = try? fileSystem.openForReading(path)
+        else { return false }
+        file.forget(at: 0, count: 1 << 16)
+        return file.isCached(at: 0) == false
+    }()
+
+    /// Sizing reads a page in a hundred or so. The pages it brought into the page cache leave it
+    /// (a scan of the store that follows, the migration, would meet them and read the rest 4 KiB
+    /// at a time), and the pages that were cached before stay.
+    @Test(.enabled(if: pageCacheCanBeMeasured, "the temporary folder keeps every page cached (tmpfs)"))
+    func sizingLeavesThePageCacheAsItFoundIt() throws {
+        let app = try TestContainer()
+        let path = app.supportStore("Journal.sqlite").main
+        try Self.store(path)
+        let fileSystem = FileSystem()
+        try fileSystem.syncFile(path.path)
+        let file = try fileSystem.openForReading(path.path)
+        let size = try #require(try fileSystem.status(path.path)).size
+        // Past the first MiB: what opening the store and reading its header bring in, and the
+        // kernel's read-ahead around it, are the first pages.
+        let pages = Array(stride(from: Int64(1 << 20), to: size, by: 4096))
+        #expect(pages.count > 1000, "a store of \(size) bytes")
+        func cached() -> Int { pages.count { file.isCached(at: $0) == true } }
+
+        file.forget(at: 0, count: Int(size))
+        #expect(cached() == 0)
+        let cold = try BTreeSizes.read(path.path, fileSystem: fileSystem)
+        #expect(cold.bytes["entry"] ?? 0 > 0)
+        #expect(cached() == 0, "pages the sizing read stayed in the page cache")
+
+        _ = try Data(contentsOf: path)
+        #expect(cached() == pages.count)
+        let warm = try BTreeSizes.read(path.path, fileSystem: fileSystem)
+        #expect(warm.bytes == cold.bytes)
+        #expect(cached() == pages.count, "pages cached before the sizing were dropped")
+    }
+
     static func estimate(_ app: TestContainer, _ sql: String) -> Double {
         let plan = UpgradePlan(name: "v2") {
             UpgradeStep.migrateSchema(.support("Journal.sqlite"), [.init(id: "v2", sql: sql)])
@@ -86,19 +130,25 @@ import Testing
         try Self.store(app.supportStore("Journal.sqlite").main)
         let plain = Self.estimate(app, "ALTER TABLE entry ADD COLUMN starred INTEGER")
         let smallIndex = Self.estimate(app, "CREATE INDEX mood_name ON mood(name)")
-        let check = Self.estimate(app, "ALTER TABLE entry ADD COLUMN starred INTEGER NOT NULL DEFAULT 0 CHECK (starred IN (0, 1))")
+        let check = Self.estimate(
+            app, "ALTER TABLE entry ADD COLUMN starred INTEGER NOT NULL DEFAULT 0 CHECK (starred IN (0, 1))")
         let bigIndex = Self.estimate(app, "CREATE INDEX entry_body ON entry(body)")
         let rewrite = Self.estimate(app, "UPDATE entry SET body = trim(body)")
         let both = Self.estimate(app, "CREATE INDEX entry_body ON entry(body); UPDATE entry SET body = trim(body)")
         #expect(plain == Upgrader(container: app.container).throughput.perStep, "a plain column costs the step only")
-        #expect(smallIndex < plain + (bigIndex - plain) / 100, "an index on 20 rows: \(smallIndex) s, on 30,000: \(bigIndex) s")
+        #expect(
+            smallIndex < plain + (bigIndex - plain) / 100,
+            "an index on 20 rows: \(smallIndex) s, on 30,000: \(bigIndex) s")
         #expect(plain < check && check < bigIndex && bigIndex < rewrite, "\([plain, check, bigIndex, rewrite])")
         #expect(abs(both - (bigIndex + rewrite - plain)) < 1e-9, "statements add up")
         // Another migration in the same step adds its statements too.
         let plan = UpgradePlan(name: "v2") {
             UpgradeStep.migrateSchema(
                 .support("Journal.sqlite"),
-                [.init(id: "a", sql: "CREATE INDEX entry_body ON entry(body)"), .init(id: "b", sql: "UPDATE entry SET body = trim(body)")])
+                [
+                    .init(id: "a", sql: "CREATE INDEX entry_body ON entry(body)"),
+                    .init(id: "b", sql: "UPDATE entry SET body = trim(body)"),
+                ])
         }
         #expect(abs(Upgrader(container: app.container).estimate(plan).seconds - both) < 1e-9)
     }

@@ -486,6 +486,18 @@ package final class ReadableFile: OpenFile {
     package func willRead(at offset: Int64, count: Int) {
         Syscalls.willNeed(fd, offset: offset, length: Int64(count))
     }
+
+    /// Whether the page holding `offset` is in the page cache (nothing is read); nil when the
+    /// kernel cannot say.
+    package func isCached(at offset: Int64) -> Bool? {
+        Syscalls.isCached(fd, offset: offset)
+    }
+
+    /// Asks the kernel to drop `count` bytes from `offset` from the page cache, once read (their
+    /// clean pages only). Advice only: it never fails.
+    package func forget(at offset: Int64, count: Int) {
+        Syscalls.dontNeed(fd, offset: offset, length: Int64(count))
+    }
 }
 
 extension FileSystem {

@@ -555,6 +555,22 @@ extension Syscalls {
         _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_WILLNEED)
     }
 
+    /// Whether the page holding `offset` of the open file `fd` is in the page cache; nil when the
+    /// kernel cannot say (before Linux 6.5). Reads nothing.
+    static func isCached(_ fd: Int32, offset: Int64) -> Bool? {
+        switch retrying({ backstage_is_cached(fd, offset, 1) }) {
+        case 1: true
+        case 0: false
+        default: nil
+        }
+    }
+
+    /// Drops the clean pages of `length` bytes of the open file `fd` from `offset` from the page
+    /// cache (`POSIX_FADV_DONTNEED`). Advice only.
+    static func dontNeed(_ fd: Int32, offset: Int64, length: Int64) {
+        _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_DONTNEED)
+    }
+
     /// ``willNeed(_:length:)`` of the file `name` of the open folder `folder`.
     static func willNeed(_ name: String, in folder: Int32, length: Int64) {
         let fd = name.withCString { name in

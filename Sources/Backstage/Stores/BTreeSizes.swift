@@ -43,6 +43,7 @@ package struct BTreeSizes: Sendable {
         }
         var sizes = BTreeSizes()
         let file = try PageFile(path: path, fileSystem: fileSystem)
+        defer { file.forgetLoaded() }
         file.willRead(objects.map { UInt32(truncatingIfNeeded: $0["rootpage"] as Int64) })
         for object in objects {
             let name = (object["name"] as String).lowercased()
@@ -62,8 +63,18 @@ private struct NotADatabase: Error {}
 
 /// The pages of a SQLite file, read one at a time, each level of a b-tree asked of the kernel
 /// together before it is read (``willRead(_:)``).
+///
+/// The pages it brings into the page cache leave it once sized (``forgetLoaded()``): a scan of the
+/// store that follows (the migration it estimates, a split's copy) otherwise meets one cached page
+/// every megabyte or so, and the kernel's read-ahead, which reads into large folios only until it
+/// meets a page already there, then reads the rest of the file 4 KiB at a time. A cold migration
+/// of the bench's 10 GB store by the `sqlite3` shell took 2.59–2.77 s after `upgrade --dry-run`
+/// had sized it, against 1.93–2.00 s without (system time 1.6–1.7 s against 1.0 s). The pages that
+/// were cached before are left where they are.
 private struct PageFile {
     let file: ReadableFile
+    /// The pages this read brought into the page cache, and those it found there.
+    private let cache = CacheFootprint()
     let pageSize: Int
     /// The usable part of a page: the page less the bytes reserved at its end.
     let usable: Int
@@ -85,16 +96,35 @@ private struct PageFile {
     /// 0.15–0.17 s after (the process's own cold start: 0.10 s).
     func willRead(_ numbers: [UInt32]) {
         guard numbers.count > 1 else { return }
-        for number in numbers where number >= 1 && number <= pageCount {
-            file.willRead(at: Int64(number - 1) * Int64(pageSize), count: pageSize)
+        for number in numbers where number >= 1 && number <= pageCount && note(number) {
+            file.willRead(at: offset(number), count: pageSize)
         }
+    }
+
+    private func offset(_ number: UInt32) -> Int64 { Int64(number - 1) * Int64(pageSize) }
+
+    /// Notes whether page `number` is in the page cache before this reads it, the first time it
+    /// is asked; true when it may need reading (not cached, or the kernel cannot say).
+    private func note(_ number: UInt32) -> Bool {
+        if let known = cache.seen[number] { return !known }
+        let cached = file.isCached(at: offset(number))
+        cache.seen[number] = cached ?? true
+        if cached == false { cache.loaded.append(number) }
+        return cached != true
+    }
+
+    /// Drops the pages this read brought into the page cache.
+    func forgetLoaded() {
+        for number in cache.loaded { file.forget(at: offset(number), count: pageSize) }
+        cache.loaded = []
     }
 
     func page(_ number: UInt32) throws -> [UInt8] {
         guard number >= 1, number <= pageCount else { return [] }
+        _ = note(number)
         var page = [UInt8](repeating: 0, count: pageSize)
         let read = try page.withUnsafeMutableBytes { buffer in
-            try file.read(at: Int64(number - 1) * Int64(pageSize), into: buffer)
+            try file.read(at: offset(number), into: buffer)
         }
         return read == pageSize ? page : []
     }
@@ -140,6 +170,13 @@ private struct PageFile {
             Int64((Double(leaves) * cellsPerLeaf).rounded())
         )
     }
+}
+
+/// Which pages a ``PageFile`` found in the page cache (true) or brought there (false, and listed
+/// in `loaded`), or could not tell (true: never dropped).
+private final class CacheFootprint {
+    var seen: [UInt32: Bool] = [:]
+    var loaded: [UInt32] = []
 }
 
 /// One b-tree page: its kind, its cells, its children.
