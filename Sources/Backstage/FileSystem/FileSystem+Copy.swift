@@ -150,10 +150,11 @@ extension FileSystem {
         defer { Syscalls.close(fa) }
         let fb = try Syscalls.open(b, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fb) }
+        let comparer = WindowComparer()
         var offset: Int64 = 0
         while let available = state.waitForProgress(beyond: offset, window: window) {
             let length = Int(min(window, available - offset))
-            guard try Self.windowsEqual(fa, a, fb, b, offset: offset, length: length) else { return false }
+            guard try comparer.equal(fa, a, fb, b, offset: offset, length: length) else { return false }
             offset += Int64(length)
         }
         guard let total = state.total, offset == total else { return false }

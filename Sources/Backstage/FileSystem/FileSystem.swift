@@ -322,8 +322,8 @@ package struct FileSystem: Sendable {
         return (Int64(st.f_bavail) * Int64(st.f_frsize), readOnly)
     }
 
-    /// True when two regular files hold the same bytes. Compares them mapped in 8 MiB windows,
-    /// so nothing is copied through user buffers and memory stays bounded whatever the size.
+    /// True when two regular files hold the same bytes, compared in 8 MiB windows (``WindowComparer``):
+    /// memory stays bounded whatever the size.
     package func contentsEqual(_ a: String, _ b: String, progress: (Int64) throws -> Void = { _ in }) throws -> Bool {
         try inject(.read, b)
         let fa = try Syscalls.open(a, O_RDONLY | O_NOFOLLOW)
@@ -333,44 +333,54 @@ package struct FileSystem: Sendable {
         let size = Int64(try Syscalls.fstat(fa, path: a).st_size)
         guard size == Int64(try Syscalls.fstat(fb, path: b).st_size) else { return false }
         let window: Int64 = 8 << 20
+        let comparer = WindowComparer()
         var offset: Int64 = 0
         while offset < size {
             let length = Int(min(window, size - offset))
-            guard try Self.windowsEqual(fa, a, fb, b, offset: offset, length: length) else { return false }
+            guard try comparer.equal(fa, a, fb, b, offset: offset, length: length) else { return false }
             offset += Int64(length)
             try progress(offset)
         }
         return true
     }
 
-    /// True when `length` bytes at `offset` are the same in both files, read 1 MiB at a time into
-    /// buffers of its own. Not mapped: a file truncated by another process while it was mapped
+    /// Compares windows of two open files, read a piece at a time into two buffers it keeps from
+    /// one window to the next. Not mapped: a file truncated by another process while it was mapped
     /// would kill this one with SIGBUS, and the mapped pages counted in its RSS (a 10 GB verified
     /// copy to `/dev/shm` peaked at 43 MB mapped, 29 MB read; 12.1–23.2 s mapped, 14.9–19.1 s read,
     /// three runs each, `cp` 15.1 s).
-    static func windowsEqual(
-        _ fa: Int32, _ a: String, _ fb: Int32, _ b: String, offset: Int64, length: Int
-    ) throws(FileSystemError) -> Bool {
-        let chunk = min(length, 1 << 20)
-        guard chunk > 0 else { return true }
-        let buffers = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * chunk, alignment: 4096)
-        defer { buffers.deallocate() }
-        let x = UnsafeMutableRawBufferPointer(rebasing: buffers[..<chunk])
-        let y = UnsafeMutableRawBufferPointer(rebasing: buffers[chunk...])
-        var done = 0
-        while done < length {
-            let count = min(chunk, length - done)
-            let at = offset + Int64(done)
-            let readA = try Syscalls.preadFully(
-                fa, UnsafeMutableRawBufferPointer(rebasing: x[..<count]), at: at, path: a)
-            let readB = try Syscalls.preadFully(
-                fb, UnsafeMutableRawBufferPointer(rebasing: y[..<count]), at: at, path: b)
-            guard readA == count, readB == count, memcmp(x.baseAddress!, y.baseAddress!, count) == 0 else {
-                return false
+    ///
+    /// 128 KiB pieces: both buffers stay in a core's L2 cache (512 KiB here), so the kernel's copy
+    /// into them and the comparison that reads them back do not go through main memory a second
+    /// time; and buffers kept rather than allocated for each window are not faulted in and zeroed
+    /// again (`perf` of a cold 10 GB verified copy: 3% of its CPU time in those faults).
+    final class WindowComparer {
+        static let piece = 128 << 10
+        private let buffers = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * piece, alignment: 4096)
+
+        deinit { buffers.deallocate() }
+
+        /// True when `length` bytes at `offset` are the same in both files.
+        func equal(
+            _ fa: Int32, _ a: String, _ fb: Int32, _ b: String, offset: Int64, length: Int
+        ) throws(FileSystemError) -> Bool {
+            let x = UnsafeMutableRawBufferPointer(rebasing: buffers[..<Self.piece])
+            let y = UnsafeMutableRawBufferPointer(rebasing: buffers[Self.piece...])
+            var done = 0
+            while done < length {
+                let count = min(Self.piece, length - done)
+                let at = offset + Int64(done)
+                let readA = try Syscalls.preadFully(
+                    fa, UnsafeMutableRawBufferPointer(rebasing: x[..<count]), at: at, path: a)
+                let readB = try Syscalls.preadFully(
+                    fb, UnsafeMutableRawBufferPointer(rebasing: y[..<count]), at: at, path: b)
+                guard readA == count, readB == count, memcmp(x.baseAddress!, y.baseAddress!, count) == 0 else {
+                    return false
+                }
+                done += count
             }
-            done += count
+            return true
         }
-        return true
     }
 
     /// Writes `data` durably: a temporary file beside `path`, fsync, rename over `path`, fsync of the directory.
