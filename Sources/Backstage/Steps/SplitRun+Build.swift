@@ -10,6 +10,7 @@ extension SplitRun {
     func buildTargets(_ plan: Plan, observer: MoveObserver) throws -> [[String: Int]] {
         let source = self.source
         let targets = self.targets
+        let fileSystem = self.fileSystem
         let total = Int64(max(plan.pageCount * plan.pageSize, 1))
         let work = TargetWork(count: targets.count)
         let threads = ThreadGroup()
@@ -19,14 +20,20 @@ extension SplitRun {
                 while let index = work.next() {
                     let target = targets[index]
                     work.finish(index) {
-                        let copier = try SplitRun.copier(reading: source.main.path)
-                        defer { try? copier.close() }
-                        try work.attach(copier, at: index)
-                        return try copier.inDatabase { db in
-                            try SplitRun.build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) {
-                                try work.progress(index, bytes: $0)
+                        let copied = try {
+                            let copier = try SplitRun.copier(reading: source.main.path)
+                            defer { try? copier.close() }
+                            try work.attach(copier, at: index)
+                            return try copier.inDatabase { db in
+                                try SplitRun.build(
+                                    db, target: target, tables: plan.tablesByTarget[index], copying: plan
+                                ) { try work.progress(index, bytes: $0) }
                             }
-                        }
+                        }()
+                        // Its bytes reach the disk while the other target is copied and the census
+                        // counts (the step's own fsync, after the verification, then finds nothing left).
+                        try fileSystem.syncFile(target.temporaryMain.path)
+                        return copied
                     }
                 }
             }
