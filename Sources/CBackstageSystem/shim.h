@@ -54,13 +54,16 @@ struct backstage_cachestat_range { unsigned long long offset, length; };
 struct backstage_cachestat {
     unsigned long long cache, dirty, writeback, evicted, recently_evicted;
 };
+#if defined(SYS_cachestat)
+#define BACKSTAGE_SYS_CACHESTAT SYS_cachestat
+#elif defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define BACKSTAGE_SYS_CACHESTAT 451 /* headers older than Linux 6.5 do not name it */
+#endif
 static inline int backstage_is_cached(int fd, long long offset, long long length) {
-#if defined(__linux__)
+#if defined(BACKSTAGE_SYS_CACHESTAT)
     struct backstage_cachestat_range range = { (unsigned long long)offset, (unsigned long long)length };
     struct backstage_cachestat status;
-    if (syscall(451 /* cachestat, the same number on every architecture */, fd, &range, &status, 0u) != 0) {
-        return -1;
-    }
+    if (syscall(BACKSTAGE_SYS_CACHESTAT, fd, &range, &status, 0u) != 0) return -1;
     return status.cache > 0 ? 1 : 0;
 #else
     (void)fd;

@@ -84,7 +84,7 @@ import Testing
             (try? fileSystem.syncFile(path)) != nil, let file = try? fileSystem.openForReading(path)
         else { return false }
         file.forget(at: 0, count: 1 << 16)
-        return file.isCached(at: 0) == false
+        return file.isCached(at: 0, count: 4096) == false
     }()
 
     /// Sizing reads a page in a hundred or so. The pages it brought into the page cache leave it
@@ -103,7 +103,7 @@ import Testing
         // kernel's read-ahead around it, are the first pages.
         let pages = Array(stride(from: Int64(1 << 20), to: size, by: 4096))
         #expect(pages.count > 1000, "a store of \(size) bytes")
-        func cached() -> Int { pages.count { file.isCached(at: $0) == true } }
+        func cached() -> Int { pages.count { file.isCached(at: $0, count: 4096) == true } }
 
         file.forget(at: 0, count: Int(size))
         #expect(cached() == 0)

@@ -497,10 +497,16 @@ package final class ReadableFile: OpenFile {
         Syscalls.willNeed(fd, offset: offset, length: Int64(count))
     }
 
-    /// Whether the page holding `offset` is in the page cache (nothing is read); nil when the
-    /// kernel cannot say.
-    package func isCached(at offset: Int64) -> Bool? {
-        Syscalls.isCached(fd, offset: offset)
+    /// Whether any of `count` bytes from `offset` is in the page cache (nothing is read); nil when
+    /// the kernel cannot say.
+    package func isCached(at offset: Int64, count: Int) -> Bool? {
+        Syscalls.isCached(fd, offset: offset, length: Int64(count))
+    }
+
+    /// Tells the kernel this file is read at random places: it reads what is asked and nothing
+    /// around it. Advice only.
+    package func readsAtRandom() {
+        Syscalls.adviseRandom(fd)
     }
 
     /// Asks the kernel to drop `count` bytes from `offset` from the page cache, once read (their

@@ -555,14 +555,19 @@ extension Syscalls {
         _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_WILLNEED)
     }
 
-    /// Whether the page holding `offset` of the open file `fd` is in the page cache; nil when the
-    /// kernel cannot say (before Linux 6.5). Reads nothing.
-    static func isCached(_ fd: Int32, offset: Int64) -> Bool? {
-        switch retrying({ backstage_is_cached(fd, offset, 1) }) {
+    /// Whether any of `length` bytes of the open file `fd` from `offset` is in the page cache; nil
+    /// when the kernel cannot say (before Linux 6.5). Reads nothing.
+    static func isCached(_ fd: Int32, offset: Int64, length: Int64) -> Bool? {
+        switch retrying({ backstage_is_cached(fd, offset, length) }) {
         case 1: true
         case 0: false
         default: nil
         }
+    }
+
+    /// `POSIX_FADV_RANDOM` on the open file `fd`: the kernel reads what is asked, nothing around it.
+    static func adviseRandom(_ fd: Int32) {
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)
     }
 
     /// Drops the clean pages of `length` bytes of the open file `fd` from `offset` from the page
