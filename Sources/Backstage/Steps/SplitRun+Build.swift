@@ -32,6 +32,7 @@ extension SplitRun {
                         }()
                         // Its bytes reach the disk while the other target is copied and the census
                         // counts (the step's own fsync, after the verification, then finds nothing left).
+                        try work.checkRunning()
                         try fileSystem.syncFile(target.temporaryMain.path)
                         return copied
                     }
@@ -292,6 +293,11 @@ private final class TargetWork: @unchecked Sendable {
             if stopped { throw Stopped() }
             written[index] = bytes
         }
+    }
+
+    /// Throws ``Stopped`` once the split has stopped (another target failed, or it was cancelled).
+    func checkRunning() throws {
+        try lock.withLock { if stopped { throw Stopped() } }
     }
 
     /// Runs `body` for target `index` and keeps its outcome; a failure stops the others.
