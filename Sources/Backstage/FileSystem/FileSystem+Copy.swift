@@ -73,7 +73,7 @@ extension FileSystem {
         defer { buffer?.deallocate() }
         // As `cp` does: the kernel reads the source further ahead (from a cold cache, the copy
         // waits for the disk less).
-        Syscalls.adviseSequential(src)
+        Syscalls.advise(src, POSIX_FADV_SEQUENTIAL)
         while true {
             try inject(.copy, to)
             try inject(.write, to)

@@ -494,7 +494,7 @@ package final class ReadableFile: OpenFile {
     /// returns at once: reads asked for together are in flight together, where reads made one
     /// after the other from a cold cache each wait for the disk. Advice only: it never fails.
     package func willRead(at offset: Int64, count: Int) {
-        Syscalls.willNeed(fd, offset: offset, length: Int64(count))
+        Syscalls.advise(fd, POSIX_FADV_WILLNEED, offset: offset, length: Int64(count))
     }
 
     /// Whether any of `count` bytes from `offset` is in the page cache (nothing is read); nil when
@@ -506,13 +506,13 @@ package final class ReadableFile: OpenFile {
     /// Tells the kernel this file is read at random places: it reads what is asked and nothing
     /// around it. Advice only.
     package func readsAtRandom() {
-        Syscalls.adviseRandom(fd)
+        Syscalls.advise(fd, POSIX_FADV_RANDOM)
     }
 
     /// Asks the kernel to drop `count` bytes from `offset` from the page cache, once read (their
     /// clean pages only). Advice only: it never fails.
     package func forget(at offset: Int64, count: Int) {
-        Syscalls.dontNeed(fd, offset: offset, length: Int64(count))
+        Syscalls.advise(fd, POSIX_FADV_DONTNEED, offset: offset, length: Int64(count))
     }
 }
 

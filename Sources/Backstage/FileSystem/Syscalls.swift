@@ -80,12 +80,6 @@ enum Syscalls {
         advise(path, length: length, POSIX_FADV_WILLNEED)
     }
 
-    /// `POSIX_FADV_SEQUENTIAL` on the open file `fd`: the kernel reads further ahead of a reader
-    /// that will go from its start to its end. Advice only: nothing fails for want of it.
-    static func adviseSequential(_ fd: Int32) {
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
-    }
-
     /// Drops the clean pages of `path` from the page cache (`POSIX_FADV_DONTNEED`): its next read
     /// comes from the disk.
     static func dontNeed(_ path: String) {
@@ -97,8 +91,17 @@ enum Syscalls {
     private static func advise(_ path: String, length: Int64, _ advice: Int32) {
         let fd = retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { return }
-        _ = posix_fadvise(fd, 0, off_t(length), advice)
+        advise(fd, advice, length: length)
         _ = Glibc.close(fd)
+    }
+
+    /// `posix_fadvise(advice)` on `length` bytes of the open file `fd` from `offset` (0: to the
+    /// end): `POSIX_FADV_WILLNEED` starts reading them into the page cache without waiting,
+    /// `POSIX_FADV_DONTNEED` drops their clean pages, `POSIX_FADV_SEQUENTIAL` and `_RANDOM` set
+    /// how far the kernel reads ahead of a reader (further, or not at all). Advice only: nothing
+    /// fails for want of it.
+    static func advise(_ fd: Int32, _ advice: Int32, offset: Int64 = 0, length: Int64 = 0) {
+        _ = posix_fadvise(fd, off_t(offset), off_t(length), advice)
     }
 
     static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileSystemError) {
@@ -549,12 +552,6 @@ extension Syscalls {
         return n
     }
 
-    /// Starts reading `length` bytes of the open file `fd` from `offset` into the page cache and
-    /// returns without waiting (`POSIX_FADV_WILLNEED`). Advice only.
-    static func willNeed(_ fd: Int32, offset: Int64, length: Int64) {
-        _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_WILLNEED)
-    }
-
     /// Whether any of `length` bytes of the open file `fd` from `offset` is in the page cache; nil
     /// when the kernel cannot say (before Linux 6.5). Reads nothing.
     static func isCached(_ fd: Int32, offset: Int64, length: Int64) -> Bool? {
@@ -565,24 +562,13 @@ extension Syscalls {
         }
     }
 
-    /// `POSIX_FADV_RANDOM` on the open file `fd`: the kernel reads what is asked, nothing around it.
-    static func adviseRandom(_ fd: Int32) {
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)
-    }
-
-    /// Drops the clean pages of `length` bytes of the open file `fd` from `offset` from the page
-    /// cache (`POSIX_FADV_DONTNEED`). Advice only.
-    static func dontNeed(_ fd: Int32, offset: Int64, length: Int64) {
-        _ = posix_fadvise(fd, off_t(offset), off_t(length), POSIX_FADV_DONTNEED)
-    }
-
     /// ``willNeed(_:length:)`` of the file `name` of the open folder `folder`.
     static func willNeed(_ name: String, in folder: Int32, length: Int64) {
         let fd = name.withCString { name in
             retrying { Glibc.openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         }
         guard fd >= 0 else { return }
-        _ = posix_fadvise(fd, 0, off_t(length), POSIX_FADV_WILLNEED)
+        advise(fd, POSIX_FADV_WILLNEED, length: length)
         _ = Glibc.close(fd)
     }
 }

@@ -20,18 +20,17 @@ extension SplitRun {
                 while let index = work.next() {
                     let target = targets[index]
                     work.finish(index) {
-                        let copied = try {
-                            let copier = try SplitRun.copier(reading: source.main.path)
-                            defer { try? copier.close() }
-                            try work.attach(copier, at: index)
-                            return try copier.inDatabase { db in
-                                try SplitRun.build(
-                                    db, target: target, tables: plan.tablesByTarget[index], copying: plan
-                                ) { try work.progress(index, bytes: $0) }
+                        let copier = try SplitRun.copier(reading: source.main.path)
+                        defer { try? copier.close() }
+                        try work.attach(copier, at: index)
+                        let copied = try copier.inDatabase { db in
+                            try SplitRun.build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) {
+                                try work.progress(index, bytes: $0)
                             }
-                        }()
-                        // Its bytes reach the disk while the other target is copied and the census
-                        // counts (the step's own fsync, after the verification, then finds nothing left).
+                        }
+                        // Built and detached: its bytes reach the disk while the other target is copied
+                        // and the census counts (the step's own fsync, after the verification, then
+                        // finds nothing left).
                         try work.checkRunning()
                         try fileSystem.syncFile(target.temporaryMain.path)
                         return copied

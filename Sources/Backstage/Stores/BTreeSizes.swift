@@ -111,17 +111,16 @@ private struct PageFile {
     /// Notes whether page `number` is in the page cache before this reads it, the first time it
     /// is asked; true when it may need reading (not cached, or the kernel cannot say).
     private func note(_ number: UInt32) -> Bool {
-        if let known = cache.seen[number] { return !known }
+        if let known = cache.wasCached[number] { return !known }
         let cached = file.isCached(at: offset(number), count: pageSize)
-        cache.seen[number] = cached ?? true
-        if cached == false { cache.loaded.append(number) }
+        cache.wasCached[number] = cached ?? true
         return cached != true
     }
 
     /// Drops the pages this read brought into the page cache.
     func forgetLoaded() {
-        for number in cache.loaded { file.forget(at: offset(number), count: pageSize) }
-        cache.loaded = []
+        for (number, cached) in cache.wasCached where !cached { file.forget(at: offset(number), count: pageSize) }
+        cache.wasCached = [:]
     }
 
     func page(_ number: UInt32) throws -> [UInt8] {
@@ -177,11 +176,10 @@ private struct PageFile {
     }
 }
 
-/// Which pages a ``PageFile`` found in the page cache (true) or brought there (false, and listed
-/// in `loaded`), or could not tell (true: never dropped).
+/// Whether each page a ``PageFile`` read was in the page cache before (true, also when the
+/// kernel could not say: never dropped) or was brought there by this read (false).
 private final class CacheFootprint {
-    var seen: [UInt32: Bool] = [:]
-    var loaded: [UInt32] = []
+    var wasCached: [UInt32: Bool] = [:]
 }
 
 /// One b-tree page: its kind, its cells, its children.
