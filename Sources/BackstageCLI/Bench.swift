@@ -29,9 +29,10 @@ struct Bench: AsyncParsableCommand {
 
             With --files: how cost grows with the number of files instead. For each count, a Documents tree \
             of that many small files, flat (16 folders) and deep (8 levels), kept in --workspace between runs, \
-            through audit, relocation's scan, export (zip, tar.gz, tar.zst) and import, each once as a child process: \
-            time per file and peak RSS, checked against the targets (time per file at the largest count within \
-            1.5× of the smallest's, 64 MB at every size). --store-size adds one store of that size through \
+            through audit, relocation's scan, export (zip, tar.gz, tar.zst) and import, each once as a child process \
+            for each --cache (warm: its input read just before; cold: every cache dropped): time per file, peak RSS \
+            and what it read from the disk, checked against the targets (time per file at the largest count within \
+            1.5× of the smallest's, for each cache; 64 MB at every size). --store-size adds one store of that size through \
             relocate (rename, copy), split and migrate, each but the rename beside the baseline the --sizes bench \
             holds it to (the same commands: `cp` + fsync + `rm` + fsync, `VACUUM INTO` + fsync, the sqlite3 shell \
             with synchronous=FULL), on the same prepared input, --runs times interleaved (default 1 there) and \
@@ -223,7 +224,7 @@ struct Bench: AsyncParsableCommand {
         var bench = ScalingBench(executable: Executable.url, fileCounts: counts, workspace: folder)
         bench.storeBytes = storeSize.flatMap { FixtureSpec.parseSize($0) }
         bench.storeRuns = runs ?? 1
-        bench.storeCaches = parsedCaches ?? BenchCache.allCases
+        bench.caches = parsedCaches ?? BenchCache.allCases
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
         var report = try bench.run()

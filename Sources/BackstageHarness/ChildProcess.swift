@@ -60,6 +60,9 @@ package enum ChildProcess {
         var seconds: Double
         /// Peak resident memory of the command (GNU time's %M), 0 when /usr/bin/time is missing.
         var peakBytes: Int64
+        /// What the command read from the disk (GNU time's %I, the kernel's `ru_inblock` in
+        /// 512-byte blocks): near 0 for a run the page cache served. 0 when /usr/bin/time is missing.
+        var diskReadBytes: Int64 = 0
         var stderr: String
     }
 
@@ -76,14 +79,18 @@ package enum ChildProcess {
         let start = ContinuousClock.now
         let outcome = try run(
             hasTime ? URL(filePath: time) : executable,
-            hasTime ? ["-f", "%M", "-o", report.path, executable.path] + arguments : arguments, environment: environment
+            hasTime ? ["-f", "%M %I", "-o", report.path, executable.path] + arguments : arguments,
+            environment: environment
         )
         let elapsed = ContinuousClock.now - start
-        let kilobytes =
-            (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.flatMap {
-                Int64($0.trimmingCharacters(in: .whitespaces))
-            } ?? 0
+        // The last line is GNU time's "%M %I" (a failed command's "Command exited with non-zero
+        // status" line comes before it).
+        let figures =
+            (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.map {
+                $0.split(separator: " ").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+            } ?? []
         return Measurement(
-            status: outcome.status, seconds: elapsed.seconds, peakBytes: kilobytes * 1024, stderr: outcome.stderr)
+            status: outcome.status, seconds: elapsed.seconds, peakBytes: (figures.first ?? 0) * 1024,
+            diskReadBytes: (figures.dropFirst().first ?? 0) * 512, stderr: outcome.stderr)
     }
 }

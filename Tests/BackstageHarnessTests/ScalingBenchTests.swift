@@ -20,25 +20,48 @@ import Testing
         let parent = Self.residentBytes()
         #expect(parent > 384 << 20)
 
-        let bench = ScalingBench(
+        var bench = ScalingBench(
             executable: URL(filePath: backstageExecutable), fileCounts: [2_000, 200], workspace: folder.url)
+        bench.caches = [.warm, .cold]
+        // The control the cold runs write "3" to: a file of the test's, not the machine's page cache.
+        let control = folder.url.appending(path: "drop_caches")
+        try Data().write(to: control)
+        bench.pageCache = PageCache(control: control.path)
         let report = try bench.run()
 
-        #expect(report.trees.count == 2 * 2 * ScalingBench.treeOperations.count)
-        for shape in ScalingTree.Shape.allCases {
-            for files in [200, 2_000] {
-                let rows = report.trees.filter { $0.shape == shape && $0.files == files }
-                #expect(rows.map(\.operation) == ScalingBench.treeOperations, "\(shape) \(files)")
-                for row in rows {
-                    #expect(row.seconds > 0 && row.microsecondsPerFile > 0, "\(row.operation) \(shape) \(files)")
-                    #expect(row.peakBytes > 0, "\(row.operation): the child's peak is measured")
-                    #expect(row.peakBytes < parent, "\(row.operation): the child's own peak, not the parent's size")
+        #expect(report.trees.count == 2 * 2 * 2 * ScalingBench.treeOperations.count)
+        for cache in [BenchCache.warm, .cold] {
+            for shape in ScalingTree.Shape.allCases {
+                for files in [200, 2_000] {
+                    let rows = report.trees.filter { $0.shape == shape && $0.files == files && $0.cache == cache }
+                    #expect(rows.map(\.operation) == ScalingBench.treeOperations, "\(shape) \(files) \(cache)")
+                    for row in rows {
+                        #expect(row.seconds > 0 && row.microsecondsPerFile > 0, "\(row.operation) \(shape) \(files)")
+                        #expect(row.peakBytes > 0, "\(row.operation): the child's peak is measured")
+                        #expect(row.peakBytes < parent, "\(row.operation): the child's own peak, not the parent's size")
+                        #expect(row.diskReadBytes != nil, "\(row.operation): the child's disk reads are measured")
+                    }
                 }
             }
         }
-        #expect(report.targets.filter { $0.name.contains("time per file") }.count == 2 * ScalingBench.treeOperations.count)
+        #expect(try String(contentsOf: control, encoding: .utf8) == "3\n", "each cold run dropped the caches")
+        let growth = report.targets.filter { $0.name.contains("time per file") }
+        #expect(growth.count == 2 * 2 * ScalingBench.treeOperations.count, "each operation, shape and cache")
+        #expect(growth.contains { $0.name.hasPrefix("import tar.zst · deep, cold: time per file at 2000 over 200") })
         #expect(report.targets.contains { $0.name.hasPrefix("peak RSS") })
+        #expect(report.table.split(separator: "\n").contains { $0.contains(" cold  audit ") })
         #expect(ballast[4096] == 1)
+    }
+
+    @Test func treesAreTimedWarmOnlyWhenTheCachesCannotBeDropped() throws {
+        let folder = try TemporaryDirectory()
+        var bench = ScalingBench(executable: URL(filePath: backstageExecutable), fileCounts: [50], workspace: folder.url)
+        bench.shapes = [.flat]
+        bench.caches = [.warm, .cold]
+        bench.pageCache = PageCache(control: folder.path + "/absent/drop_caches")
+        let report = try bench.run()
+        #expect(report.trees.map(\.cache) == Array(repeating: .warm, count: ScalingBench.treeOperations.count))
+        #expect(report.notes.contains { $0.hasPrefix("no cold runs: writing to \(folder.path)/absent/drop_caches") })
     }
 
     @Test func treesAreWrittenOnceAndKeptBetweenRuns() throws {
@@ -70,7 +93,10 @@ import Testing
         let json = scratch.path + "/scale.json"
         let run = try runProcess(
             backstageExecutable,
-            ["bench", "--files", "100", "--workspace", scratch.path + "/work", "--json", json, "--allow-debug"])
+            [
+                "bench", "--files", "100", "--cache", "warm", "--workspace", scratch.path + "/work", "--json", json,
+                "--allow-debug",
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("µs/file") && run.stdout.contains("import tar.zst"))
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(filePath: json))) as? [String: Any]

@@ -26,17 +26,14 @@ extension ScalingBench {
     /// for each cache and run, Backstage then its baseline, each on a fresh copy (or hard link, for
     /// the relocations, which never write the store) prepared alike, synced, then read into the
     /// page cache (warm) or every cache dropped (cold).
-    func measureStore(bytes: Int64) throws -> (rows: [ScalingReport.StoreRow], notes: [String]) {
+    func measureStore(
+        bytes: Int64, caches: [BenchCache]
+    ) throws -> (rows: [ScalingReport.StoreRow], notes: [String]) {
         let folder = workspace.appending(path: "store-\(bytes)", directoryHint: .isDirectory)
         let source = try writeStore(bytes: bytes, in: folder)
         let size = (try FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int64) ?? bytes
         let run = folder.appending(path: "run", directoryHint: .isDirectory)
         var notes: [String] = []
-        var caches = storeCaches
-        if caches.contains(.cold), let refused = pageCache.drop() {
-            notes.append("the store's cold runs are not available: \(refused)")
-            caches.removeAll { $0 == .cold }
-        }
         defer {
             try? remove(run)
             try? remove(crossDevice.appending(path: "backstage-scale-\(getpid())"))

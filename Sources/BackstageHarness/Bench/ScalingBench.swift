@@ -3,9 +3,10 @@ import Foundation
 /// Measures how cost grows with the work: Documents trees of many small files (``ScalingTree``,
 /// flat and deep) through audit, relocation's scan, export (zip, tar.gz and tar.zst) and import, and
 /// optionally one large store through relocate, split and migrate (``ScalingBench/storeBytes``).
-/// Each operation runs once as a child `backstage`, after a `sync`, its wall clock and peak RSS
-/// taken: the peak is the child's own, the `ru_maxrss` that `wait4` gives GNU `time`, a small
-/// process that forks it (a child forked from this process would count this process's size).
+/// Each operation runs once for each of ``caches`` as a child `backstage`, after a `sync` and its
+/// input read into the page cache (warm) or every cache dropped (cold), its wall clock, peak RSS and
+/// disk reads taken: the peak is the child's own, the `ru_maxrss` that `wait4` gives GNU `time`, a
+/// small process that forks it (a child forked from this process would count this process's size).
 /// Trees and the store are kept in `workspace` between runs.
 public struct ScalingBench {
     public var executable: URL
@@ -18,9 +19,10 @@ public struct ScalingBench {
     public var crossDevice = URL(filePath: "/dev/shm")
     /// Runs of each store operation and of its baseline, interleaved; the median is reported.
     public var storeRuns = 1
-    /// The caches the store's operations and baselines are timed with, as `bench --sizes` does: warm
-    /// (the prepared input just read into the page cache) and cold (every cache dropped first).
-    public var storeCaches: [BenchCache] = [.warm]
+    /// The caches the trees' operations, and the store's operations and baselines, are timed with, as
+    /// `bench --sizes` does: warm (the input just read into the page cache) and cold (every cache
+    /// dropped first).
+    public var caches: [BenchCache] = [.warm]
     /// How cold runs drop the page cache.
     public var pageCache = PageCache()
     /// Called before each step, for progress.
@@ -43,13 +45,18 @@ public struct ScalingBench {
         }
         try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: true)
         var report = ScalingReport(date: Date(), machine: BenchRunner.machine())
+        var caches = caches
+        if caches.contains(.cold), let refused = pageCache.drop() {
+            report.notes.append("no cold runs: \(refused)")
+            caches.removeAll { $0 == .cold }
+        }
         for shape in shapes {
             for files in fileCounts.sorted() {
-                report.trees += try measureTree(ScalingTree(shape: shape, files: files))
+                report.trees += try measureTree(ScalingTree(shape: shape, files: files), caches: caches)
             }
         }
         if let storeBytes {
-            let store = try measureStore(bytes: storeBytes)
+            let store = try measureStore(bytes: storeBytes, caches: caches)
             report.store = store.rows
             report.notes += store.notes
         }
@@ -58,7 +65,7 @@ public struct ScalingBench {
 
     // MARK: Trees
 
-    private func measureTree(_ tree: ScalingTree) throws -> [ScalingReport.TreeRow] {
+    private func measureTree(_ tree: ScalingTree, caches: [BenchCache]) throws -> [ScalingReport.TreeRow] {
         log("writing the \(tree.shape.rawValue) tree of \(tree.files) files")
         let container = try tree.container(in: workspace)
         let run = workspace.appending(path: "run", directoryHint: .isDirectory)
@@ -71,32 +78,39 @@ public struct ScalingBench {
         let gz = run.appending(path: "out.tar.gz").path
         let imported = run.appending(path: "imported", directoryHint: .isDirectory)
         var rows: [ScalingReport.TreeRow] = []
-        for operation in Self.treeOperations {
-            let arguments: [String]
-            switch operation {
-            case "audit": arguments = ["audit", container.path, "--store", store]
-            case "relocate scan":
-                // A store to move, so the scan is relocation's whole walk of Documents.
-                try makeStore(at: documents.appending(path: store))
-                arguments = ["relocate", container.path, "--store", store, "--strategy", "rename"]
-            case "export zip": arguments = ["export", container.path, "-o", zip]
-            case "export tar.gz": arguments = ["export", container.path, "-o", gz]
-            case "export tar.zst": arguments = ["export", container.path, "-o", zst]
-            default:
-                try FileManager.default.createDirectory(at: imported, withIntermediateDirectories: true)
-                arguments = ["import", zst, imported.path]
-            }
-            log("\(operation) · \(tree.shape.rawValue) · \(tree.files) files")
-            let measured = try measure(arguments, what: "\(operation) of \(tree.files) files")
-            rows.append(
-                ScalingReport.TreeRow(
+        for cache in caches {
+            for operation in Self.treeOperations {
+                let arguments: [String]
+                switch operation {
+                case "audit": arguments = ["audit", container.path, "--store", store]
+                case "relocate scan":
+                    // A store to move, so the scan is relocation's whole walk of Documents.
+                    try makeStore(at: documents.appending(path: store))
+                    arguments = ["relocate", container.path, "--store", store, "--strategy", "rename"]
+                case "export zip": arguments = ["export", container.path, "-o", zip]
+                case "export tar.gz": arguments = ["export", container.path, "-o", gz]
+                case "export tar.zst": arguments = ["export", container.path, "-o", zst]
+                default:
+                    try remove(imported)
+                    try FileManager.default.createDirectory(at: imported, withIntermediateDirectories: true)
+                    arguments = ["import", zst, imported.path]
+                }
+                log("\(operation) · \(tree.shape.rawValue) · \(tree.files) files · \(cache.rawValue)")
+                // Warm: what the operation reads (the archive for import, else the tree) read just before.
+                try pageCache.settle(cache, reading: [operation == "import tar.zst" ? URL(filePath: zst) : container])
+                let measured = try measure(arguments, what: "\(operation) of \(tree.files) files")
+                var row = ScalingReport.TreeRow(
                     shape: tree.shape, files: tree.files, operation: operation, seconds: measured.seconds,
-                    peakBytes: measured.peakBytes))
-            switch operation {
-            case "relocate scan": try remove(container.appending(path: "Library"))
-            case "export zip": try remove(URL(filePath: zip))
-            case "export tar.gz": try remove(URL(filePath: gz))
-            default: break
+                    peakBytes: measured.peakBytes)
+                row.cache = cache
+                row.diskReadBytes = measured.diskReadBytes
+                rows.append(row)
+                switch operation {
+                case "relocate scan": try remove(container.appending(path: "Library"))
+                case "export zip": try remove(URL(filePath: zip))
+                case "export tar.gz": try remove(URL(filePath: gz))
+                default: break
+                }
             }
         }
         return rows
@@ -104,11 +118,8 @@ public struct ScalingBench {
 
     // MARK: Helpers
 
-    func measure(
-        _ arguments: [String], environment: [String: String]? = nil, what: String
-    ) throws -> ChildProcess.Measurement {
-        sync()
-        let measured = try ChildProcess.measure(executable, arguments, environment: environment)
+    func measure(_ arguments: [String], what: String) throws -> ChildProcess.Measurement {
+        let measured = try ChildProcess.measure(executable, arguments, environment: nil)
         guard measured.status == 0 else {
             throw BenchError(message: "\(what) failed (exit \(measured.status)): \(measured.stderr)")
         }

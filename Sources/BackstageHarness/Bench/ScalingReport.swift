@@ -15,6 +15,12 @@ public struct ScalingReport: Codable, Sendable {
         public var seconds: Double
         /// The child's peak resident memory.
         public var peakBytes: Int64
+        /// The cache the run started with; nil in reports before the trees were timed cold, whose
+        /// runs were warm only as far as the tree was still cached.
+        public var cache: BenchCache?
+        /// What the child read from the disk: near 0 for a warm run the page cache served whole.
+        /// Nil in reports before it was measured.
+        public var diskReadBytes: Int64?
         public var microsecondsPerFile: Double { seconds * 1e6 / Double(max(files, 1)) }
 
         public init(shape: ScalingTree.Shape, files: Int, operation: String, seconds: Double, peakBytes: Int64) {
@@ -90,21 +96,26 @@ public struct ScalingReport: Codable, Sendable {
         self.machine = machine
     }
 
-    /// Each operation and shape: time per file at the largest tree within ``growthLimit`` of that
-    /// at the smallest (when two sizes were measured); every peak within ``memoryLimit``.
+    /// Each operation, shape and cache: time per file at the largest tree within ``growthLimit`` of
+    /// that at the smallest (when two sizes were measured); every peak within ``memoryLimit``.
     public var targets: [Target] {
         var targets: [Target] = []
-        for shape in ScalingTree.Shape.allCases {
-            for operation in ScalingBench.treeOperations {
-                let rows = trees.filter { $0.shape == shape && $0.operation == operation }.sorted {
-                    $0.files < $1.files
+        let caches = trees.reduce(into: [BenchCache?]()) { caches, row in
+            if !caches.contains(row.cache) { caches.append(row.cache) }
+        }
+        for cache in caches {
+            for shape in ScalingTree.Shape.allCases {
+                for operation in ScalingBench.treeOperations {
+                    let rows = trees.filter { $0.shape == shape && $0.operation == operation && $0.cache == cache }
+                        .sorted { $0.files < $1.files }
+                    guard let first = rows.first, let last = rows.last, last.files > first.files else { continue }
+                    let growth = last.microsecondsPerFile / max(first.microsecondsPerFile, 1e-9)
+                    targets.append(
+                        Target(
+                            name: "\(operation) · \(shape.rawValue)\(cache.map { ", \($0)" } ?? ""): time per file at "
+                                + "\(last.files) over \(first.files)",
+                            figure: String(format: "%.2f×", growth), met: growth <= Self.growthLimit))
                 }
-                guard let first = rows.first, let last = rows.last, last.files > first.files else { continue }
-                let growth = last.microsecondsPerFile / max(first.microsecondsPerFile, 1e-9)
-                targets.append(
-                    Target(
-                        name: "\(operation) · \(shape.rawValue): time per file at \(last.files) over \(first.files)",
-                        figure: String(format: "%.2f×", growth), met: growth <= Self.growthLimit))
             }
         }
         targets += storeTargets
@@ -141,16 +152,21 @@ public struct ScalingReport: Codable, Sendable {
     /// The plain-text tables: one line per tree and operation, the store's, then the targets.
     public var table: String {
         let debug = debugBuild ? " (debug build)" : ""
-        var lines = ["Scaling\(debug) — \(machine), trees one run each, warm cache; peak RSS of the child process"]
+        var lines = [
+            "Scaling\(debug) — \(machine), trees one run each per cache; peak RSS and disk reads of the child process"
+        ]
         lines.append(
-            pad("shape", 6) + pad("files", 10, right: true) + "  " + pad("operation", 16) + pad("time", 10, right: true)
-                + pad("µs/file", 10, right: true) + pad("peak RSS", 11, right: true))
+            pad("shape", 6) + pad("files", 10, right: true) + "  " + pad("cache", 6) + pad("operation", 16)
+                + pad("time", 10, right: true) + pad("µs/file", 10, right: true) + pad("peak RSS", 11, right: true)
+                + pad("disk read", 11, right: true))
         for row in trees {
             lines.append(
-                pad(row.shape.rawValue, 6) + pad("\(row.files)", 10, right: true) + "  " + pad(row.operation, 16)
+                pad(row.shape.rawValue, 6) + pad("\(row.files)", 10, right: true) + "  "
+                    + pad(row.cache?.rawValue ?? "", 6) + pad(row.operation, 16)
                     + pad(String(format: "%.2f s", row.seconds), 10, right: true)
                     + pad(String(format: "%.1f", row.microsecondsPerFile), 10, right: true)
-                    + pad(Self.megabytes(row.peakBytes), 11, right: true))
+                    + pad(Self.megabytes(row.peakBytes), 11, right: true)
+                    + pad(row.diskReadBytes.map(Self.megabytes) ?? "", 11, right: true))
         }
         if !store.isEmpty { lines += [""] + storeTable }
         lines += notes.map { "note: \($0)" }
