@@ -87,6 +87,24 @@ import Testing
         return file.isCached(at: 0, count: 4096) == false
     }()
 
+    /// A migration's sorts (an index built on a large table) sort on helper threads, one a core up
+    /// to 4: SQLite's sorter starts none unless the connection asks (`PRAGMA threads`).
+    @Test func aMigrationsSortsMayUseTheCores() async throws {
+        let app = try TestContainer()
+        try makeWorkoutStore(app.documentsStore("Workout.sqlite").main)
+        let plan = UpgradePlan(name: "v2") {
+            UpgradeStep.migrateSchema(
+                .documents("Workout.sqlite"),
+                [.init(id: "v2-sorter", sql: "CREATE TABLE sorter AS SELECT threads FROM pragma_threads")])
+        }
+        _ = try await Upgrader(container: app.container).upgrade(plan)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let threads = try PythonSQLite.inspect(
+            app.documentsStore("Workout.sqlite"), table: "sorter", titleColumn: "CAST(threads AS TEXT)"
+        ).titles
+        #expect(threads == ["\(max(1, min(4, cores)))"], "\(cores) cores")
+    }
+
     /// Sizing reads a page in a hundred or so. The pages it brought into the page cache leave it
     /// (a scan of the store that follows, the migration, would meet them and read the rest 4 KiB
     /// at a time), and the pages that were cached before stay.
