@@ -61,14 +61,24 @@ package enum ChildProcess {
         /// Peak resident memory of the command (GNU time's %M), 0 when /usr/bin/time is missing.
         var peakBytes: Int64
         /// What the command read from the disk (GNU time's %I, the kernel's `ru_inblock` in
-        /// 512-byte blocks): near 0 for a run the page cache served. 0 when /usr/bin/time is missing.
-        var diskReadBytes: Int64 = 0
+        /// 512-byte blocks): near 0 for a run the page cache served. Nil when /usr/bin/time is
+        /// missing or wrote no figures.
+        var diskReadBytes: Int64?
         var stderr: String
     }
 
     /// Runs a command to the end under GNU `time`, which forks it from its own small process:
     /// a child's peak RSS counts its parent's memory at exec, so spawning it from here directly
     /// would report this process's size.
+    /// The figures of GNU time's `-f "%M %I"` report: its last line, exactly two integers (a failed
+    /// command's "Command exited with non-zero status" line comes before it); nil otherwise.
+    package static func timeFigures(_ text: String) -> (peakBytes: Int64, diskReadBytes: Int64)? {
+        guard let line = text.split(separator: "\n").last else { return nil }
+        let numbers = line.split(separator: " ").map { Int64($0) }
+        guard numbers.count == 2, let kilobytes = numbers[0], let blocks = numbers[1] else { return nil }
+        return (kilobytes * 1024, blocks * 512)
+    }
+
     static func measure(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> Measurement
     {
         let time = "/usr/bin/time"
@@ -83,14 +93,9 @@ package enum ChildProcess {
             environment: environment
         )
         let elapsed = ContinuousClock.now - start
-        // The last line is GNU time's "%M %I" (a failed command's "Command exited with non-zero
-        // status" line comes before it).
-        let figures =
-            (try? String(contentsOf: report, encoding: .utf8))?.split(separator: "\n").last.map {
-                $0.split(separator: " ").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-            } ?? []
+        let figures = hasTime ? Self.timeFigures((try? String(contentsOf: report, encoding: .utf8)) ?? "") : nil
         return Measurement(
-            status: outcome.status, seconds: elapsed.seconds, peakBytes: (figures.first ?? 0) * 1024,
-            diskReadBytes: (figures.dropFirst().first ?? 0) * 512, stderr: outcome.stderr)
+            status: outcome.status, seconds: elapsed.seconds, peakBytes: figures?.peakBytes ?? 0,
+            diskReadBytes: figures?.diskReadBytes, stderr: outcome.stderr)
     }
 }

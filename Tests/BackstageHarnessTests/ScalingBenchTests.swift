@@ -44,13 +44,25 @@ import Testing
                 }
             }
         }
-        #expect(try String(contentsOf: control, encoding: .utf8) == "3\n", "each cold run dropped the caches")
+        let drops = 1 + 2 * 2 * ScalingBench.treeOperations.count
+        #expect(
+            try String(contentsOf: control, encoding: .utf8) == String(repeating: "3\n", count: drops),
+            "the probe, then each cold run dropped the caches")
         let growth = report.targets.filter { $0.name.contains("time per file") }
         #expect(growth.count == 2 * 2 * ScalingBench.treeOperations.count, "each operation, shape and cache")
         #expect(growth.contains { $0.name.hasPrefix("import tar.zst · deep, cold: time per file at 2000 over 200") })
         #expect(report.targets.contains { $0.name.hasPrefix("peak RSS") })
         #expect(report.table.split(separator: "\n").contains { $0.contains(" cold  audit ") })
         #expect(ballast[4096] == 1)
+    }
+
+    /// GNU time's figures are its last line's two numbers, whatever comes before it; anything else is none.
+    @Test func timeFiguresAreReadFromTheLastLineOnly() {
+        func figures(_ text: String) -> [Int64]? { ChildProcess.timeFigures(text).map { [$0.0, $0.1] } }
+        #expect(figures("2048 16\n") == [2048 * 1024, 16 * 512])
+        #expect(figures("Command exited with non-zero status 3\n2048 16\n") == [2048 * 1024, 16 * 512])
+        #expect(ChildProcess.timeFigures("Command terminated by signal 9\n") == nil)
+        #expect(ChildProcess.timeFigures("") == nil && ChildProcess.timeFigures("x 16\n") == nil)
     }
 
     @Test func treesAreTimedWarmOnlyWhenTheCachesCannotBeDropped() throws {
@@ -62,6 +74,8 @@ import Testing
         let report = try bench.run()
         #expect(report.trees.map(\.cache) == Array(repeating: .warm, count: ScalingBench.treeOperations.count))
         #expect(report.notes.contains { $0.hasPrefix("no cold runs: writing to \(folder.path)/absent/drop_caches") })
+        bench.caches = [.cold]
+        #expect(throws: BenchError.self, "cold alone, and cold refused: nothing to time") { try bench.run() }
     }
 
     @Test func treesAreWrittenOnceAndKeptBetweenRuns() throws {

@@ -19,7 +19,8 @@ struct MigrateRun {
 
     var store: StoreFileSet { StoreFileSet(main: step.store.url(in: context.container)) }
 
-    /// The helper threads a migration's sorts may start (`PRAGMA threads`): one a core, at most 4.
+    /// The helper threads a migration's sorts may start besides its own (`PRAGMA threads`): one a
+    /// core, at most 4.
     static let sorterThreads = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
     func run(observing observer: MoveObserver) throws -> Bool {

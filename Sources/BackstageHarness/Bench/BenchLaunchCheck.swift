@@ -15,7 +15,8 @@ public struct PageCache: Sendable {
     /// "writing to /proc/sys/vm/drop_caches was refused: Permission denied".
     public func drop() -> String? {
         sync()
-        let fd = open(control, O_WRONLY)
+        // O_APPEND: the kernel's control ignores it; a test's control file keeps every drop.
+        let fd = open(control, O_WRONLY | O_APPEND)
         guard fd >= 0 else { return "writing to \(control) was refused: \(String(cString: strerror(errno)))" }
         defer { close(fd) }
         let written = write(fd, "3\n", 2)

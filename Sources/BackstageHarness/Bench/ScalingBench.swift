@@ -49,6 +49,8 @@ public struct ScalingBench {
         if caches.contains(.cold), let refused = pageCache.drop() {
             report.notes.append("no cold runs: \(refused)")
             caches.removeAll { $0 == .cold }
+            // Nothing left to time: a report of no runs would say every target is met.
+            guard !caches.isEmpty else { throw BenchError(message: "cold runs are not possible: \(refused)") }
         }
         for shape in shapes {
             for files in fileCounts.sorted() {
@@ -91,13 +93,12 @@ public struct ScalingBench {
                 case "export tar.gz": arguments = ["export", container.path, "-o", gz]
                 case "export tar.zst": arguments = ["export", container.path, "-o", zst]
                 default:
-                    try remove(imported)
                     try FileManager.default.createDirectory(at: imported, withIntermediateDirectories: true)
                     arguments = ["import", zst, imported.path]
                 }
                 log("\(operation) · \(tree.shape.rawValue) · \(tree.files) files · \(cache.rawValue)")
                 // Warm: what the operation reads (the archive for import, else the tree) read just before.
-                try pageCache.settle(cache, reading: [operation == "import tar.zst" ? URL(filePath: zst) : container])
+                try pageCache.settle(cache, reading: [arguments[0] == "import" ? URL(filePath: zst) : container])
                 let measured = try measure(arguments, what: "\(operation) of \(tree.files) files")
                 var row = ScalingReport.TreeRow(
                     shape: tree.shape, files: tree.files, operation: operation, seconds: measured.seconds,
@@ -109,6 +110,10 @@ public struct ScalingBench {
                 case "relocate scan": try remove(container.appending(path: "Library"))
                 case "export zip": try remove(URL(filePath: zip))
                 case "export tar.gz": try remove(URL(filePath: gz))
+                case "import tar.zst":
+                    // The next cache's runs start from the same empty run folder.
+                    try remove(URL(filePath: zst))
+                    try remove(imported)
                 default: break
                 }
             }
