@@ -229,13 +229,19 @@ import Testing
     }
 
     @Test func oldStoreRowsStillLoadAndNewOnesAreCheckedAgainstTheDesignLimits() throws {
+        // Tree rows from before the trees were timed per cache: no cache, no disk reads.
         let old = """
-            {"date": "2026-11-25T14:00:00Z", "machine": "2 cores", "debugBuild": false, "trees": [], "notes": [],
+            {"date": "2026-11-25T14:00:00Z", "machine": "2 cores", "debugBuild": false, "notes": [],
+             "trees": [{"shape": "deep", "files": 10000, "operation": "audit", "seconds": 1.0, "peakBytes": 1},
+                       {"shape": "deep", "files": 1000000, "operation": "audit", "seconds": 580, "peakBytes": 1}],
              "store": [{"operation": "split", "bytes": 1000000000, "seconds": 3.0, "peakBytes": 40000000}]}
             """
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         var report = try decoder.decode(ScalingReport.self, from: Data(old.utf8))
+        #expect(report.trees.map(\.cache) == [nil, nil] && report.trees.map(\.diskReadBytes) == [nil, nil])
+        #expect(report.table.contains("MISSED audit · deep: time per file at 1000000 over 10000: 5.80×"))
+        report.trees = []
         #expect(report.store.first?.baseline == nil && report.store.first?.ratio == nil)
         #expect(report.table.contains("split") && !report.table.contains("MISSED"))
         let scratch = try TemporaryDirectory()
