@@ -266,11 +266,9 @@ extension ScalingBench {
         try side.prepare(run)
         try pageCache.settle(cache, reading: [run])
         let command = side.command(run)
-        let measured = try ChildProcess.measure(
-            URL(filePath: command.executable), command.arguments, environment: command.environment)
-        guard measured.status == 0 else {
-            throw BenchError(message: "\(side.name) of the store failed (exit \(measured.status)): \(measured.stderr)")
-        }
+        let measured = try measure(
+            URL(filePath: command.executable), command.arguments, environment: command.environment,
+            what: "\(side.name) of the store")
         let did = try side.check(run)
         try remove(run)
         return (measured, did)

@@ -76,46 +76,42 @@ public struct ScalingBench {
         defer { try? remove(run) }
         let store = "Scale.sqlite"
         let documents = container.appending(path: "Documents")
-        let zip = run.appending(path: "out.zip").path, zst = run.appending(path: "out.tar.zst").path
-        let gz = run.appending(path: "out.tar.gz").path
+        let zip = run.appending(path: "out.zip"), zst = run.appending(path: "out.tar.zst")
+        let gz = run.appending(path: "out.tar.gz")
         let imported = run.appending(path: "imported", directoryHint: .isDirectory)
         var rows: [ScalingReport.TreeRow] = []
         for cache in caches {
             for operation in Self.treeOperations {
-                let arguments: [String]
+                // What runs, what it reads (read just before a warm run), and what it leaves to remove
+                // (each cache's pass starts from the same tree and an empty run folder; the tar.zst
+                // stays for the import).
+                let work: (arguments: [String], input: URL, leftovers: [URL])
                 switch operation {
-                case "audit": arguments = ["audit", container.path, "--store", store]
+                case "audit": work = (["audit", container.path, "--store", store], container, [])
                 case "relocate scan":
                     // A store to move, so the scan is relocation's whole walk of Documents.
                     try makeStore(at: documents.appending(path: store))
-                    arguments = ["relocate", container.path, "--store", store, "--strategy", "rename"]
-                case "export zip": arguments = ["export", container.path, "-o", zip]
-                case "export tar.gz": arguments = ["export", container.path, "-o", gz]
-                case "export tar.zst": arguments = ["export", container.path, "-o", zst]
+                    work = (
+                        ["relocate", container.path, "--store", store, "--strategy", "rename"], container,
+                        [container.appending(path: "Library")]
+                    )
+                case "export zip": work = (["export", container.path, "-o", zip.path], container, [zip])
+                case "export tar.gz": work = (["export", container.path, "-o", gz.path], container, [gz])
+                case "export tar.zst": work = (["export", container.path, "-o", zst.path], container, [])
                 default:
                     try FileManager.default.createDirectory(at: imported, withIntermediateDirectories: true)
-                    arguments = ["import", zst, imported.path]
+                    work = (["import", zst.path, imported.path], zst, [zst, imported])
                 }
                 log("\(operation) · \(tree.shape.rawValue) · \(tree.files) files · \(cache.rawValue)")
-                // Warm: what the operation reads (the archive for import, else the tree) read just before.
-                try pageCache.settle(cache, reading: [arguments[0] == "import" ? URL(filePath: zst) : container])
-                let measured = try measure(arguments, what: "\(operation) of \(tree.files) files")
+                try pageCache.settle(cache, reading: [work.input])
+                let measured = try measure(executable, work.arguments, what: "\(operation) of \(tree.files) files")
                 var row = ScalingReport.TreeRow(
                     shape: tree.shape, files: tree.files, operation: operation, seconds: measured.seconds,
                     peakBytes: measured.peakBytes)
                 row.cache = cache
                 row.diskReadBytes = measured.diskReadBytes
                 rows.append(row)
-                switch operation {
-                case "relocate scan": try remove(container.appending(path: "Library"))
-                case "export zip": try remove(URL(filePath: zip))
-                case "export tar.gz": try remove(URL(filePath: gz))
-                case "import tar.zst":
-                    // The next cache's runs start from the same empty run folder.
-                    try remove(URL(filePath: zst))
-                    try remove(imported)
-                default: break
-                }
+                for leftover in work.leftovers { try remove(leftover) }
             }
         }
         return rows
@@ -123,8 +119,12 @@ public struct ScalingBench {
 
     // MARK: Helpers
 
-    func measure(_ arguments: [String], what: String) throws -> ChildProcess.Measurement {
-        let measured = try ChildProcess.measure(executable, arguments, environment: nil)
+    /// Runs one timed command (``ChildProcess/measure(_:_:environment:)``); a failure is the bench's
+    /// error, naming `what` and the command's own message.
+    func measure(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, what: String
+    ) throws -> ChildProcess.Measurement {
+        let measured = try ChildProcess.measure(executable, arguments, environment: environment)
         guard measured.status == 0 else {
             throw BenchError(message: "\(what) failed (exit \(measured.status)): \(measured.stderr)")
         }
