@@ -45,6 +45,8 @@ let package = Package(
             cSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))],
             linkerSettings: [.linkedLibrary("sqlite3")]
         ),
+        // The SIGBUS guard of FileSystem's mapped comparisons (WindowComparer).
+        .target(name: "CBackstageCompare"),
         // A SQLite VFS for the split's bulk copies: reads ahead, combines writes (Stores/BulkCopy.swift).
         .target(name: "CBackstageSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
@@ -52,6 +54,7 @@ let package = Package(
             dependencies: [
                 "CBackstageSystem",
                 "CBackstageDisk",
+                "CBackstageCompare",
                 "CBackstageSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

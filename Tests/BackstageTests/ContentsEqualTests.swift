@@ -4,13 +4,17 @@ import Foundation
 import Testing
 
 /// The byte-for-byte proof every copy of a move ends with: one byte changed anywhere — in a
-/// window's first or last byte, across the 1 MiB reads inside a window, in the last partial read —
-/// makes two files unequal, and a verified copy of an unchanged file is identical.
+/// window's first or last byte, inside a mapped window, in a file too small to map (read) — makes
+/// two files unequal, and a verified copy of an
+/// unchanged file is identical. A file shortened while it is compared mapped makes the files
+/// unequal; it does not end the process.
 struct ContentsEqualTests {
-    /// 9 MiB and 17 bytes: a full 8 MiB window, then one of 1 MiB + 17 bytes.
-    static let size = (9 << 20) + 17
+    /// 10 MiB and 17 bytes: a full 8 MiB window, then one of 2 MiB and 17 bytes, both mapped.
+    static let size = (10 << 20) + 17
+    /// Under 1 MiB: read, never mapped.
+    static let smallSize = 300 << 10
 
-    static func randomFile(at path: String) throws -> [UInt8] {
+    static func randomFile(at path: String, size: Int = size) throws -> [UInt8] {
         let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
         defer { try? random.close() }
         let bytes = [UInt8](try #require(try random.read(upToCount: size)))
@@ -19,11 +23,18 @@ struct ContentsEqualTests {
         return bytes
     }
 
-    @Test(arguments: [0, (1 << 20) - 1, 1 << 20, (8 << 20) - 1, 8 << 20, (9 << 20) + 16])
-    func oneChangedByteAnywhereMakesTheFilesUnequal(at offset: Int) throws {
+    /// A file's size and the offset of the byte changed in its copy.
+    static let changes: [(size: Int, offset: Int)] = {
+        let large = [0, 4 << 20, (8 << 20) - 1, 8 << 20, 9 << 20, size - 1]
+        let small = [0, 128 << 10, smallSize - 1]
+        return large.map { (size, $0) } + small.map { (smallSize, $0) }
+    }()
+
+    @Test(arguments: changes)
+    func oneChangedByteAnywhereMakesTheFilesUnequal(size: Int, at offset: Int) throws {
         let scratch = try TemporaryDirectory(prefix: "equal")
         let a = scratch.url.appending(path: "a").path, b = scratch.url.appending(path: "b").path
-        var bytes = try Self.randomFile(at: a)
+        var bytes = try Self.randomFile(at: a, size: size)
         try Data(bytes).write(to: URL(filePath: b))
         #expect(try FileSystem().contentsEqual(a, b))
         bytes[offset] ^= 0x01
@@ -41,6 +52,67 @@ struct ContentsEqualTests {
         #expect(try Data(contentsOf: URL(filePath: b)) == Data(bytes))
         try Data(bytes.dropLast()).write(to: URL(filePath: b))
         #expect(try !FileSystem().contentsEqual(a, b))
+    }
+
+    /// Another process truncating a file while the comparison has it mapped: the read of the
+    /// missing pages faults (SIGBUS), the guard turns the fault into an answer, and the window read
+    /// instead finds the file short. The files are unequal and this process lives on.
+    @Test func aFileShortenedWhileComparedMappedIsUnequalAndNothingCrashes() throws {
+        let scratch = try TemporaryDirectory(prefix: "equal")
+        let a = scratch.url.appending(path: "a").path, b = scratch.url.appending(path: "shortened").path
+        let bytes = try Self.randomFile(at: a)
+        try Data(bytes).write(to: URL(filePath: b))
+        let faults = FaultInjector()
+        faults.shortenWhileCompared(pathContains: "shortened")
+        #expect(try !FileSystem(faults: faults).contentsEqual(a, b))
+        #expect(try Data(contentsOf: URL(filePath: b)).isEmpty)
+        #expect(try Data(contentsOf: URL(filePath: a)) == Data(bytes))
+    }
+
+    /// The guard hands every SIGBUS but its comparison's to the handler before it. A mapped file
+    /// read past its end elsewhere in the process, after a mapped comparison installed the guard,
+    /// still ends the process as it would without Backstage: by the default action when there was
+    /// no handler, through the app's own handler (here one that exits with status 77) when there
+    /// was. Each in a child process of its own (this test binary, this test only), without the
+    /// Swift runtime's backtracer.
+    @Test(arguments: ["default", "handler"])
+    func aSigbusOutsideAComparisonStillEndsTheProcess(before: String) throws {
+        let child = "BACKSTAGE_TEST_SIGBUS_CHILD"
+        let environment = ProcessInfo.processInfo.environment
+        if let folder = environment[child] {
+            guard environment[child + "_BEFORE"] == before else { return }
+            if before == "handler" {
+                var action = sigaction()
+                action.__sigaction_handler.sa_sigaction = { _, _, _ in _exit(77) }
+                action.sa_flags = SA_SIGINFO
+                sigaction(SIGBUS, &action, nil)
+            }
+            let a = folder + "/a", b = folder + "/b", c = folder + "/c"
+            let bytes = try Self.randomFile(at: a)
+            try Data(bytes).write(to: URL(filePath: b))
+            try Data(bytes).write(to: URL(filePath: c))
+            #expect(try FileSystem().contentsEqual(a, b))
+            let fd = open(c, O_RDWR)
+            let mapped = try #require(mmap(nil, 1 << 20, PROT_READ, MAP_SHARED, fd, 0))
+            _ = ftruncate(fd, 0)
+            print(mapped.load(fromByteOffset: 4096, as: UInt8.self))
+            Issue.record("reading a page past the end of a file did not end the process")
+            return
+        }
+        let scratch = try TemporaryDirectory(prefix: "sigbus")
+        var childEnvironment = environment
+        childEnvironment[child] = scratch.url.path
+        childEnvironment[child + "_BEFORE"] = before
+        childEnvironment["SWIFT_BACKTRACE"] = "enable=no"
+        let result = try runProcess(
+            CommandLine.arguments[0],
+            ["--testing-library", "swift-testing", "--filter", "aSigbusOutsideAComparisonStillEndsTheProcess"],
+            environment: childEnvironment)
+        if before == "default" {
+            #expect(result.killedBySignal == SIGBUS, "status \(result.status): \(result.stdout.suffix(1500))")
+        } else {
+            #expect(result.killedBySignal == nil && result.status == 77, "\(result.stdout.suffix(1500))")
+        }
     }
 
     static var sharedMemoryWritable: Bool { FileManager.default.isWritableFile(atPath: "/dev/shm") }
@@ -82,6 +154,19 @@ struct ContentsEqualTests {
         let faults = FaultInjector()
         faults.corruptCopies(pathContains: other.url.path)
         #expect(try !FileSystem(faults: faults).copyVerified(a, to: b).identical)
+    }
+
+    /// The copy shortened by another process while the second thread compares it mapped: not
+    /// identical, no crash.
+    @Test(.enabled(if: sharedMemoryWritable, "/dev/shm is the second file system"))
+    func aCopyShortenedWhileComparedAcrossFileSystemsIsNotIdentical() throws {
+        let (local, other) = try Self.twoFileSystems()
+        let a = local.url.appending(path: "a").path, b = other.url.appending(path: "b").path
+        let bytes = try Self.randomFile(at: a)
+        let faults = FaultInjector()
+        faults.shortenWhileCompared(pathContains: other.url.path)
+        #expect(try !FileSystem(faults: faults).copyVerified(a, to: b).identical)
+        #expect(try Data(contentsOf: URL(filePath: a)) == Data(bytes))
     }
 
     /// A write that fails across file systems (a full disk) names the copy and its cause, and

@@ -150,7 +150,7 @@ extension FileSystem {
         defer { Syscalls.close(fa) }
         let fb = try Syscalls.open(b, O_RDONLY | O_NOFOLLOW)
         defer { Syscalls.close(fb) }
-        let comparer = WindowComparer()
+        let comparer = WindowComparer(self)
         var offset: Int64 = 0
         while let available = state.waitForProgress(beyond: offset, window: window) {
             let length = Int(min(window, available - offset))

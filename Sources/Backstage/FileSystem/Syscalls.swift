@@ -1,3 +1,4 @@
+import CBackstageCompare
 import CBackstageSystem
 
 #if canImport(Glibc)
@@ -172,15 +173,15 @@ enum Syscalls {
         recordedWrite(to: dst) { retrying { Glibc.sendfile(dst, src, nil, count) } }
     }
 
-    /// Maps `length` bytes of a file read-only from `offset` (a multiple of the page size).
+    /// Maps `length` bytes of a file, shared and read-only, from `offset` (a multiple of the page
+    /// size). Reading a page the file no longer holds raises SIGBUS: see ``guardedCompare(_:_:count:)``.
     static func mapReadOnly(
         _ fd: Int32, offset: Int64, length: Int, path: String
     ) throws(FileSystemError) -> UnsafeRawPointer {
-        let pointer = Glibc.mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, off_t(offset))
+        let pointer = Glibc.mmap(nil, length, PROT_READ, MAP_SHARED, fd, off_t(offset))
         guard let pointer, pointer != MAP_FAILED else {
             throw FileSystemError(operation: .read, path: path, code: errno)
         }
-        _ = Glibc.madvise(pointer, length, MADV_SEQUENTIAL)
         return UnsafeRawPointer(pointer)
     }
 
@@ -420,6 +421,23 @@ enum Syscalls {
         }
         return filled
     }
+
+    /// What ``guardedCompare(_:_:count:)`` found.
+    enum GuardedComparison { case equal, different, faulted, unguarded }
+
+    /// `memcmp` of two mapped windows under a SIGBUS guard (`CBackstageCompare`): a page that
+    /// cannot be read (the file shortened by another process, an I/O error) answers `.faulted`
+    /// rather than ending the process.
+    static func guardedCompare(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> GuardedComparison {
+        switch backstage_guarded_compare(a, b, count) {
+        case 1: .equal
+        case 0: .different
+        case Int32(BACKSTAGE_COMPARE_FAULTED): .faulted
+        default: .unguarded
+        }
+    }
+
+    static let pageSize = Int(Glibc.sysconf(Int32(_SC_PAGESIZE)))
 
     /// Reads from offset 0 until `buffer` is full or the file ends; the bytes read.
     static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
