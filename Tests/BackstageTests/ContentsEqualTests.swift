@@ -69,50 +69,97 @@ struct ContentsEqualTests {
         #expect(try Data(contentsOf: URL(filePath: a)) == Data(bytes))
     }
 
-    /// The guard hands every SIGBUS but its comparison's to the handler before it. A mapped file
-    /// read past its end elsewhere in the process, after a mapped comparison installed the guard,
-    /// still ends the process as it would without Backstage: by the default action when there was
-    /// no handler, through the app's own handler (here one that exits with status 77) when there
-    /// was. Each in a child process of its own (this test binary, this test only), without the
-    /// Swift runtime's backtracer.
-    @Test(arguments: ["default", "handler"])
-    func aSigbusOutsideAComparisonStillEndsTheProcess(before: String) throws {
+    /// The SIGBUS action installed now, as a number (its handler's address, 0 for the default).
+    static func busAction() -> Int {
+        var current = sigaction()
+        sigaction(SIGBUS, nil, &current)
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+    }
+
+    /// What the process did before the guard, or does after it, and how a SIGBUS elsewhere must
+    /// then end (or not end) its child process.
+    static let sigbusCases = ["default", "handler", "resethand", "sent", "replaced"]
+
+    /// The guard takes only its comparison's faults. Every other SIGBUS reaches the action installed
+    /// before the guard, with that action's own flags, and ends or is handled as it would without
+    /// Backstage: the default action kills (a fault, or a SIGBUS sent with `raise`); an app's handler
+    /// runs (here it exits with status 77); a handler with `SA_RESETHAND` that returns lets the
+    /// repeated fault kill. A handler the app installs after the guard replaces it, and a file
+    /// shortened under a later comparison is then found different by reading, not by a fault. Each
+    /// case in a child process of its own (this test binary, this test only), without the Swift
+    /// runtime's backtracer, without a core file, and killed by an alarm if the fault loops.
+    @Test(arguments: sigbusCases)
+    func aSigbusOutsideAComparisonEndsTheProcessAsWithoutBackstage(before: String) throws {
         let child = "BACKSTAGE_TEST_SIGBUS_CHILD"
         let environment = ProcessInfo.processInfo.environment
         if let folder = environment[child] {
-            guard environment[child + "_BEFORE"] == before else { return }
-            if before == "handler" {
-                var action = sigaction()
-                action.__sigaction_handler.sa_sigaction = { _, _, _ in _exit(77) }
-                action.sa_flags = SA_SIGINFO
-                sigaction(SIGBUS, &action, nil)
-            }
-            let a = folder + "/a", b = folder + "/b", c = folder + "/c"
-            let bytes = try Self.randomFile(at: a)
-            try Data(bytes).write(to: URL(filePath: b))
-            try Data(bytes).write(to: URL(filePath: c))
-            #expect(try FileSystem().contentsEqual(a, b))
-            let fd = open(c, O_RDWR)
-            let mapped = try #require(mmap(nil, 1 << 20, PROT_READ, MAP_SHARED, fd, 0))
-            _ = ftruncate(fd, 0)
-            print(mapped.load(fromByteOffset: 4096, as: UInt8.self))
-            Issue.record("reading a page past the end of a file did not end the process")
+            guard environment[child + "_CASE"] == before else { return }
+            try Self.sigbusChild(case: before, folder: folder)
             return
         }
         let scratch = try TemporaryDirectory(prefix: "sigbus")
         var childEnvironment = environment
         childEnvironment[child] = scratch.url.path
-        childEnvironment[child + "_BEFORE"] = before
+        childEnvironment[child + "_CASE"] = before
         childEnvironment["SWIFT_BACKTRACE"] = "enable=no"
         let result = try runProcess(
             CommandLine.arguments[0],
-            ["--testing-library", "swift-testing", "--filter", "aSigbusOutsideAComparisonStillEndsTheProcess"],
+            ["--testing-library", "swift-testing", "--filter", "aSigbusOutsideAComparisonEndsTheProcessAsWithoutBackstage"],
             environment: childEnvironment)
-        if before == "default" {
-            #expect(result.killedBySignal == SIGBUS, "status \(result.status): \(result.stdout.suffix(1500))")
-        } else {
-            #expect(result.killedBySignal == nil && result.status == 77, "\(result.stdout.suffix(1500))")
+        let output = result.stdout.suffix(1500)
+        switch before {
+        case "handler": #expect(result.killedBySignal == nil && result.status == 77, "\(output)")
+        case "replaced": #expect(result.killedBySignal == nil && result.status == 0, "\(output)")
+        default: #expect(result.killedBySignal == SIGBUS, "status \(result.status): \(output)")
         }
+    }
+
+    /// The child's side of ``aSigbusOutsideAComparisonEndsTheProcessAsWithoutBackstage(before:)``.
+    static func sigbusChild(case before: String, folder: String) throws {
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+        alarm(60)
+        switch before {
+        case "handler":
+            var action = sigaction()
+            action.__sigaction_handler.sa_sigaction = { _, _, _ in _exit(77) }
+            action.sa_flags = SA_SIGINFO
+            sigaction(SIGBUS, &action, nil)
+        case "resethand":
+            var action = sigaction()
+            action.__sigaction_handler.sa_sigaction = { _, _, _ in }
+            action.sa_flags = SA_SIGINFO | Int32(bitPattern: UInt32(SA_RESETHAND))
+            sigaction(SIGBUS, &action, nil)
+        default: break
+        }
+        let a = folder + "/a", b = folder + "/b", c = folder + "/c"
+        let bytes = try Self.randomFile(at: a)
+        try Data(bytes).write(to: URL(filePath: b))
+        try Data(bytes).write(to: URL(filePath: c))
+        let beforeGuard = busAction()
+        #expect(try FileSystem().contentsEqual(a, b))
+        try #require(busAction() != beforeGuard, "the mapped comparison installed no guard")
+        switch before {
+        case "sent":
+            raise(SIGBUS)
+        case "replaced":
+            var action = sigaction()
+            action.__sigaction_handler.sa_sigaction = { _, _, _ in _exit(78) }
+            action.sa_flags = SA_SIGINFO
+            sigaction(SIGBUS, &action, nil)
+            let faults = FaultInjector()
+            faults.shortenWhileCompared(pathContains: "/b")
+            #expect(try !FileSystem(faults: faults).contentsEqual(a, b))
+            return
+        default:
+            let fd = open(c, O_RDWR)
+            try #require(fd >= 0)
+            let mapped = try #require(mmap(nil, 1 << 20, PROT_READ, MAP_SHARED, fd, 0))
+            try #require(mapped != MAP_FAILED)
+            _ = ftruncate(fd, 0)
+            print(mapped.load(fromByteOffset: 4096, as: UInt8.self))
+        }
+        Issue.record("the SIGBUS did not end the process")
     }
 
     static var sharedMemoryWritable: Bool { FileManager.default.isWritableFile(atPath: "/dev/shm") }

@@ -11,14 +11,17 @@
 enum {
     /// Reading a mapping faulted (SIGBUS): nothing was decided.
     BACKSTAGE_COMPARE_FAULTED = -1,
-    /// The guard's handler could not be installed: nothing was read.
+    /// The guard is not the installed SIGBUS action (it could not be installed, it handed a signal
+    /// on, or the app replaced it): nothing was read. Read the files instead.
     BACKSTAGE_COMPARE_UNGUARDED = -2,
 };
 
 /// 1 when the `length` bytes at `a` and at `b` (mapped files) are the same, 0 when they differ,
-/// else one of the answers above. The guard is this thread's, for this call only; its handler,
-/// installed at the first call, hands every other SIGBUS to the handler installed before it (the
-/// Swift runtime's backtracer, an app's crash reporter) or to the default action.
+/// else one of the answers above. The guard is this thread's, for this call only. Its handler,
+/// installed at the first call, puts back the action that was there before it (the Swift runtime's
+/// backtracer, an app's crash reporter, the default) for any other SIGBUS, and lets the signal reach
+/// it; later calls then answer BACKSTAGE_COMPARE_UNGUARDED, as they do when the app has installed a
+/// handler of its own since.
 int backstage_guarded_compare(const void *a, const void *b, size_t length);
 
 #endif
