@@ -67,9 +67,6 @@ package enum ChildProcess {
         var stderr: String
     }
 
-    /// Runs a command to the end under GNU `time`, which forks it from its own small process:
-    /// a child's peak RSS counts its parent's memory at exec, so spawning it from here directly
-    /// would report this process's size.
     /// The figures of GNU time's `-f "%M %I"` report: its last line, exactly two integers (a failed
     /// command's "Command exited with non-zero status" line comes before it); nil otherwise.
     package static func timeFigures(_ text: String) -> (peakBytes: Int64, diskReadBytes: Int64)? {
@@ -79,6 +76,9 @@ package enum ChildProcess {
         return (kilobytes * 1024, blocks * 512)
     }
 
+    /// Runs a command to the end under GNU `time`, which forks it from its own small process:
+    /// a child's peak RSS counts its parent's memory at exec, so spawning it from here directly
+    /// would report this process's size.
     static func measure(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> Measurement
     {
         let time = "/usr/bin/time"
