@@ -84,14 +84,16 @@ perf: deps
 # Cost against scale (docs/performance.md), release build: Documents trees of PERF_LARGE_FILES small files,
 # flat and deep, through audit, relocation's scan, export and import (time per file, peak RSS), and a store
 # of PERF_LARGE_GB GB through relocate, split and migrate. Trees and store are kept in PERF_LARGE_DIR between
-# runs (1,000,000 files take ~5 GB of disk, the store 3× its size). PERF_LARGE_GB=1 for a quick try.
+# runs (1,000,000 files take ~5 GB of disk, the store 3× its size). The store's operations run PERF_LARGE_RUNS
+# times beside their baselines (the spread of their ratios); the trees once per cache. PERF_LARGE_GB=1 for a quick try.
 PERF_LARGE_GB ?= 10
+PERF_LARGE_RUNS ?= 3
 PERF_LARGE_FILES ?= 10000,100000,1000000
 PERF_LARGE_DIR ?= /var/tmp/backstage-perf-large
 perf-large: deps
 	$(RELEASE_BUILD) --product backstage
 	$$($(RELEASE_BUILD) --show-bin-path)/backstage bench --files $(PERF_LARGE_FILES) \
-		--store-size $(PERF_LARGE_GB)GB --workspace $(PERF_LARGE_DIR) --json perf-large.json
+		--store-size $(PERF_LARGE_GB)GB --runs $(PERF_LARGE_RUNS) --workspace $(PERF_LARGE_DIR) --json perf-large.json
 
 # backstage(1), in mdoc, written by scripts/manual from the release `backstage`'s command tree
 # (its help text, with EXIT STATUS and ENVIRONMENT): .build/backstage.1. Read it with `man -l`.
