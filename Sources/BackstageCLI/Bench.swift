@@ -35,8 +35,9 @@ struct Bench: AsyncParsableCommand {
             1.5× of the smallest's, for each cache; 64 MB at every size). --store-size adds one store of that size through \
             relocate (rename, copy), split and migrate, each but the rename beside the baseline the --sizes bench \
             holds it to (the same commands: `cp` + fsync + `rm` + fsync, `VACUUM INTO` + fsync, the sqlite3 shell \
-            with synchronous=FULL), on the same prepared input, --runs times interleaved (default 1 there) and \
-            for each --cache; the ratios are checked against the same targets. --replot prints a saved report again.
+            with synchronous=FULL), on the same prepared input, after one untimed run of the baseline, --runs times \
+            interleaved (default 1 there) and for each --cache; the ratios are checked against the same targets. \
+            --replot prints a saved report again.
 
             A projection more than 10× past the largest size measured says so on its line, with its spread. \
             A debug build's times are several times a release build's: bench refuses one unless --allow-debug, \
