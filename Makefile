@@ -74,6 +74,7 @@ PERF_MIGRATION_SIZE ?= 1GB
 PERF_RUNS ?= 3
 PERF_SCHEMAS ?= $(wildcard ../shared/schemas/*.sql)
 perf: deps
+	@$(if $(PERF_SCHEMAS),true,echo "make perf: no schema in ../shared/schemas/ (PERF_SCHEMAS is empty): generation is timed for the bundled Notes catalog only" >&2)
 	$(RELEASE_BUILD) --product backstage
 	$$($(RELEASE_BUILD) --show-bin-path)/backstage bench --sizes $(PERF_SIZES) \
 		--migration-size $(PERF_MIGRATION_SIZE) --runs $(PERF_RUNS) \
