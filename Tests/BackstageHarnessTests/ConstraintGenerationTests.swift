@@ -93,6 +93,59 @@ import Testing
         #expect(try SchemaGeneratorTests.verdict(store)["foreignKeys"] == "0", "the trigger's kind 0, which only the app's own rows have")
     }
 
+    /// A row whose INSERT a trigger refuses is not in the store, nor is anything the trigger wrote
+    /// before refusing it: every row is one the app could have written, and the rows reported are
+    /// the rows there. (Without a journal, a refused statement kept both.) The tables the triggers
+    /// feed are declared empty: their rows are the triggers' only, one per sighting.
+    @Test(arguments: [
+        // An AFTER trigger refuses the row once it is in: a NULL count, whose tally must not be NULL.
+        """
+        CREATE TABLE sighting (site INTEGER, seenAt INTEGER, code TEXT, count INTEGER CHECK (count >= 1),
+          PRIMARY KEY (site, seenAt, code));
+        CREATE TABLE tally (code TEXT, count INTEGER NOT NULL);
+        CREATE TABLE totals (count INTEGER);
+        INSERT INTO sighting (site, seenAt, code, count) VALUES (1, 1, 'a', 1), (1, 2, 'b', 2);
+        CREATE TRIGGER sighting_tally AFTER INSERT ON sighting BEGIN
+          INSERT INTO tally VALUES (NEW.code, NEW.count);
+          INSERT INTO totals VALUES (NEW.count);
+        END;
+        """,
+        // A BEFORE trigger writes its tally, then refuses the row in its second statement.
+        """
+        CREATE TABLE sighting (id INTEGER PRIMARY KEY, code TEXT UNIQUE COLLATE NOCASE, count INTEGER);
+        CREATE TABLE tally (code TEXT, count INTEGER);
+        CREATE TABLE totals (count INTEGER NOT NULL);
+        INSERT INTO sighting (code, count) VALUES ('a', 1), ('b', 2);
+        CREATE TRIGGER sighting_tally BEFORE INSERT ON sighting BEGIN
+          INSERT INTO tally VALUES (NEW.code, NEW.count);
+          INSERT INTO totals VALUES (NEW.count);
+        END;
+        """,
+    ])
+    func aRowATriggerRefusesLeavesNothingBehind(sql: String) throws {
+        let scratch = try TemporaryDirectory()
+        var schema = try Self.captured(sql, in: scratch)
+        schema.emptyTables = ["tally", "totals"]
+        let store = StoreFileSet(main: scratch.url.appending(path: "g.sqlite"))
+        let report = try SchemaGenerator(schema: schema, seed: 3).generate(into: store, bytes: 200_000)
+        let copy = scratch.url.appending(path: "copy.sqlite")
+        try FileManager.default.copyItem(at: store.main, to: copy)
+        let counted = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(*(c.execute("select count(*) from " + t).fetchone()[0] for t in ("sighting", "tally", "totals")))
+            """, [copy.path])
+        try #require(counted.status == 0, "\(counted.stderr)")
+        let numbers = counted.stdout.split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        try #require(numbers.count == 3)
+        let (sightings, tallies, totals) = (numbers[0], numbers[1], numbers[2])
+        #expect(sightings > 100, "rows were made: \(report.rows)")
+        #expect(tallies == sightings && totals == sightings, "the triggers' rows, one per sighting kept, none for a refused one: \(sightings) sightings, \(tallies) tallies, \(totals) totals")
+        #expect(report.rows["sighting"] == sightings, "the rows reported are the rows there")
+    }
+
     @Test func aSchemaThatCannotBeFilledIsNamedByTableColumnAndConstraint() throws {
         let scratch = try TemporaryDirectory()
         let schema = try Self.captured("CREATE TABLE impossible (id INTEGER PRIMARY KEY, x INTEGER NOT NULL CHECK (x > 5 AND x < 3));", in: scratch)

@@ -10,10 +10,11 @@ import GRDBSQLite
 ///
 /// The rows of a batch are drawn one after the other exactly as one at a time, and SQLite inserts
 /// them in order, checking each as it comes, as it would row by row. When one is refused, the
-/// rows before it are in (with `journal_mode = OFF` a failed statement's rows stay) and those after
-/// it were never tried: the generator is put back as it was before the refused row was drawn, and
-/// that row goes through ``SchemaGenerator/insert(_:_:table:plan:row:rows:maker:memory:random:)``
-/// and its repairs, one at a time. How many went in is counted by rowid, so only tables with one
+/// rows before it are in (with `journal_mode = OFF` a failed statement's rows stay; with the
+/// journal the generator keeps where triggers fire, none do) and those after it were never tried:
+/// the generator is put back as it was before the refused row was drawn, and that row goes
+/// through ``SchemaGenerator/insert(_:_:table:plan:row:rows:maker:memory:random:)`` and its
+/// repairs, one at a time. How many went in is counted by rowid, so only tables with one
 /// are batched, and only where a batch has no effect of its own to undo: no trigger fires on
 /// insert, no Core Data external data file is written for a value.
 final class RowBatches {
@@ -72,11 +73,17 @@ final class RowBatches {
 
     /// Whether a `CREATE TRIGGER` statement's event is an INSERT (its words before `ON`).
     static func firesOnInsert(_ sql: String) -> Bool {
+        triggerEvent(sql).map { $0 == "insert" } ?? true
+    }
+
+    /// A `CREATE TRIGGER` statement's event, "insert", "update" or "delete" (the first of them
+    /// among its words before `ON`); nil when none is found.
+    static func triggerEvent(_ sql: String) -> String? {
         for token in SQLTokens.tokens(sql) {
-            if token == .word("on") { return false }
-            if token == .word("insert") { return true }
+            if token == .word("on") { return nil }
+            for event in ["insert", "update", "delete"] where token == .word(event) { return event }
         }
-        return true
+        return nil
     }
 
     /// How many rows the next batch takes of the `rows` left: 0 when the next row goes in alone.

@@ -104,9 +104,18 @@ public struct SchemaGenerator: Sendable {
     private func populate(
         _ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?
     ) throws -> [String: Int] {
+        // Without a journal a refused statement keeps what it wrote: a trigger's writes, and the
+        // refused row itself when an AFTER trigger fails — rows the app could never have written.
+        // Where a trigger fires on the generator's INSERTs and UPDATEs, the journal stays in memory
+        // and a refused statement leaves nothing; elsewhere a refused INSERT writes nothing but the
+        // rows before it in its batch, which ``RowBatches`` counts.
+        let journal =
+            schema.objects.contains { $0.kind == .trigger && RowBatches.triggerEvent($0.sql) != "delete" }
+            ? "MEMORY" : "OFF"
         try queue.writeWithoutTransaction { db in
             try db.execute(
-                sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+                sql: "PRAGMA page_size = \(schema.pageSize); PRAGMA journal_mode = \(journal); PRAGMA synchronous = OFF"
+            )
             if let encoding = schema.textEncoding { try db.execute(sql: "PRAGMA encoding = '\(encoding)'") }
             if let mode = schema.autoVacuum { try db.execute(sql: "PRAGMA auto_vacuum = \(mode)") }
         }
