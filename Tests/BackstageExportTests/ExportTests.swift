@@ -124,6 +124,37 @@ func readBack(_ archive: URL, format: ArchiveFormat) throws -> (files: [String: 
         #expect(result.stdout == "[1000000000]\n")
     }
 
+    /// Each entry keeps its own modification time and whether it is executable, as the walk read
+    /// them: a document, an executable script, a folder and a link, each with a time of its own.
+    @Test func entriesKeepTheirOwnTimesAndExecutableBits() async throws {
+        let app = try TestContainer()
+        try app.writeDocument("Scripts/build.sh", Data("#!/bin/sh\n".utf8))
+        try app.writeDocument("Notes/plan.md", Data("# Plan\n".utf8))
+        let documents = app.documents.path
+        try shell(
+            """
+            cd '\(documents)' && chmod 751 Scripts/build.sh && chmod 600 Notes/plan.md && ln -s plan.md Notes/latest \\
+            && touch -h -d @1500000000 Notes/latest && touch -d @1600000000 Scripts/build.sh \\
+            && touch -d @1300000000 Notes/plan.md && touch -d @1400000000 Notes Scripts
+            """)
+        let archive = app.root.appending(path: "times.tar")
+        _ = try await Exporter(container: app.container).export(to: archive, options: ExportOptions(format: .tar, sourceDateEpoch: nil))
+        let result = try PythonSQLite.run("""
+            import sys, tarfile
+            for m in sorted(tarfile.open(sys.argv[1]).getmembers(), key=lambda m: m.name):
+                print(m.name, oct(m.mode), m.mtime)
+            """, [archive.path])
+        #expect(
+            result.stdout == """
+                Notes 0o755 1400000000
+                Notes/latest 0o777 1500000000
+                Notes/plan.md 0o644 1300000000
+                Scripts 0o755 1400000000
+                Scripts/build.sh 0o755 1600000000
+
+                """)
+    }
+
     @Test func includeDatabaseAddsAConsistentSnapshotAndLeavesTheLiveStoreAlone() async throws {
         let (app, files, _) = try documentsFixture()
         let store = app.supportStore()

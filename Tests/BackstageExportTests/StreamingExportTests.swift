@@ -77,7 +77,7 @@ import Testing
         let (app, _, _) = try Self.manyDocuments()
         let classifier = FileClassifier(declarations: app.container.declaredStores)
         var visited: [ClassifiedFile] = []
-        try classifier.visit(app.documents) { visited.append($0) }
+        try classifier.visit(app.documents) { entry, _ in visited.append(entry) }
         #expect(visited == (try classifier.scan(app.documents)))
         #expect(visited.count > 620)
     }

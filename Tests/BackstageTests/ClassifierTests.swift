@@ -116,6 +116,43 @@ import Testing
         }
     }
 
+    /// A folder of many files has its headers read on two threads: each file is what it is in a
+    /// folder of a few (read one by one), and a file that cannot be read stops the scan naming it.
+    @Test(arguments: [10, 150])
+    func aFolderOfManyFilesIsClassifiedAsOneOfAFew(documents: Int) throws {
+        let app = try TestContainer()
+        let folder = "Inbox"
+        for index in 0..<documents where index != 5 {
+            try app.writeDocument("\(folder)/note \(index).txt", Data("note \(index)\n".utf8))
+        }
+        try PythonSQLite.createStore(app.documents.appending(path: "\(folder)/note 5.txt"), rows: 1, journalMode: "delete")
+        try PythonSQLite.writeThenKill(app.documents.appending(path: "\(folder)/Birds.db"), committed: 1, walOnly: 1)
+        try app.writeDocument("\(folder)/Gone.db-journal", Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7] + [UInt8](repeating: 0, count: 500)))
+        try app.writeDocument("\(folder)/Trip-journal", Data("a diary".utf8))
+        try app.writeDocument("\(folder)/empty.db", Data())
+        try app.writeDocument("\(folder)/Mine.sqlite", Data("SQLite format 3\0".utf8) + Data(repeating: 0, count: 84))
+
+        let kinds = try kinds(app).filter { $0.key.hasPrefix(folder + "/") }
+        var expected = Dictionary(uniqueKeysWithValues: (0..<documents).map { ("\(folder)/note \($0).txt", FileKind.document) })
+        expected["\(folder)/note 5.txt"] = .userDatabase
+        for name in ["Birds.db", "Mine.sqlite"] { expected["\(folder)/\(name)"] = .userDatabase }
+        for name in ["Birds.db-wal", "Birds.db-shm"] { expected["\(folder)/\(name)"] = .userDatabaseSidecar }
+        expected["\(folder)/Gone.db-journal"] = .orphanSidecar
+        for name in ["Trip-journal", "empty.db"] { expected["\(folder)/\(name)"] = .document }
+        #expect(kinds == expected)
+
+        let faults = FaultInjector()
+        faults.fail(.read, pathContains: "note 77.txt", code: EIO)
+        faults.fail(.read, pathContains: "note 7.txt", code: EIO)
+        let failing = FileClassifier(fileSystem: FileSystem(faults: faults), declarations: app.container.declaredStores)
+        #expect {
+            try failing.scan(app.documents)
+        } throws: { error in
+            let error = error as? FileSystemError
+            return error?.code == EIO && error?.path == app.documents.appending(path: "\(folder)/note 7.txt").path
+        }
+    }
+
     @Test func auditListsInternalFilesOnly() throws {
         let app = try TestContainer()
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 1, walOnly: 1)

@@ -73,7 +73,7 @@ public struct FileClassifier: Sendable {
         keeping: (ClassifiedFile) -> Bool = { _ in true }
     ) throws -> [ClassifiedFile] {
         var entries: [ClassifiedFile] = []
-        try visit(root, recursive: recursive, measuringFolders: measuringFolders) { entry in
+        try visit(root, recursive: recursive, measuringFolders: measuringFolders) { entry, _ in
             if keeping(entry) { entries.append(entry) }
         }
         return entries
@@ -82,10 +82,12 @@ public struct FileClassifier: Sendable {
     /// Classifies every entry under `root` as ``scan(_:recursive:measuringFolders:keeping:)`` does,
     /// in the same order, handing each to `visit` as it is classified instead of returning a list:
     /// memory stays that of the folders on the way down, whatever the number of files (an export
-    /// of a million documents writes them out one by one). What `visit` throws stops the walk.
+    /// of a million documents writes them out one by one). Each entry comes with what its `lstat`
+    /// said when its folder was listed (an export archives its mode and time, and needs no `lstat`
+    /// of its own). What `visit` throws stops the walk.
     package func visit(
         _ root: URL, recursive: Bool = true, measuringFolders: Bool = true,
-        _ visit: (ClassifiedFile) throws -> Void
+        _ visit: (ClassifiedFile, EntryStatus) throws -> Void
     ) throws {
         var path = root.path
         if try fileSystem.status(path)?.kind == .symlink {
@@ -102,7 +104,7 @@ public struct FileClassifier: Sendable {
     /// (never through a link): a file is found in its open folder, whatever the depth.
     private func walk(
         _ folder: OpenFolder, relative: String, visible: Bool, recursive: Bool, measuring: Bool,
-        visit: (ClassifiedFile) throws -> Void
+        visit: (ClassifiedFile, EntryStatus) throws -> Void
     ) throws {
         let evidence = try Evidence(
             folder: folder, relative: relative, declarations: declarations, fileSystem: fileSystem)
@@ -123,13 +125,13 @@ public struct FileClassifier: Sendable {
                         ClassifiedFile(
                             path: path, kind: folderKind, isDirectory: true,
                             bytes: measuring ? try fileSystem.treeSize(folder.path(of: name)) : 0,
-                            isVisible: entryVisible))
+                            isVisible: entryVisible), status)
                     continue
                 }
                 try visit(
                     ClassifiedFile(
                         path: path, kind: entryVisible ? .document : .hidden, isDirectory: true, bytes: 0,
-                        isVisible: entryVisible))
+                        isVisible: entryVisible), status)
                 if recursive {
                     try walk(
                         try fileSystem.openFolder(name, in: folder), relative: path, visible: entryVisible,
@@ -146,8 +148,26 @@ public struct FileClassifier: Sendable {
             }
             if !kind.isInternal && !entryVisible { kind = .hidden }
             try visit(
-                ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible))
+                ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible),
+                status)
         }
+    }
+}
+
+/// What a walk keeps of an entry's `lstat`, taken when its folder was listed.
+package struct EntryStatus: Sendable, Hashable {
+    package var kind: FileStatus.Kind
+    package var size: Int64
+    /// The permission bits (`st_mode & 0o7777`).
+    package var mode: mode_t
+    /// The modification time's seconds.
+    package var modified: Int64
+
+    init(_ status: FileStatus) {
+        kind = status.kind
+        size = status.size
+        mode = status.mode
+        modified = Int64(status.modificationTime.tv_sec)
     }
 }
 
@@ -156,24 +176,19 @@ public struct FileClassifier: Sendable {
 /// A name alone proves nothing: an empty `notes.db`, a `Trip-journal`, a `Cargo.lock` or a file
 /// of zeros named `Diary-wal` are the user's.
 ///
-/// It holds, for each name of the folder, only what classifying needs: the kind and size of its
-/// `lstat`, and what its header proved (one byte). The largest folder is what a scan holds at
-/// most: some 40 bytes a name (62,500 names, the largest folder of the bench's flat tree of a
-/// million files, in 2.5 MB, where the whole `stat` and the 100 bytes of each header took 27 MB).
+/// It holds, for each name of the folder, only what classifying and archiving need: the kind,
+/// size, mode and modification time of its `lstat`, and what its header proved (one byte). The
+/// largest folder is what a scan holds at most: some 48 bytes a name (62,500 names, the largest
+/// folder of the bench's flat tree of a million files: 40 bytes a name, 2.5 MB, before the mode and
+/// time were kept; the whole `stat` and the 100 bytes of each header took 27 MB).
 private final class Evidence {
-    /// What classifying needs of a name's `lstat`.
-    struct Status {
-        var kind: FileStatus.Kind
-        var size: Int64
-    }
-
     let folder: OpenFolder
     /// The folder's path relative to the scanned root, where declarations are matched.
     let relative: String
     /// The folder's names, sorted: found again by binary search.
     let names: [String]
     /// `statuses[i]`: `names[i]`'s, nil when it went away since it was listed.
-    let statuses: [Status?]
+    let statuses: [EntryStatus?]
     let declarations: StoreDeclarations
     let fileSystem: FileSystem
     /// What each name's header proved, once read: a store's main file is asked about once for
@@ -187,14 +202,44 @@ private final class Evidence {
         self.declarations = declarations
         self.fileSystem = fileSystem
         let names = try fileSystem.contents(of: folder)
-        var statuses: [Status?] = []
+        var statuses: [EntryStatus?] = []
         statuses.reserveCapacity(names.count)
         for name in names {
-            statuses.append(try fileSystem.status(name, in: folder).map { Status(kind: $0.kind, size: $0.size) })
+            statuses.append(try fileSystem.status(name, in: folder).map(EntryStatus.init))
         }
         self.names = names
         self.statuses = statuses
         headers = [HeaderFacts](repeating: [], count: names.count)
+        readHeadersAhead()
+    }
+
+    /// Folders with at least this many files to read have their headers read on two threads.
+    static let headersReadTogether = 64
+
+    /// Reads the header of every regular file with content on two threads, when the folder holds
+    /// at least ``headersReadTogether`` of them. Classifying reads each anyway (a store the app
+    /// declares and a temporary excepted), and while a walk reads them the core beside it waits:
+    /// an export's compressors wait for its list of entries. A read that fails here is left to
+    /// ``header(_:)``, which reads again and throws what it meets, as it did.
+    private func readHeadersAhead() {
+        let files = names.indices.filter { hasContent($0) }
+        guard files.count >= Self.headersReadTogether else { return }
+        // The first read times the cache, as header(_:) does: from a cold one, every read is asked
+        // of the disk together first.
+        _ = try? header(files[0])
+        let folder = self.folder, names = self.names, fileSystem = self.fileSystem
+        headers.withUnsafeMutableBufferPointer { buffer in
+            // Each thread writes the facts of its own files only, every other one.
+            nonisolated(unsafe) let headers = buffer
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                for file in stride(from: 1 + part, to: files.count, by: 2) {
+                    let index = files[file]
+                    if let bytes = try? fileSystem.readPrefix(names[index], in: folder, count: 100) {
+                        headers[index] = HeaderFacts(bytes)
+                    }
+                }
+            }
+        }
     }
 
     /// The index of `name` among the folder's names, nil when it has none.

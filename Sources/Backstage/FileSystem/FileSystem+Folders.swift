@@ -4,8 +4,9 @@ import Foundation
 /// (`fstatat`, `openat`), not through a path from `/` whose every component the kernel walks
 /// again at each call, and the path of a file is made only when an error names it.
 ///
-/// A walk holds one a level (a descriptor each), and closes each when it leaves the folder.
-package final class OpenFolder {
+/// A walk holds one a level (a descriptor each), and closes each when it leaves the folder. Its
+/// lookups may run on several threads at once (a folder's headers are read on two).
+package final class OpenFolder: Sendable {
     /// The folder's path, for errors and for what is done by path.
     package let path: String
     fileprivate let descriptor: Int32

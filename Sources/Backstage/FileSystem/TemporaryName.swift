@@ -13,7 +13,9 @@ package enum TemporaryName {
 
     /// True when `name` is one of Backstage's temporaries.
     package static func isTemporary(_ name: String) -> Bool {
-        name.contains(marker)
+        // Its bytes, not Foundation's `contains`, which bridged every name a walk classifies.
+        var name = name
+        return name.withUTF8 { isTemporary($0) }
     }
 
     /// ``isTemporary(_:)`` of a name's bytes, without building a string (the launch check's).

@@ -253,7 +253,7 @@ public struct Exporter: Sendable {
         var leftOut = LeftOutEntries()
         var visited = 0
         try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores).visit(container.documents) {
-            entry in
+            entry, status in
             visited += 1
             if visited % 256 == 0 && isCancelled() { throw CancellationError() }
             guard entry.kind == .document || entry.kind == .userDatabase else {
@@ -261,23 +261,23 @@ public struct Exporter: Sendable {
                 return
             }
             if let item = try item(
-                for: entry, items: items, copies: copies, clamp: clamp, fileSystem: fileSystem, report: &report)
+                for: entry, status: status, items: items, copies: copies, clamp: clamp, fileSystem: fileSystem,
+                report: &report)
             {
                 try items.append(item)
             }
         }
     }
 
-    /// The item of a document, read again with `lstat` (a link is archived as a link, or left
-    /// out, never followed); nil when it is left out, said in `report`, or gone.
+    /// The item of a document, by the `lstat` the walk took of it (a link is archived as a link,
+    /// or left out, never followed); nil when it is left out, said in `report`.
     private func item(
-        for entry: ClassifiedFile, items: ArchiveItems, copies: DatabaseCopies, clamp: (Int64) -> Int64,
-        fileSystem: FileSystem, report: inout ExportReport
+        for entry: ClassifiedFile, status: EntryStatus, items: ArchiveItems, copies: DatabaseCopies,
+        clamp: (Int64) -> Int64, fileSystem: FileSystem, report: inout ExportReport
     ) throws -> ArchiveItem? {
         let rootPath = items.documentRoot
         let path = rootPath + "/" + entry.path
-        guard let status = try fileSystem.status(path) else { return nil }
-        let modified = clamp(Int64(status.modificationTime.tv_sec))
+        let modified = clamp(status.modified)
         switch status.kind {
         case .directory:
             return ArchiveItem(path: entry.path + "/", content: .directory, mode: 0o755, modified: modified)
