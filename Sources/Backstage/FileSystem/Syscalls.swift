@@ -146,6 +146,13 @@ enum Syscalls {
         retrying { backstage_start_writeback(fd) } == 0
     }
 
+    /// `fdatasync(2)` that reports nothing but whether it succeeded: a background thread's, ahead
+    /// of the fsync that makes the file durable and reports its errors.
+    @discardableResult
+    static func commitData(_ fd: Int32) -> Bool {
+        retrying { Glibc.fdatasync(fd) } == 0
+    }
+
     /// `copy_file_range(2)`: the bytes copied, 0 at end of file, -1 with `errno` set on failure.
     static func copyFileRange(from src: Int32, to dst: Int32, count: Int) -> Int {
         recordedWrite(to: dst) { Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) }) }

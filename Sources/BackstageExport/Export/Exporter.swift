@@ -348,7 +348,7 @@ public struct Exporter: Sendable {
         }
         defer { readAhead.stop() }
         // The archive goes to disk as it is written, not all at the fsync that ends the export.
-        let writeback = BackgroundWriteback(path: temporary.path)
+        let writeback = BackgroundWriteback(path: temporary.path, committing: true)
         defer { writeback.stop() }
         switch options.format {
         case .zip:
