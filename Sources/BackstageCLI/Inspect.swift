@@ -57,10 +57,20 @@ struct Inspect: AsyncParsableCommand {
             }
         }
         if catalogGiven {
-            lines.append(
-                "  catalog: " + (i.catalogMatch.map { "matches \($0)" } ?? "matches no version of the catalog"))
+            lines.append("  catalog: " + catalogLine(i.catalogMatches))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Every version the store's schema matches: one, none, or several that a schema cannot tell apart.
+    static func catalogLine(_ matches: [String]) -> String {
+        switch matches.count {
+        case 0: return "matches no version of the catalog"
+        case 1: return "matches \(matches[0])"
+        default:
+            return "matches \(matches.count) versions with the same schema, which the store alone cannot tell apart: "
+                + matches.joined(separator: ", ")
+        }
     }
 }
 

@@ -68,7 +68,7 @@ import Testing
         #expect(fixture.status == 0, "\(fixture.stderr)")
     }
 
-    @Test func inspectWithoutACatalogMatchesTheBundledOne() throws {
+    @Test func inspectWithoutACatalogNamesEveryBundledVersionItMatches() throws {
         let scratch = try TemporaryDirectory()
         let root = scratch.url.appending(path: "notes")
         #expect(try runProcess(backstageExecutable, ["fixture", root.path, "--layout", "v1", "--size", "200KB"]).status == 0)
@@ -77,7 +77,10 @@ import Testing
         let result = try runProcess(backstageExecutable, ["inspect", root.appending(path: "Documents/\(store)").path, "--json"])
 
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        // v1's schema is v2's too (v2 only moved the store): the newest version with it is named.
-        #expect((json["catalogMatch"] as? String)?.hasSuffix("Notes.sqlite") == true, "\(result.stdout)")
+        // v1's schema is v2's too (v2 only moved the store): both are named, neither is picked.
+        #expect(json["catalogMatches"] as? [String] == ["v1 documents/Notes.sqlite", "v2 applicationSupport/Notes.sqlite"], "\(result.stdout)")
+        #expect(json["catalogMatch"] == nil, "no single version is claimed: \(result.stdout)")
+        let text = try runProcess(backstageExecutable, ["inspect", root.appending(path: "Documents/\(store)").path])
+        #expect(text.stdout.contains("matches 2 versions with the same schema, which the store alone cannot tell apart: v1 documents/Notes.sqlite, v2 applicationSupport/Notes.sqlite"), "\(text.stdout)")
     }
 }

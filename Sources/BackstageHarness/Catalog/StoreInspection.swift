@@ -42,8 +42,13 @@ public struct StoreInspection: Sendable, Hashable, Codable {
     public var versionIdentifiers: [String]?
     public var externalFiles: Int?
     public var externalBytes: Int64?
-    /// `version location` of the catalog store whose schema this store has, when a catalog was given.
+    /// `version location` of the catalog store whose schema this store has, when a catalog was given and
+    /// exactly one version's store has it; `nil` when none or several do (``catalogMatches`` lists them).
     public var catalogMatch: String?
+    /// Every `version location` of the catalog whose schema this store has, oldest version first. Two
+    /// versions that share a schema (one only moved the store) both match: a store's schema alone cannot
+    /// tell them apart, and neither is picked.
+    public var catalogMatches: [String] = []
 
     /// Inspects `store`; with `catalog`, finds the version and store whose schema it has.
     public init(of store: StoreFileSet, catalog: CatalogFolder? = nil) throws {
@@ -80,14 +85,13 @@ public struct StoreInspection: Sendable, Hashable, Codable {
         }
         if let catalog {
             let objects = Set(schema.objects.map(\.sql))
-            for version in catalog.manifest.versions.reversed() {
+            for version in catalog.manifest.versions {
                 for candidate in version.stores
                 where Set(try catalog.schema(of: candidate).objects.map(\.sql)) == objects {
-                    catalogMatch = "\(version.name) \(candidate.location)"
-                    break
+                    catalogMatches.append("\(version.name) \(candidate.location)")
                 }
-                if catalogMatch != nil { break }
             }
+            catalogMatch = catalogMatches.count == 1 ? catalogMatches[0] : nil
         }
     }
 
