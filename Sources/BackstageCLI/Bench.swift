@@ -41,7 +41,9 @@ struct Bench: AsyncParsableCommand {
 
             A projection more than 10× past the largest size measured says so on its line, with its spread. \
             A debug build's times are several times a release build's: bench refuses one unless --allow-debug, \
-            and then every figure says "debug". --svg, --markdown and --json work in both modes.
+            and then every time of Backstage says "debug" (the baselines' and the estimates' do not) and the \
+            targets are listed but not judged. A release build exits 1 when a target it checked is missed, \
+            naming each on stderr. --svg, --markdown and --json work in both modes.
 
             Example:
               backstage bench --sizes 10MB,600MB --svg perf.svg --markdown
@@ -91,7 +93,7 @@ struct Bench: AsyncParsableCommand {
     @Flag(help: "Print the ratio table as Markdown.")
     var markdown = false
 
-    @Flag(help: "Measure even a debug build (every figure then says \"debug\").")
+    @Flag(help: "Measure even a debug build (every time of Backstage then says \"debug\"; targets are not judged).")
     var allowDebug = false
 
     @Option(
@@ -193,6 +195,21 @@ struct Bench: AsyncParsableCommand {
             try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg))
         }
         Output.out(markdown ? report.markdown : report.table)
+        try Self.verdict(missed: report.missedTargets.map { $0.target.title }, of: report.targets.count)
+    }
+
+    /// Exit 1 when a release build missed a target it checked, naming each; a debug build's figures are
+    /// labelled and never judged (a debug build misses every speed target by construction).
+    static func verdict(missed: [String], of checked: Int) throws {
+        guard !missed.isEmpty else { return }
+        guard !BuildConfiguration.isDebug else {
+            Output.err(
+                "bench: \(missed.count) of \(checked) targets missed, not judged: this backstage is a debug build")
+            return
+        }
+        Output.err(
+            "bench: \(missed.count) of \(checked) targets missed: " + Array(Set(missed)).sorted().joined(separator: "; "))
+        throw ExitCode(ExitStatus.checkFailed)
     }
 
     /// A saved report, drawn and printed again without measuring.
@@ -233,6 +250,7 @@ struct Bench: AsyncParsableCommand {
         if BuildConfiguration.isDebug { report.debugBuild = true }
         if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
         Output.out(report.table)
+        try Self.verdict(missed: report.targets.filter { !$0.met }.map(\.name), of: report.targets.count)
     }
 
     /// The app's own chain, step by step.

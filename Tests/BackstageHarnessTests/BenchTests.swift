@@ -167,6 +167,12 @@ import Testing
         #expect(report.targets.contains { $0.target.title == "split" && $0.cache == .warm && $0.met != nil }, "measured at 1 MB")
         #expect(result.stdout.contains("relocate · rename") && result.stdout.contains("VACUUM INTO") && result.stdout.contains("targets: "))
         #expect(FileManager.default.fileExists(atPath: scratch.path + "/bench.svg"))
+        // A debug build's figures are labelled, never judged: it misses speed targets by construction.
+        let missed = report.missedTargets.count
+        #expect(missed == 0 || result.stderr.contains("\(missed) of \(report.targets.count) targets missed, not judged: this backstage is a debug build"), "\(result.stderr)")
+        // The baselines are the system's tools: their times never say "debug", Backstage's do.
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains("VACUUM INTO") }
+        #expect(!rows.isEmpty && rows.allSatisfy { $0.components(separatedBy: " debug").count == 3 }, "Backstage's time and the ratio say debug, the baseline's time does not: \(rows)")
     }
 }
 

@@ -295,7 +295,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
                 "  "
                     + [
                         pad(formatBytes(step.size), 8), pad(step.label, width), pad(time(step.seconds), timeWidth),
-                        pad(time(step.estimate), timeWidth),
+                        pad(BenchReport.time(step.estimate), timeWidth),
                         pad(accuracy(estimate: step.estimate, actual: step.seconds), debugBuild == true ? 16 : 10),
                         formatBytes(step.peakBytes),
                     ].joined(separator: "  "))
@@ -304,7 +304,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
             let actual = total(at: size)
             let estimate = steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
             lines.append(
-                "  chain at \(formatBytes(size)): \(time(actual)), estimated \(time(estimate))"
+                "  chain at \(formatBytes(size)): \(time(actual)), estimated \(BenchReport.time(estimate))"
                     + (actual >= 0.001 ? " (\(accuracy(estimate: estimate, actual: actual)))" : ""))
         }
         if let processStart {
@@ -321,7 +321,10 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
     public var markdown: String {
         var lines: [String] = []
         if debugBuild == true {
-            lines += ["**A debug build**: every time below is slower than a release build's, and says \"debug\".", ""]
+            lines += [
+                "**A debug build**: every measured time below is slower than a release build's, and says \"debug\" "
+                    + "(the estimates are the model's, not measured).", "",
+            ]
         }
         lines += [
             "\(app) \(from) → \(to), per step (median of runs), on \(machine)", "",
@@ -330,7 +333,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         for step in steps {
             let name = step.label.replacingOccurrences(of: "|", with: "\\|")
             lines.append(
-                "| \(formatBytes(step.size)) | \(name) | \(time(step.seconds)) | \(time(step.estimate)) | "
+                "| \(formatBytes(step.size)) | \(name) | \(time(step.seconds)) | \(BenchReport.time(step.estimate)) | "
                     + "\(accuracy(estimate: step.estimate, actual: step.seconds)) | \(formatBytes(step.peakBytes)) |")
         }
         lines.append("")
