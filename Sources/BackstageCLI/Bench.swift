@@ -208,7 +208,8 @@ struct Bench: AsyncParsableCommand {
             return
         }
         Output.err(
-            "bench: \(missed.count) of \(checked) targets missed: " + Array(Set(missed)).sorted().joined(separator: "; "))
+            "bench: \(missed.count) of \(checked) targets missed: "
+                + Array(Set(missed)).sorted().joined(separator: "; "))
         throw ExitCode(ExitStatus.checkFailed)
     }
 

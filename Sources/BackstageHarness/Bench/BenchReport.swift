@@ -296,7 +296,8 @@ public struct BenchReport: Sendable, Hashable, Codable {
         lines += targetsMarkdown
         if debugBuild == true {
             lines.insert(
-                "**A debug build**: every time of Backstage below is slower than a release build's, and says \"debug\" (the baselines' are not).", at: 0)
+                "**A debug build**: every time of Backstage below is slower than a release build's, and says \"debug\" (the baselines' are not).",
+                at: 0)
             lines.insert("", at: 1)
         }
         return lines.joined(separator: "\n")
