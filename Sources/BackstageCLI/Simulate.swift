@@ -84,7 +84,8 @@ struct Simulate: AsyncParsableCommand {
         if catalogOption.catalog == nil, let versions = try? CatalogFolder.notes().manifest.versions.map(\.name) {
             for version in [from, to] where !versions.contains(version) {
                 throw ValidationError(
-                    "\(version) is not a version of the Notes sample: use \(versions.joined(separator: ", ")).")
+                    "\(version) is not a version of the Notes sample\(NearestName.didYouMean(version, among: versions)): "
+                        + "use \(versions.joined(separator: ", ")).")
             }
             if let a = versions.firstIndex(of: from), let b = versions.firstIndex(of: to), a > b {
                 throw ValidationError("--from must not be newer than --to.")

@@ -58,6 +58,22 @@ import Testing
         #expect(try runProcess(backstageExecutable, ["frobnicate"]).status == 2)
     }
 
+    @Test func aMisspeltVersionIsAUsageErrorThatSaysWhichWasMeant() throws {
+        let sample = try runProcess(backstageExecutable, ["simulate", "--from", "v1", "--to", "v33"])
+        #expect(sample.status == 2, "\(sample.stderr)")
+        #expect(sample.stderr.contains("v33 is not a version of the Notes sample (did you mean v3?): use v1, v2, v3, v4."), "\(sample.stderr)")
+
+        let scratch = try TemporaryDirectory()
+        let catalog = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Catalogs/Cookbook")
+        let own = try runProcess(backstageExecutable, ["fixture", scratch.path + "/fx", "--catalog", catalog.path, "--layout", "v22"])
+        #expect(own.status == 2, "\(own.stderr)")
+        #expect(own.stderr.contains("the catalog has no version v22 (did you mean v2?)"), "\(own.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/fx"), "nothing written")
+
+        let far = try runProcess(backstageExecutable, ["fixture", scratch.path + "/fx", "--catalog", catalog.path, "--layout", "release-9"])
+        #expect(far.status == 2 && !far.stderr.contains("did you mean"), "no guess when nothing is close: \(far.stderr)")
+    }
+
     @Test func aMissingContainerIsAnOperationalFailure() throws {
         let result = try runProcess(backstageExecutable, ["audit", "/nonexistent/container"])
         #expect(result.status == 3)

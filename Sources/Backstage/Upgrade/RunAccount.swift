@@ -140,28 +140,14 @@ struct RunAccount {
 
     /// True when `location` is a few letters from `other` (at most 2, or 15% of the longer path).
     static func looksLikeTypo(_ other: ContainerLocation, of location: ContainerLocation) -> Bool {
-        distance(other.path, location.path) <= max(2, max(other.path.count, location.path.count) * 15 / 100)
+        NearestName.isTypo(distance: distance(other.path, location.path), other.path, location.path)
     }
 
     private static func alreadyDone(_ later: (plan: String, step: Int)) -> String {
         "already done: step \(later.step) of \(later.plan) took the store further"
     }
 
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.lowercased())
-        let b = Array(b.lowercased())
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: b.count, by: 1) {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
-            }
-        }
-        return a.isEmpty ? b.count : row[b.count]
-    }
+    static func distance(_ a: String, _ b: String) -> Int { NearestName.distance(a, b) }
 }
 
 extension ContainerLocation {

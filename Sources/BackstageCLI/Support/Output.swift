@@ -51,12 +51,19 @@ enum Output {
         }
         // Only what the parser calls a usage error (a bad option, a failed validate()) is one;
         // every other failure is operational: exit 3 with one sentence.
-        if parserCode == .validationFailure {
-            err("error: \(usageSentence(for: error))")
+        // A version named on the command line that the catalog lacks is a usage error too.
+        if parserCode == .validationFailure || Self.isUsage(error) {
+            err("error: \(parserCode == .validationFailure ? usageSentence(for: error) : sentence(for: error))")
             return ExitStatus.usage
         }
         err("error: \(sentence(for: error))")
         return ExitStatus.failure
+    }
+
+    /// Errors the command line caused that only the loaded catalog could tell: usage, exit 2.
+    static func isUsage(_ error: Error) -> Bool {
+        if case .unknownVersion = error as? CatalogError { return true }
+        return false
     }
 
     /// The parser's message for a usage error as one sentence (no usage lines: `--help` has them).

@@ -215,7 +215,7 @@ public enum CatalogError: Error, Sendable, Hashable, CustomStringConvertible {
         case .newerFormat(let path, let format, let supported):
             "\(path) is a catalog of format \(format); this Backstage reads up to \(supported)"
         case .unknownVersion(let name, let known):
-            "the catalog has no version \(name) (it has \(known.joined(separator: ", ")))"
+            "the catalog has no version \(name)\(NearestName.didYouMean(name, among: known)) (it has \(known.joined(separator: ", ")))"
         case .wrongOrder(let from, let to):
             "\(from) is newer than \(to): an upgrade goes from an older version to a newer one"
         case .missingPlan(let version): "version \(version) names no plan to reach it"
