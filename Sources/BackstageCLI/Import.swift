@@ -59,6 +59,19 @@ struct Import: AsyncParsableCommand {
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
+    func validate() throws {
+        // `import CONTAINER ARCHIVE`, the arguments swapped: say so, rather than "ARCHIVE is not a folder".
+        var isFolder: ObjCBool = false
+        if let container = options.container, options.layout == .ios,
+            FileManager.default.fileExists(atPath: archive, isDirectory: &isFolder), isFolder.boolValue,
+            FileManager.default.fileExists(atPath: container, isDirectory: &isFolder), !isFolder.boolValue
+        {
+            throw ValidationError(
+                "\(archive) is a folder and \(container) a file: the archive comes first "
+                    + "(backstage import \(container) \(archive))")
+        }
+    }
+
     func run() async throws {
         let container = try declared.declaring(in: try options.resolve())
         let source = URL(

@@ -5,7 +5,17 @@ import Logging
 
 extension RelocationStrategy: ExpressibleByArgument {}
 extension StepPhase: ExpressibleByArgument {}
-extension ContainerRoot: ExpressibleByArgument {}
+extension ContainerRoot {
+    /// A root named on the command line, or a usage error that says which names a root takes (the
+    /// parser's own "the value 'g' is invalid" left the `group.` rule unsaid).
+    static func argument(_ text: String) throws -> ContainerRoot {
+        if let root = ContainerRoot(rawValue: text) { return root }
+        let standard = ["documents", "applicationSupport", "caches", "temporary"]
+        throw ValidationError(
+            "\(text) is not a root\(NearestName.didYouMean(text, among: standard)): use documents, applicationSupport, "
+                + "caches, or an App Group identifier, which starts with group. (group.com.example.app)")
+    }
+}
 
 struct Relocate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -46,13 +56,13 @@ struct Relocate: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Where the stores are: documents, applicationSupport, caches or an App Group identifier.", valueName: "root"
-        ))
+        ), transform: ContainerRoot.argument)
     var from: ContainerRoot = .documents
 
     @Option(
         help: ArgumentHelp(
             "Where they go, same relative path: applicationSupport, caches or an App Group identifier (with --app-group).",
-            valueName: "root"))
+            valueName: "root"), transform: ContainerRoot.argument)
     var to: ContainerRoot = .applicationSupport
 
     @Option(help: "Seconds to wait for another process to release a store before failing with \"store in use\".")
@@ -73,7 +83,9 @@ struct Relocate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let container = try declared.declaring(in: try groups.adding(to: try options.resolve(), layout: options.layout))
+        let container = try declared.declaring(
+            in: try groups.adding(to: try options.resolve(), layout: options.layout), root: from)
+        let stores = container.defines(from) ? try declared.storePaths(in: container[from]) : stores
         for root in [from, to] where !container.defines(root) {
             throw CLIError(description: "\(root) has no folder: add --app-group \(root)=FOLDER")
         }

@@ -74,6 +74,33 @@ import Testing
         #expect(far.status == 2 && !far.stderr.contains("did you mean"), "no guess when nothing is close: \(far.stderr)")
     }
 
+    @Test func mistakenArgumentsAreUsageErrorsThatSayWhatToWrite() throws {
+        let scratch = try TemporaryDirectory()
+        let documents = scratch.url.appending(path: "Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: scratch.url.appending(path: "Library/Application Support"), withIntermediateDirectories: true)
+        try PythonSQLite.createStore(documents.appending(path: "Podnote.sqlite"), rows: 12)
+        let archive = scratch.url.appending(path: "docs.zip")
+        try Data("PK".utf8).write(to: archive)
+
+        let group = try runProcess(backstageExecutable, ["relocate", scratch.path, "--to", "g"])
+        #expect(group.status == 2 && group.stderr.contains("g is not a root: use documents, applicationSupport, caches, or an App Group identifier, which starts with group. (group.com.example.app)"), "\(group.stderr)")
+        let appGroup = try runProcess(backstageExecutable, ["relocate", scratch.path, "--app-group", "g=/tmp"])
+        #expect(appGroup.status == 2 && appGroup.stderr.contains("g is not an App Group identifier, which starts with group."), "\(appGroup.stderr)")
+        let swapped = try runProcess(backstageExecutable, ["import", scratch.path, archive.path])
+        #expect(swapped.status == 2 && swapped.stderr.contains("the archive comes first (backstage import \(archive.path) \(scratch.path))"), "\(swapped.stderr)")
+        let outside = try runProcess(backstageExecutable, ["relocate", scratch.path, "--store", "/elsewhere/Podnote.sqlite"])
+        #expect(outside.status == 2 && outside.stderr.contains("--store /elsewhere/Podnote.sqlite is not inside \(documents.path)"), "\(outside.stderr)")
+        #expect(FileManager.default.fileExists(atPath: documents.appending(path: "Podnote.sqlite").path), "nothing moved by a refused command")
+
+        // An absolute path inside Documents names the store relative to it (it was joined onto Documents).
+        let absolute = try runProcess(backstageExecutable, ["relocate", scratch.path, "--store", documents.appending(path: "Podnote.sqlite").path])
+        #expect(absolute.status == 0, "\(absolute.stderr)")
+        let moved = StoreFileSet(main: scratch.url.appending(path: "Library/Application Support/Podnote.sqlite"))
+        #expect(try PythonSQLite.inspect(moved).rows == 12)
+        #expect(!FileManager.default.fileExists(atPath: documents.appending(path: "Podnote.sqlite").path))
+    }
+
     @Test func aMissingContainerIsAnOperationalFailure() throws {
         let result = try runProcess(backstageExecutable, ["audit", "/nonexistent/container"])
         #expect(result.status == 3)

@@ -82,7 +82,8 @@ struct AppGroupOptions: ParsableArguments {
             let (identifier, folder) = Self.split(group)
             guard ContainerRoot.isAppGroupIdentifier(identifier) else {
                 throw ValidationError(
-                    "--app-group \(group): \(identifier) is not an App Group identifier (group.com.example.app).")
+                    "--app-group \(group): \(identifier) is not an App Group identifier, which starts with group. "
+                        + "(group.com.example.app=FOLDER).")
             }
             if folder?.isEmpty == true { throw ValidationError("--app-group \(group): the folder is empty.") }
         }

@@ -31,10 +31,27 @@ struct DeclarationOptions: ParsableArguments {
     /// True when nothing was declared: every database in Documents is then the user's.
     var isEmpty: Bool { plans.isEmpty && catalog == nil && stores.isEmpty }
 
-    /// What the options declare.
-    func declarations() throws -> StoreDeclarations {
+    /// The `--store` paths relative to `documents`: an absolute path inside it is made relative (it
+    /// was joined onto Documents before), one outside it is a usage error naming it.
+    func storePaths(in documents: URL) throws -> [String] {
+        let folder = documents.standardizedFileURL.resolvingSymlinksInPath().path
+        return try stores.map { store in
+            guard store.hasPrefix("/") else { return store }
+            let path = URL(filePath: store).standardizedFileURL
+            for candidate in [path.path, path.resolvingSymlinksInPath().path]
+            where candidate.hasPrefix(folder + "/") && candidate.count > folder.count + 1 {
+                return String(candidate.dropFirst(folder.count + 1))
+            }
+            throw ValidationError(
+                "--store \(store) is not inside \(documents.path): give the store's path relative to Documents, "
+                    + "such as \(path.lastPathComponent) or Accounts/*/\(path.lastPathComponent)")
+        }
+    }
+
+    /// What the options declare, `--store` paths read relative to `documents`.
+    func declarations(documents: URL? = nil) throws -> StoreDeclarations {
         let workingDirectory = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
-        var declarations = StoreDeclarations(stores)
+        var declarations = StoreDeclarations(try documents.map { try storePaths(in: $0) } ?? stores)
         for plan in plans {
             declarations = declarations.adding(
                 StoreDeclarations(plan: try UpgradePlan.load(from: URL(filePath: plan, relativeTo: workingDirectory))))
@@ -48,8 +65,9 @@ struct DeclarationOptions: ParsableArguments {
         return declarations
     }
 
-    /// `container` declaring these stores.
-    func declaring(in container: AppContainer) throws -> AppContainer {
-        container.declaringStores(try declarations())
+    /// `container` declaring these stores, `--store` paths read relative to `root` (Documents unless
+    /// a command moves stores from another root).
+    func declaring(in container: AppContainer, root: ContainerRoot = .documents) throws -> AppContainer {
+        container.declaringStores(try declarations(documents: container.defines(root) ? container[root] : nil))
     }
 }
