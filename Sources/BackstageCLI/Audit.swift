@@ -33,12 +33,25 @@ struct Audit: AsyncParsableCommand {
         if json {
             try Output.json(report)
         } else {
-            Output.out(Self.render(report, documents: container.documents))
+            Output.out(Self.render(report, documents: container.documents, declared: declared.arguments))
+        }
+        // A declaration that matches nothing is said, with the database it may have meant (on stderr,
+        // so --json stays one object): a typo would otherwise leave the real store the user's.
+        let databases = (report.findings.filter { $0.kind == .database } + report.userDatabases).map(\.path)
+        for store in try declared.storePaths(in: container.documents)
+        where !store.contains(where: { "*?[".contains($0) })
+            && !FileManager.default.fileExists(atPath: container.documents.appending(path: store).path)
+        {
+            Output.err(
+                "warning: --store \(store) matches no file in \(container.documents.path)"
+                    + (NearestName.suggestion(for: store, among: databases).map { " (did you mean \($0)?)" } ?? ""))
         }
         if !report.isClean { throw ExitCode(ExitStatus.checkFailed) }
     }
 
-    static func render(_ report: AuditReport, documents: URL) -> String {
+    /// The report for a terminal; `declared` is the declaration to repeat in the `relocate` it suggests
+    /// (a bare `relocate` moves no store), `next` what to say instead of suggesting one.
+    static func render(_ report: AuditReport, documents: URL, declared: [String] = [], next: String? = nil) -> String {
         var lines: [String] = []
         let width = max((report.findings + report.userDatabases).map(\.path.count).max() ?? 0, 4)
         func row(_ finding: AuditFinding, _ kind: String) -> String {
@@ -52,7 +65,10 @@ struct Audit: AsyncParsableCommand {
             lines.append(
                 "\(report.findings.count) internal file\(report.findings.count == 1 ? "" : "s") in \(documents.path):")
             lines += report.findings.map { row($0, $0.kind.rawValue) }
-            lines.append("Run `backstage relocate` on the container to move them out of Documents.")
+            let options = declared.map { $0.contains(" ") || $0.contains("*") ? "'\($0)'" : $0 }
+            lines.append(
+                next
+                    ?? "Run `backstage relocate \((["CONTAINER"] + options).joined(separator: " "))` to move them out of Documents.")
         }
         if !report.userDatabases.isEmpty {
             let count = report.userDatabases.count

@@ -127,7 +127,15 @@ struct Relocate: AsyncParsableCommand {
                 "Left \(path): a database not declared by the app, kept as the user's document (name it with --store to move it)"
             )
         }
+        for name in report.unmatched {
+            lines.append(
+                "No store matches \(name.name) in \(source.path)"
+                    + (name.closest.map { " (did you mean \($0)?)" } ?? " (a fresh install has none yet)"))
+        }
         if report.nothingToDo {
+            if !report.unmatched.isEmpty {
+                return (lines + ["Nothing to do"]).joined(separator: "\n")
+            }
             if !named.isEmpty {
                 return (lines + ["Nothing to do: \(named.joined(separator: ", ")) already in \(destination.path)"])
                     .joined(separator: "\n")

@@ -101,6 +101,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: documents.appending(path: "Podnote.sqlite").path))
     }
 
+    @Test func aDeclarationThatMatchesNothingIsSaidWithTheNameItMayHaveMeant() throws {
+        let scratch = try TemporaryDirectory()
+        let documents = scratch.url.appending(path: "Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: scratch.url.appending(path: "Library/Application Support"), withIntermediateDirectories: true)
+
+        // A fresh install: the app declares its store at every launch, and has none on its first.
+        let fresh = try runProcess(backstageExecutable, ["relocate", scratch.path, "--store", "Podnotes.sqlite"])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(fresh.stdout == "No store matches Podnotes.sqlite in \(documents.path) (a fresh install has none yet)\nNothing to do\n", "\(fresh.stdout)")
+        let freshJSON = try runProcess(backstageExecutable, ["relocate", scratch.path, "--store", "Podnotes.sqlite", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(freshJSON.stdout.utf8)) as? [String: Any])
+        #expect((report["unmatched"] as? [[String: Any]])?.first?["name"] as? String == "Podnotes.sqlite")
+
+        // A typo: said with the database it may have meant, which stays where it is.
+        try PythonSQLite.createStore(documents.appending(path: "Podnotes.sqlite"), rows: 5)
+        let typo = try runProcess(backstageExecutable, ["relocate", scratch.path, "--store", "Podnote.sqlite"])
+        #expect(typo.status == 0 && typo.stdout.contains("No store matches Podnote.sqlite in \(documents.path) (did you mean Podnotes.sqlite?)"), "\(typo.stdout)")
+        #expect(FileManager.default.fileExists(atPath: documents.appending(path: "Podnotes.sqlite").path))
+        let audit = try runProcess(backstageExecutable, ["audit", scratch.path, "--store", "Podnote.sqlite"])
+        #expect(audit.stderr.contains("warning: --store Podnote.sqlite matches no file in \(documents.path) (did you mean Podnotes.sqlite?)"), "\(audit.stderr)")
+
+        // The relocate an audit suggests carries the declaration: a bare relocate moves no store.
+        let declared = try runProcess(backstageExecutable, ["audit", scratch.path, "--store", "Podnotes.sqlite"])
+        #expect(declared.status == 1 && declared.stdout.contains("Run `backstage relocate CONTAINER --store Podnotes.sqlite` to move them out of Documents."), "\(declared.stdout)")
+        #expect(declared.stderr.isEmpty, "\(declared.stderr)")
+    }
+
     @Test func aMissingContainerIsAnOperationalFailure() throws {
         let result = try runProcess(backstageExecutable, ["audit", "/nonexistent/container"])
         #expect(result.status == 3)

@@ -134,7 +134,7 @@ public struct Relocator: Sendable {
                 .filter { $0.path != ".backstage" && !$0.path.hasPrefix(".backstage/") }
             let stores = try selectStores(
                 entries, options.stores, in: sourceFolder, movedTo: container[options.destination],
-                declaredBy: declarations)
+                declaredBy: declarations, unmatched: &report.unmatched)
             report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
@@ -159,10 +159,11 @@ public struct Relocator: Sendable {
 
     /// The databases to move, as paths relative to the source folder: the declared ones, or the
     /// named ones (a user's database too: naming it declares it). A store named but already at the
-    /// destination (an earlier run moved it) is nothing to do, not an error.
+    /// destination (an earlier run moved it) is nothing to do, not an error; so is a name that
+    /// matches nothing (a fresh install), which goes to `unmatched` with the closest database's name.
     private func selectStores(
         _ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL,
-        declaredBy declarations: StoreDeclarations
+        declaredBy declarations: StoreDeclarations, unmatched: inout [RelocationReport.UnmatchedName]
     ) throws(RelocationError) -> [String] {
         guard !names.isEmpty else { return entries.filter { $0.kind == .database }.map(\.path) }
         let databases = entries.filter { $0.kind == .database || $0.kind == .userDatabase }.map(\.path)
@@ -195,7 +196,8 @@ public struct Relocator: Sendable {
                 if moved {
                     continue
                 }
-                throw .storeNotFound(name: folder.appending(path: name).path)
+                unmatched.append(.init(name: name, closest: NearestName.suggestion(for: name, among: databases)))
+                continue
             }
             selected += matches.filter { !selected.contains($0) }
         }

@@ -92,6 +92,19 @@ public struct RelocationReport: Sendable, Hashable, Codable {
     /// (``AppContainer/declaredStores``) and they were not named: the user's documents.
     public var leftUndeclared: [String] = []
 
+    /// A store named to move (`RelocationOptions.stores`) that matches no file of the source folder:
+    /// a fresh install has none yet, or the name is mistyped.
+    public struct UnmatchedName: Sendable, Hashable, Codable {
+        /// The name or pattern as given.
+        public var name: String
+        /// The database of the source folder whose name is a few letters from it, if one is.
+        public var closest: String?
+    }
+
+    /// Names that matched no store: nothing moved for them, and nothing failed (an app that declares
+    /// its store at every launch has none on its first).
+    public var unmatched: [UnmatchedName] = []
+
     /// True when there was nothing to move, quarantine or recover.
     public var nothingToDo: Bool { moved.isEmpty && quarantined.isEmpty && recovered.isEmpty }
 

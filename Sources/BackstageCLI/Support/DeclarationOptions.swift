@@ -28,6 +28,11 @@ struct DeclarationOptions: ParsableArguments {
             valueName: "path"))
     var stores: [String] = []
 
+    /// The options as given, to repeat in a command the output suggests (`--store X --plan P`).
+    var arguments: [String] {
+        plans.flatMap { ["--plan", $0] } + (catalog.map { ["--catalog", $0] } ?? []) + stores.flatMap { ["--store", $0] }
+    }
+
     /// True when nothing was declared: every database in Documents is then the user's.
     var isEmpty: Bool { plans.isEmpty && catalog == nil && stores.isEmpty }
 
