@@ -68,7 +68,8 @@ struct Audit: AsyncParsableCommand {
             let options = declared.map { $0.contains(" ") || $0.contains("*") ? "'\($0)'" : $0 }
             lines.append(
                 next
-                    ?? "Run `backstage relocate \((["CONTAINER"] + options).joined(separator: " "))` to move them out of Documents.")
+                    ?? "Run `backstage relocate \((["CONTAINER"] + options).joined(separator: " "))` to move them out of Documents."
+            )
         }
         if !report.userDatabases.isEmpty {
             let count = report.userDatabases.count

@@ -90,7 +90,10 @@ struct Demo: AsyncParsableCommand {
 
         say("2. Auditing Documents")
         let audit = try await timed("audit") { try Auditor(container: container).audit() }
-        say(indent(Audit.render(audit, documents: container.documents, next: "The upgrade below moves them out of Documents.")))
+        say(
+            indent(
+                Audit.render(
+                    audit, documents: container.documents, next: "The upgrade below moves them out of Documents.")))
 
         say("3. Upgrading v1 → v4 with the catalog's plans")
         let upgrader = Upgrader(container: container)

@@ -30,7 +30,8 @@ struct DeclarationOptions: ParsableArguments {
 
     /// The options as given, to repeat in a command the output suggests (`--store X --plan P`).
     var arguments: [String] {
-        plans.flatMap { ["--plan", $0] } + (catalog.map { ["--catalog", $0] } ?? []) + stores.flatMap { ["--store", $0] }
+        plans.flatMap { ["--plan", $0] } + (catalog.map { ["--catalog", $0] } ?? [])
+            + stores.flatMap { ["--store", $0] }
     }
 
     /// True when nothing was declared: every database in Documents is then the user's.
