@@ -74,6 +74,8 @@ struct Upgrade: AsyncParsableCommand {
         var needsUpgrade: Bool
         var needsUpgradeMicroseconds: Double
         var estimate: UpgradeEstimate
+        /// What the run would not account for: the run would exit 1 and not record the version.
+        var problems: [String]
     }
 
     func run() async throws {
@@ -97,13 +99,17 @@ struct Upgrade: AsyncParsableCommand {
                 DryRun(
                     plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
                     needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan),
-                    estimate: upgrader.estimate(plan, budget: budget))
+                    estimate: upgrader.estimate(plan, budget: budget), problems: try upgrader.unaccounted(plan))
             ]
             if json {
                 try Output.json(results)
             } else {
                 Output.out(results.map(Self.render).joined(separator: "\n"))
             }
+            for problem in results.flatMap(\.problems) {
+                Output.err("error: \(problem); a run would not record the version as reached: correct the plan")
+            }
+            if results.contains(where: { !$0.problems.isEmpty }) { throw ExitCode(ExitStatus.checkFailed) }
             return
         }
         var reports: [UpgradeReport] = []
@@ -175,7 +181,11 @@ struct Upgrade: AsyncParsableCommand {
         var lines = [
             String(
                 format: "%@: %@ (needsUpgrade answered in %.1f µs)", dry.plan,
-                dry.needsUpgrade ? "upgrade needed" : "nothing to do", dry.needsUpgradeMicroseconds)
+                dry.needsUpgrade
+                    ? "upgrade needed"
+                    : dry.problems.isEmpty
+                        ? "nothing to do" : "no step would run, but the plan does not account for everything",
+                dry.needsUpgradeMicroseconds)
         ]
         for step in dry.estimate.steps {
             lines.append(
@@ -189,6 +199,7 @@ struct Upgrade: AsyncParsableCommand {
                     format: "  total ~%.2f s: %@ the %g s launch budget", dry.estimate.seconds,
                     dry.estimate.exceedsBudget ? "MORE than" : "within", dry.estimate.budget))
         }
+        for problem in dry.problems { lines.append("  not accounted for: \(problem)") }
         return lines.joined(separator: "\n")
     }
 

@@ -155,6 +155,17 @@ import Testing
             json.status == 1
                 && json.stdout.contains("\"problems\" : [\n      \"Documents still holds Workout.sqlite (database)"),
             "\(json.stdout)")
+
+        // The dry run gives the run's account and its exit status, not "nothing to do" and 0.
+        let dry = try workouts.upgrade(["--dry-run"])
+        #expect(dry.status == 1, "\(dry.stdout)\(dry.stderr)")
+        #expect(dry.stdout.contains("v1-to-v2: no step would run, but the plan does not account for everything"), "\(dry.stdout)")
+        #expect(
+            dry.stderr
+                == "error: Documents still holds Workout.sqlite (database), which no step of the plan accounts for; the closest location "
+                + "the plan names is documents/Workouts.sqlite; a run would not record the version as reached: correct the plan\n",
+            "\(dry.stderr)")
+        #expect(snapshot(workouts.app.root).filter { !$0.key.contains(".backstage/") } == before, "a dry run writes nothing")
     }
 
     /// The user's own databases beside the app's store are documents (issue 28): a run that moves
