@@ -53,7 +53,8 @@ struct Audit: AsyncParsableCommand {
     /// (a bare `relocate` moves no store), `next` what to say instead of suggesting one.
     static func render(_ report: AuditReport, documents: URL, declared: [String] = [], next: String? = nil) -> String {
         var lines: [String] = []
-        let width = max((report.findings + report.userDatabases).map(\.path.count).max() ?? 0, 4)
+        let width = max(
+            (report.findings + report.userDatabases + report.userDatabaseSupport).map(\.path.count).max() ?? 0, 4)
         func row(_ finding: AuditFinding, _ kind: String) -> String {
             let path = finding.path.padding(toLength: width, withPad: " ", startingAt: 0)
             let kind = kind.padding(toLength: 19, withPad: " ", startingAt: 0)
@@ -78,6 +79,8 @@ struct Audit: AsyncParsableCommand {
             )
             lines += report.userDatabases.map { row($0, "user database") }
         }
+        // A user's database's Core Data support folder is part of that document, listed with it.
+        lines += report.userDatabaseSupport.map { row($0, "user db support") }
         if report.noStoreDeclared {
             lines.append(
                 "No store declared (--plan, --catalog or --store): every database in Documents is taken for the user's."

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The one rule for what quarantine takes out of a folder: orphan sidecars, Backstage temporaries
-/// and Core Data support folders without their database. The classifier names each file by it
+/// and Core Data support folders without their database (a user's database's is the user's). The classifier names each file by it
 /// (`scan`), and the launch check asks the same rule of a name's bytes (`mayBeStray`), without
 /// building a string.
 extension FileClassifier {
@@ -47,29 +47,24 @@ extension FileClassifier {
     /// The internal files among `entries` that belong to no store: orphan sidecars, Backstage
     /// temporaries, support folders without their database. What quarantine takes.
     static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
-        // The stores' folder and name without extension, once: a support folder looks itself up
-        // (a million entries are one pass, not a pass each).
-        let stores = Set(entries.filter { $0.kind == .database }.map { storeKey($0.path) })
+        // The stores' support folders, once: a support folder looks itself up (a million entries
+        // are one pass, not a pass each). A user's database's is never a stray: the classifier
+        // calls it the user's (`userDatabaseSupport`).
+        let stores = Set(entries.filter { $0.kind == .database }.map { supportFolderPath(ofStore: $0.path) })
         return entries.filter { entry in
             switch entry.kind {
             case .orphanSidecar, .backstageTemporary: true
-            case .coreDataSupport: !stores.contains(supportKey(entry.path))
+            case .coreDataSupport: !stores.contains(entry.path)
             default: false
             }
         }
     }
 
-    /// `folder/Notes.sqlite` → `folder/Notes`.
-    private static func storeKey(_ path: String) -> String {
+    /// `folder/Notes.sqlite` → `folder/.Notes_SUPPORT`, by ``StoreFileSet/supportFolderName(ofStoreNamed:)``.
+    private static func supportFolderPath(ofStore path: String) -> String {
         let folder = (path as NSString).deletingLastPathComponent
-        return folder + "/" + ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-    }
-
-    /// `folder/.Notes_SUPPORT` → `folder/Notes`.
-    private static func supportKey(_ path: String) -> String {
-        let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        return folder + "/" + String(name.dropFirst().dropLast(supportFolderSuffix.count))
+        let name = StoreFileSet.supportFolderName(ofStoreNamed: (path as NSString).lastPathComponent)
+        return folder.isEmpty ? name : folder + "/" + name
     }
 }
 

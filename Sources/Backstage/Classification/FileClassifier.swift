@@ -84,9 +84,11 @@ public struct FileClassifier: Sendable {
     /// memory stays that of the folders on the way down, whatever the number of files (an export
     /// of a million documents writes them out one by one). Each entry comes with what its `lstat`
     /// said when its folder was listed (an export archives its mode and time, and needs no `lstat`
-    /// of its own). What `visit` throws stops the walk.
+    /// of its own). What `visit` throws stops the walk. With `expandingUserSupport`, the support
+    /// folder of a user's database is followed by each of its entries, all
+    /// ``FileKind/userDatabaseSupport``: an export archives them with the database.
     package func visit(
-        _ root: URL, recursive: Bool = true, measuringFolders: Bool = true,
+        _ root: URL, recursive: Bool = true, measuringFolders: Bool = true, expandingUserSupport: Bool = false,
         _ visit: (ClassifiedFile, EntryStatus) throws -> Void
     ) throws {
         var path = root.path
@@ -96,14 +98,23 @@ public struct FileClassifier: Sendable {
         }
         guard try fileSystem.status(path)?.kind == .directory else { return }
         try walk(
-            try fileSystem.openFolder(path), relative: "", visible: true, recursive: recursive,
-            measuring: measuringFolders, visit: visit)
+            try fileSystem.openFolder(path), relative: "", visible: true,
+            options: WalkOptions(
+                recursive: recursive, measuring: measuringFolders, expandingUserSupport: expandingUserSupport),
+            visit: visit)
+    }
+
+    /// How a walk goes down a tree.
+    struct WalkOptions {
+        var recursive: Bool
+        var measuring: Bool
+        var expandingUserSupport: Bool
     }
 
     /// Classifies the entries of `folder` and descends into its folders, each opened in its parent
     /// (never through a link): a file is found in its open folder, whatever the depth.
     private func walk(
-        _ folder: OpenFolder, relative: String, visible: Bool, recursive: Bool, measuring: Bool,
+        _ folder: OpenFolder, relative: String, visible: Bool, options: WalkOptions,
         visit: (ClassifiedFile, EntryStatus) throws -> Void
     ) throws {
         let evidence = try Evidence(
@@ -116,27 +127,26 @@ public struct FileClassifier: Sendable {
             var kind: FileKind
             switch status.kind {
             case .directory:
-                let folderKind: FileKind? =
-                    Self.isCoreDataSupportFolder(name)
-                    ? .coreDataSupport
-                    : TemporaryName.isTemporary(name) ? .backstageTemporary : nil
-                if let folderKind {
+                if let folderKind = try folderKind(name, in: evidence, visible: visible) {
+                    let expanding = folderKind == .userDatabaseSupport && options.expandingUserSupport
                     try visit(
                         ClassifiedFile(
                             path: path, kind: folderKind, isDirectory: true,
-                            bytes: measuring ? try fileSystem.treeSize(folder.path(of: name)) : 0,
+                            bytes: options.measuring && !expanding ? try fileSystem.treeSize(folder.path(of: name)) : 0,
                             isVisible: entryVisible), status)
+                    if expanding && options.recursive {
+                        try visitUserSupport(try fileSystem.openFolder(name, in: folder), relative: path, visit: visit)
+                    }
                     continue
                 }
                 try visit(
                     ClassifiedFile(
                         path: path, kind: entryVisible ? .document : .hidden, isDirectory: true, bytes: 0,
                         isVisible: entryVisible), status)
-                if recursive {
+                if options.recursive {
                     try walk(
                         try fileSystem.openFolder(name, in: folder), relative: path, visible: entryVisible,
-                        recursive: true, measuring: measuring,
-                        visit: visit)
+                        options: options, visit: visit)
                 }
                 continue
             case .symlink:
@@ -151,6 +161,19 @@ public struct FileClassifier: Sendable {
                 ClassifiedFile(path: path, kind: kind, isDirectory: false, bytes: status.size, isVisible: entryVisible),
                 status)
         }
+    }
+
+    /// What the folder `name` of a folder is when it is reported as one entry: a Core Data support
+    /// folder follows its database's owner (the app's store's, or no database's: an orphan quarantine
+    /// takes; a user's database's: part of that document, unless a hidden folder holds it, where it
+    /// is hidden as its database is and walked as any folder), a Backstage temporary is one. Nil
+    /// for a folder that is listed and descended.
+    private func folderKind(_ name: String, in evidence: Evidence, visible: Bool) throws -> FileKind? {
+        if Self.isCoreDataSupportFolder(name) {
+            guard try evidence.supportFolderOwner(name) == .userDatabase else { return .coreDataSupport }
+            return visible ? .userDatabaseSupport : nil
+        }
+        return TemporaryName.isTemporary(name) ? .backstageTemporary : nil
     }
 }
 
@@ -198,6 +221,8 @@ private final class Evidence {
     /// itself and once per sidecar.
     private var headers: [HeaderFacts]
     private var readingAhead = false
+    /// The regular files of the folder by the name of their support folder, once one is asked about.
+    private var storesBySupportFolder: [String: [Int]]?
 
     init(folder: OpenFolder, relative: String, declarations: StoreDeclarations, fileSystem: FileSystem) throws {
         self.folder = folder
@@ -253,6 +278,34 @@ private final class Evidence {
             if names[middle] < name { low = middle + 1 } else { high = middle }
         }
         return low < names.count && names[low] == name ? low : nil
+    }
+
+    /// Whose the Core Data support folder `name` (`.Notes_SUPPORT`) of this folder is: its
+    /// database's. ``FileKind/database`` when a store the app declares is beside it (the folder
+    /// Core Data names after it, ``StoreFileSet/supportFolderName(ofStoreNamed:)``),
+    /// ``FileKind/userDatabase`` when only a database nobody declared is, nil when no database is
+    /// (an orphan: quarantine takes it).
+    func supportFolderOwner(_ name: String) throws -> FileKind? {
+        if storesBySupportFolder == nil {
+            // Once per folder that has a support folder: each file's support folder name.
+            var stores: [String: [Int]] = [:]
+            for index in names.indices where statuses[index]?.kind == .regular {
+                let store = names[index]
+                guard FileClassifier.splitSidecar(store) == nil, !TemporaryName.isTemporary(store) else { continue }
+                stores[StoreFileSet.supportFolderName(ofStoreNamed: store), default: []].append(index)
+            }
+            storesBySupportFolder = stores
+        }
+        var owner: FileKind?
+        for index in storesBySupportFolder?[name] ?? [] {
+            let store = names[index]
+            if isDeclaredStore(store, at: index) { return .database }
+            if try isDatabase(store, at: index) {
+                if isDeclared(store) { return .database }
+                owner = .userDatabase
+            }
+        }
+        return owner
     }
 
     /// True when the app declares the file `name` of this folder as one of its stores.

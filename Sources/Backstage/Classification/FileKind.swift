@@ -23,6 +23,10 @@ public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// A `-wal`, `-shm` or `-journal` of a ``userDatabase``: part of the user's document (export
     /// archives the database's consistent copy instead).
     case userDatabaseSidecar = "user-database-sidecar"
+    /// The Core Data support folder (`.Name_SUPPORT`, external binary data) of a ``userDatabase``
+    /// beside it, and everything in it: part of the user's document, as its database is. Never
+    /// quarantined; exported and imported with the database; moved with it when it is named.
+    case userDatabaseSupport = "user-database-support"
     /// A dotfile or dot-folder: invisible in the Files app, but still shared and backed up.
     case hidden
     /// A user document.
@@ -31,7 +35,7 @@ public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// True for the app's internal files, which do not belong in the documents folder.
     public var isInternal: Bool {
         switch self {
-        case .hidden, .document, .userDatabase, .userDatabaseSidecar: false
+        case .hidden, .document, .userDatabase, .userDatabaseSidecar, .userDatabaseSupport: false
         default: true
         }
     }

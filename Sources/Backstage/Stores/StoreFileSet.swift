@@ -34,7 +34,14 @@ public struct StoreFileSet: Sendable, Hashable, Codable, CustomStringConvertible
 
     /// Core Data's external data folder, `.Notes_SUPPORT`.
     public var supportFolder: URL {
-        directory.appending(path: ".\(baseName)_SUPPORT", directoryHint: .isDirectory)
+        directory.appending(path: Self.supportFolderName(ofStoreNamed: fileName), directoryHint: .isDirectory)
+    }
+
+    /// The name of the Core Data support folder of the store file `fileName`, beside it: the name
+    /// without its extension between a dot and `_SUPPORT` (`Notes.sqlite` → `.Notes_SUPPORT`,
+    /// `Notes` → `.Notes_SUPPORT`). The one rule: the classifier finds a folder's database by it.
+    public static func supportFolderName(ofStoreNamed fileName: String) -> String {
+        ".\((fileName as NSString).deletingPathExtension)_SUPPORT"
     }
 
     /// The files Core Data keeps outside the database, `.Notes_SUPPORT/_EXTERNAL_DATA`, each named

@@ -111,8 +111,10 @@ public enum ExportEvent: Sendable {
 /// Archives the user-visible Documents tree: what the user sees, nothing else.
 ///
 /// Entries are chosen by the same `FileClassifier` relocation uses: never an internal file
-/// (databases by header, sidecars, Core Data support folders), never a dotfile, never anything
-/// reached through a symbolic link that leaves Documents. The archive is reproducible: entries in
+/// (the app's stores, their sidecars and Core Data support folders), never a dotfile, never anything
+/// reached through a symbolic link that leaves Documents. A database the app did not declare is the
+/// user's: archived as one consistent copy, with its Core Data support folder (`.Name_SUPPORT`, a
+/// dot-folder, there as part of that document). The archive is reproducible: entries in
 /// sorted order, uid/gid 0, permissions normalised (0644, 0755 for folders and executables), real
 /// modification times (clamped to `SOURCE_DATE_EPOCH` when set), no access or change times, and
 /// names in UTF-8 whatever the process locale. zip, tar.gz and tar.zst are compressed on
@@ -252,11 +254,13 @@ public struct Exporter: Sendable {
         let clamp: (Int64) -> Int64 = { modified in options.sourceDateEpoch.map { min(modified, $0) } ?? modified }
         var leftOut = LeftOutEntries()
         var visited = 0
-        try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores).visit(container.documents) {
-            entry, status in
+        // A user's database goes with its Core Data support folder, file by file, dot-folder as it is.
+        try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores).visit(
+            container.documents, expandingUserSupport: true
+        ) { entry, status in
             visited += 1
             if visited % 256 == 0 && isCancelled() { throw CancellationError() }
-            guard entry.kind == .document || entry.kind == .userDatabase else {
+            guard entry.kind == .document || entry.kind == .userDatabase || entry.kind == .userDatabaseSupport else {
                 leftOut.add(entry, to: &report.leftOut)
                 return
             }

@@ -18,8 +18,9 @@ import Logging
 /// - a path given twice, or two paths equal under case folding or Unicode normalization
 ///   (also against what Documents already holds);
 /// - anything the `FileClassifier` calls internal: a store the app declares
-///   (`AppContainer.declaredStores`) whatever its header, its sidecars, orphan sidecars,
-///   Core Data support folders. A database the app did not declare is the user's and is restored;
+///   (`AppContainer.declaredStores`) whatever its header, its sidecars, orphan sidecars, a Core
+///   Data support folder of a declared store or of no database. A database the app did not declare
+///   is the user's and is restored, with its support folder (`.Name_SUPPORT`) beside it;
 /// - bombs: more than ``ImportLimits/maxEntries`` entries, more than ``ImportLimits/maxTotalBytes``
 ///   bytes, or an entry expanding more than ``ImportLimits/maxCompressionRatio`` times, checked as the
 ///   data streams in.
