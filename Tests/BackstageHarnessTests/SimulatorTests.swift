@@ -27,6 +27,19 @@ import Testing
         #expect(runs.allSatisfy { !$0.failures.contains { $0.contains("ZFOLDER") } }, "only the table that lost rows is named")
     }
 
+    /// `--crash-points N` spends its N kills after something was written: never on a preflight, where
+    /// the checks passed and nothing changed; spread over the chain, its first and last steps included.
+    @Test func aFewCrashPointsAreSpentWhereSomethingWasWritten() throws {
+        let simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
+        let all = try simulator.crashPoints(from: "v1", to: "v4")
+        let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [150_000], states: [.clean], crashPoints: .count(3))
+        #expect(runs.count == 3 && runs.allSatisfy { $0.crashPoint?.contains(":preflight@") == false }, "\(runs.map { $0.crashPoint ?? "-" })")
+        let chosen = Simulator.spread(3, of: all)
+        #expect(chosen.count == 3 && chosen.allSatisfy { $0.phase != .preflight } && Set(chosen).count == 3)
+        #expect(chosen.first?.kind == all.first?.kind && chosen.last?.kind == all.last { $0.phase != .preflight }?.kind, "\(chosen)")
+        #expect(Simulator.spread(1_000, of: all) == all.filter { $0.phase != .preflight })
+    }
+
     @Test func killsAtRandomInstantsAreRepairedToo() throws {
         var simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
         simulator.randomKills = Self.soak ? 100 : 4

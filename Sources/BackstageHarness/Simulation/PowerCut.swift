@@ -63,13 +63,34 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
     /// Whether writes not yet fsynced are lost (else kept: the disk wrote them back in time).
     public var losesUnsyncedWrites: Bool
 
-    public init(after: Int, losesUnsyncedWrites: Bool) {
+    /// The last operation before the cut, in words (`rename Notes.sqlite-tmp → Notes.sqlite`), when known.
+    public var lastOperation: String?
+
+    public init(after: Int, losesUnsyncedWrites: Bool, lastOperation: String? = nil) {
         self.after = after
         self.losesUnsyncedWrites = losesUnsyncedWrites
+        self.lastOperation = lastOperation
     }
 
-    /// `power cut @N` (after N operations), with `, writes lost` when unsynced writes are lost.
-    public var description: String { "power cut @\(after)\(losesUnsyncedWrites ? ", writes lost" : "")" }
+    /// The cuts after each of `cuts` operations of a recorded run, each naming the operation before it
+    /// with paths relative to `root`: with unsynced writes kept, and lost.
+    public static func cuts(after cuts: [Int], of events: [DiskEvent], root: URL) -> [PowerCut] {
+        let prefix = root.standardizedFileURL.path + "/"
+        func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
+        return cuts.flatMap { after in
+            let last = events.last { $0.index == after - 1 }.map { event in
+                "\(event.operation.rawValue) \(relative(event.path))"
+                    + (event.operation == .rename ? " → \(relative(event.second))" : "")
+            }
+            return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: last) }
+        }
+    }
+
+    /// `power cut @N` (after N operations), with the last operation before it and `, writes lost` when
+    /// unsynced writes are lost: `power cut @53 (after fsync Library/Application Support), writes lost`.
+    public var description: String {
+        "power cut @\(after)\(lastOperation.map { " (after \($0))" } ?? "")\(losesUnsyncedWrites ? ", writes lost" : "")"
+    }
 
     /// What the cut undid.
     public struct Effect: Sendable, Hashable {

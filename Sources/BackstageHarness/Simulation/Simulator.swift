@@ -107,6 +107,16 @@ public struct Simulator: Sendable {
         CrashPoint.boundaries(of: UpgradePlan(chain: try chain(from: from, to: to).map(\.plan)))
     }
 
+    /// `n` crash points spread evenly over the boundaries after which something was written: a kill at
+    /// a step's preflight (the checks passed, nothing changed) proves no more than one before the step,
+    /// so a few crash points are not spent there. All of them when `n` is as many or more.
+    static func spread(_ n: Int, of all: [CrashPoint]) -> [CrashPoint] {
+        let written = all.filter { $0.phase != .preflight }
+        guard n < written.count else { return written }
+        // The middle of each of n equal stretches: the first and last steps get theirs too.
+        return (0..<n).map { written[(2 * $0 + 1) * written.count / (2 * n)] }
+    }
+
     /// The plans to run with the files that hold them: ``plans`` when given, else the catalog's chain.
     private func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
         if let plans { return try plans.map { (try UpgradePlan.load(from: $0), $0.path) } }
@@ -123,8 +133,7 @@ public struct Simulator: Sendable {
             switch crashPoints {
             case .none: [nil]
             case .all: all
-            case .count(let n):
-                n == 0 ? [nil] : stride(from: 0, to: all.count, by: max(1, all.count / n)).prefix(n).map { all[$0] }
+            case .count(let n): n == 0 ? [nil] : Self.spread(n, of: all)
             }
         let scratch = FileManager.default.temporaryDirectory.appending(
             path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
@@ -203,9 +212,7 @@ public struct Simulator: Sendable {
             case .all: nil
             case .bounded(let limit): limit
             }
-        return PowerLossRun.cuts(of: events, limit: limit).flatMap {
-            [PowerCut(after: $0, losesUnsyncedWrites: false), PowerCut(after: $0, losesUnsyncedWrites: true)]
-        }
+        return PowerCut.cuts(after: PowerLossRun.cuts(of: events, limit: limit), of: events, root: root)
     }
 
     private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
