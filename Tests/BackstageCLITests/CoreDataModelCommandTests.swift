@@ -183,6 +183,34 @@ import Testing
         }
     }
 
+    /// mwkirk's real bundle (copied from `../shared/coredata-models`): its `.xccurrentversion` names
+    /// the first of three versions. The catalog keeps the versions in order and says so.
+    @Test func aCurrentVersionThatIsNotTheNewestIsWarnedAboutAndNothingIsReordered() throws {
+        let shared = SharedStores.folder.deletingLastPathComponent().appending(path: "coredata-models/mwkirk")
+        guard FileManager.default.fileExists(atPath: shared.path) else {
+            print("skipped: no \(shared.path) (the shared Core Data models sit beside the project)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        try shell("cp -R '\(shared.path)' '\(scratch.url.path)/mwkirk' && chmod -R u+w '\(scratch.url.path)/mwkirk'")
+        let made = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "Employees", "--model", "mwkirk/MWKCoreDataTests.xcdatamodeld", "--store",
+                "applicationSupport/MWKCoreDataTests.sqlite",
+            ], currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(
+            made.stderr.contains(
+                "warning: MWKCoreDataTests.xcdatamodeld: .xccurrentversion names MWKCoreDataTests, not the newest version MWKCoreDataTests3"
+            ), "\(made.stderr)")
+        let shown = try runProcess(backstageExecutable, ["catalog", "show", "Employees"], currentDirectory: scratch.url)
+        let versions = shown.stdout.split(separator: "\n").filter { $0.hasPrefix("  MWK") }
+        #expect(versions.count == 3, "\(shown.stdout)")
+        #expect(versions.first?.contains(#"MWKCoreDataTests: Core Data model version "MWKCoreDataTests" of MWKCoreDataTests.xcdatamodeld (current"#) == true)
+        #expect(versions.last?.hasPrefix("  MWKCoreDataTests3:") == true)
+    }
+
     @Test func aModelWithoutStoreLocationIsAUsageError() throws {
         let scratch = try TemporaryDirectory()
         try Self.writeBundle(in: scratch.url)
