@@ -25,6 +25,7 @@ public enum CoreDataCatalog {
     /// What ``make(from:store:app:options:)`` gives: the manifest, each store's schema file and
     /// what the model and layouts noted.
     public struct Made: Sendable {
+        /// The catalog's manifest: one version per model version.
         public var manifest: CatalogManifest
         /// Path relative to the catalog folder → schema.
         public var schemas: [(file: String, schema: StoreSchema)]

@@ -73,17 +73,23 @@ public struct CoreDataModelVersion: Sendable, Hashable {
 
 /// One entity of a model version.
 public struct CoreDataEntity: Sendable, Hashable {
+    /// The name, as the model file writes it.
     public var name: String
     /// The entity it inherits from; nil for a root entity.
     public var parentEntity: String?
+    /// True for an entity with no instances of its own (only its sub-entities' rows).
     public var isAbstract: Bool
+    /// The class Xcode generates or the app declares for it.
     public var representedClassName: String?
+    /// Xcode's Hash Modifier: changes the version hash without changing the model.
     public var versionHashModifier: String?
+    /// Xcode's Renaming ID: the name this element had in an earlier version.
     public var renamingIdentifier: String?
     /// The attributes it declares itself (not those it inherits), in file order.
     public var attributes: [CoreDataAttribute]
     /// The relationships it declares itself, in file order.
     public var relationships: [CoreDataRelationship]
+    /// The fetch indexes it declares.
     public var fetchIndexes: [CoreDataFetchIndex]
     /// Each constraint is the property names that are unique together.
     public var uniquenessConstraints: [[String]]
@@ -128,12 +134,19 @@ public enum CoreDataAttributeType: String, Sendable, Hashable, CaseIterable {
 
 /// One attribute of an entity.
 public struct CoreDataAttribute: Sendable, Hashable {
+    /// The name, as the model file writes it.
     public var name: String
+    /// Its type, as Xcode names it.
     public var attributeType: CoreDataAttributeType
+    /// `optional="YES"`: it may be nil.
     public var isOptional: Bool
+    /// The default value, as the model file writes it.
     public var defaultValueString: String?
+    /// Large values may be kept in `.Name_SUPPORT/_EXTERNAL_DATA` instead of the row.
     public var allowsExternalBinaryDataStorage: Bool
+    /// Xcode's Renaming ID: the name this element had in an earlier version.
     public var renamingIdentifier: String?
+    /// Xcode's Hash Modifier: changes the version hash without changing the model.
     public var versionHashModifier: String?
     /// A derived attribute: Core Data computes it, but it still has its column.
     public var isDerived: Bool
@@ -170,18 +183,31 @@ public enum CoreDataDeletionRule: String, Sendable, Hashable {
 
 /// One relationship of an entity.
 public struct CoreDataRelationship: Sendable, Hashable {
+    /// The name, as the model file writes it.
     public var name: String
+    /// The entity it reaches.
     public var destinationEntity: String
+    /// The destination's relationship back, if any.
     public var inverseName: String?
+    /// The entity holding the inverse relationship.
     public var inverseEntity: String?
+    /// True for a to-many relationship.
     public var isToMany: Bool
+    /// True for an ordered to-many relationship (an `NSOrderedSet`).
     public var isOrdered: Bool
+    /// `optional="YES"`: it may be nil.
     public var isOptional: Bool
+    /// A transient relationship: never stored.
     public var isTransient: Bool
+    /// What deleting the source does to the destination.
     public var deletionRule: CoreDataDeletionRule
+    /// The fewest objects it must reach, when given.
     public var minCount: Int?
+    /// The most objects it may reach, when given (1 for a to-one).
     public var maxCount: Int?
+    /// Xcode's Renaming ID: the name this element had in an earlier version.
     public var renamingIdentifier: String?
+    /// Xcode's Hash Modifier: changes the version hash without changing the model.
     public var versionHashModifier: String?
 
     public init(
@@ -208,11 +234,13 @@ public struct CoreDataRelationship: Sendable, Hashable {
 
 /// A fetch index (`<fetchIndex name>` with its `<fetchIndexElement>`s).
 public struct CoreDataFetchIndex: Sendable, Hashable {
+    /// One indexed property, in index order.
     public struct Element: Sendable, Hashable {
         /// The property (or expression) indexed.
         public var property: String
         /// `Binary` (an ordinary index) or `RTree`.
         public var type: String
+        /// `order="ascending"` (the default) rather than descending.
         public var isAscending: Bool
 
         public init(property: String, type: String = "Binary", isAscending: Bool = true) {
@@ -222,7 +250,9 @@ public struct CoreDataFetchIndex: Sendable, Hashable {
         }
     }
 
+    /// The name, as the model file writes it.
     public var name: String
+    /// The indexed properties, in order.
     public var elements: [Element]
     /// The partial index's predicate, when it has one.
     public var partialIndexExpression: String?
@@ -236,8 +266,11 @@ public struct CoreDataFetchIndex: Sendable, Hashable {
 
 /// A configuration: a named set of entities, kept in a store of their own.
 public struct CoreDataConfiguration: Sendable, Hashable {
+    /// The name, as the model file writes it.
     public var name: String
+    /// The entities the configuration's store holds.
     public var memberEntities: [String]
+    /// `usedWithCloudKit="YES"`: the store is mirrored to CloudKit.
     public var usedWithCloudKit: Bool
 
     public init(name: String, memberEntities: [String], usedWithCloudKit: Bool = false) {

@@ -6,6 +6,7 @@ import Foundation
 
 /// Why a model bundle could not be read: the file and the cause.
 public struct CoreDataModelError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong.
     public enum Reason: Sendable, Hashable {
         /// The path is neither an `.xcdatamodeld` bundle nor an `.xcdatamodel` folder.
         case notAModel
@@ -30,6 +31,7 @@ public struct CoreDataModelError: Error, Sendable, Hashable, CustomStringConvert
 
     /// The file (or folder) that could not be read.
     public var path: String
+    /// Why it could not be read.
     public var reason: Reason
 
     public init(path: String, reason: Reason) {

@@ -3,6 +3,7 @@ import Foundation
 /// Why the store Core Data writes for a model version cannot be given: the version, the entity and
 /// property, and the cause. Nothing is guessed in their place.
 public struct CoreDataSchemaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What Backstage cannot derive.
     public enum Reason: Sendable, Hashable {
         /// A to-many relationship without an inverse: how Core Data stores it is not known here.
         case toManyWithoutInverse
@@ -16,9 +17,11 @@ public struct CoreDataSchemaError: Error, Sendable, Hashable, CustomStringConver
         case unknownProperty(String)
     }
 
+    /// The model version's name.
     public var version: String
     /// `Entity` or `Entity.property`.
     public var element: String
+    /// Why.
     public var reason: Reason
 
     public var description: String {
