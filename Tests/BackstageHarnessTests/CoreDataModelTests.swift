@@ -242,6 +242,81 @@ import Testing
         #expect(CoreDataCatalog.catalogName(of: "App 2") == "App-2")
     }
 
+    static let detailed = #"""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" userDefinedModelVersionIdentifier="7">
+            <entity name="Note" representedClassName="NoteObject" versionHashModifier="v2" elementID="Memo" syncable="YES">
+                <attribute name="body" optional="YES" attributeType="String" elementID="text"/>
+                <attribute name="draft" optional="YES" attributeType="String" transient="YES"/>
+                <attribute name="id" attributeType="UUID" usesScalarValueType="NO"/>
+                <attribute name="length" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="body.length"/>
+                <attribute name="scan" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+                <attribute name="stars" attributeType="Integer 16" defaultValueString="3" versionHashModifier="x"/>
+                <relationship name="folder" optional="YES" maxCount="1" deletionRule="Deny" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+                <fetchIndex name="byStars">
+                    <fetchIndexElement property="stars" type="Binary" order="descending"/>
+                    <fetchIndexElement property="folder" type="Binary" order="ascending"/>
+                </fetchIndex>
+                <uniquenessConstraints>
+                    <uniquenessConstraint><constraint value="id"/></uniquenessConstraint>
+                </uniquenessConstraints>
+            </entity>
+            <entity name="Folder" isAbstract="YES" syncable="YES">
+                <relationship name="notes" optional="YES" toMany="YES" minCount="1" maxCount="50" deletionRule="Cascade" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
+            </entity>
+            <configuration name="Cloud" usedWithCloudKit="YES"><memberEntity name="Note"/><memberEntity name="Folder"/></configuration>
+        </model>
+        """#
+
+    @Test func everyFieldOfAModelFileIsReadAndATransientAttributeHasNoColumn() throws {
+        let scratch = try TemporaryDirectory()
+        let folder = scratch.url.appending(path: "Notes.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(Self.detailed.utf8).write(to: folder.appending(path: "contents"))
+        let model = try CoreDataModelReader.read(folder)
+        let version = try #require(model.versions.first)
+        #expect(model.currentVersion == "Notes" && version.versionIdentifier == "7")
+        let note = try #require(version.entity(named: "Note"))
+        #expect(note.representedClassName == "NoteObject" && note.versionHashModifier == "v2" && note.renamingIdentifier == "Memo")
+        #expect(note.attributes.map(\.name) == ["body", "draft", "id", "length", "scan", "stars"])
+        #expect(note.attributes[0].renamingIdentifier == "text" && note.attributes[0].isOptional)
+        #expect(note.attributes[1].isTransient && note.attributes[2].attributeType == .uuid && !note.attributes[2].isOptional)
+        #expect(note.attributes[3].isDerived && note.attributes[4].allowsExternalBinaryDataStorage)
+        #expect(note.attributes[5].defaultValueString == "3" && note.attributes[5].versionHashModifier == "x")
+        #expect(note.relationships == [
+            CoreDataRelationship(name: "folder", destinationEntity: "Folder", inverseName: "notes", inverseEntity: "Folder", isOptional: true, deletionRule: .deny, maxCount: 1),
+        ])
+        #expect(note.fetchIndexes == [
+            CoreDataFetchIndex(name: "byStars", elements: [.init(property: "stars", isAscending: false), .init(property: "folder")]),
+        ])
+        #expect(note.uniquenessConstraints == [["id"]])
+        let folderEntity = try #require(version.entity(named: "Folder"))
+        #expect(folderEntity.isAbstract && folderEntity.relationships.first?.isToMany == true)
+        #expect(folderEntity.relationships.first?.minCount == 1 && folderEntity.relationships.first?.maxCount == 50)
+        #expect(version.configurations == [CoreDataConfiguration(name: "Cloud", memberEntities: ["Note", "Folder"], usedWithCloudKit: true)])
+
+        let layout = try CoreDataStoreLayout(version)
+        let sql = layout.objects.map(\.sql)
+        #expect(sql.contains("CREATE TABLE ZNOTE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZLENGTH INTEGER, ZSTARS INTEGER, ZFOLDER INTEGER, ZBODY VARCHAR, ZID BLOB, ZSCAN BLOB )"))
+        #expect(sql.contains("CREATE INDEX Z_Note_byStars ON ZNOTE (ZSTARS COLLATE BINARY DESC, ZFOLDER COLLATE BINARY ASC)"))
+        #expect(sql.contains("CREATE UNIQUE INDEX Z_Note_UNIQUE_id ON ZNOTE (ZID COLLATE BINARY ASC)"))
+        #expect(layout.entities.map(\.name) == ["Folder", "Note"])
+        // A UUID column is a convention no real store here shows: said, not hidden.
+        #expect(layout.assumptions.contains { $0.hasPrefix("Note.id: a UUID attribute is taken to be a BLOB column") })
+    }
+
+    @Test func aToManyWithoutInverseIsRefusedNamingTheRelationship() throws {
+        let version = CoreDataModelVersion(
+            name: "App 3", versionIdentifier: nil,
+            entities: [
+                CoreDataEntity(name: "Tag"),
+                CoreDataEntity(name: "Note", relationships: [CoreDataRelationship(name: "tags", destinationEntity: "Tag", isToMany: true)]),
+            ], configurations: [])
+        let error = try #require(throws: CoreDataSchemaError.self) { try CoreDataStoreLayout(version) }
+        #expect(error.reason == .toManyWithoutInverse)
+        #expect(error.description.hasPrefix("model version App 3: Note.tags is a to-many relationship without an inverse"))
+    }
+
     @Test func aModelFileThatIsNotWellFormedIsRefusedNamingTheFile() throws {
         let scratch = try TemporaryDirectory()
         let folder = scratch.url.appending(path: "Broken.xcdatamodel")

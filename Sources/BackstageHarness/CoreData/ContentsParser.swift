@@ -65,7 +65,7 @@ final class ContentsParser: NSObject, XMLParserDelegate {
                 name: name, parentEntity: attributes["parentEntity"], isAbstract: flag(attributes, "isAbstract"),
                 representedClassName: attributes["representedClassName"],
                 versionHashModifier: attributes["versionHashModifier"],
-                renamingIdentifier: attributes["renamingIdentifier"])
+                renamingIdentifier: attributes["elementID"] ?? attributes["renamingIdentifier"])
         case "attribute" where entity != nil:
             guard let name = required(attributes, "name", of: element, parser) else { return }
             let typeName = attributes["attributeType"] ?? "Undefined"
@@ -77,7 +77,7 @@ final class ContentsParser: NSObject, XMLParserDelegate {
                     name: name, attributeType: type, isOptional: flag(attributes, "optional"),
                     defaultValueString: attributes["defaultValueString"],
                     allowsExternalBinaryDataStorage: flag(attributes, "allowsExternalBinaryDataStorage"),
-                    renamingIdentifier: attributes["renamingIdentifier"],
+                    renamingIdentifier: attributes["elementID"] ?? attributes["renamingIdentifier"],
                     versionHashModifier: attributes["versionHashModifier"], isDerived: flag(attributes, "derived"),
                     isTransient: flag(attributes, "transient"), isIndexed: flag(attributes, "indexed")))
         case "relationship" where entity != nil:
@@ -97,7 +97,7 @@ final class ContentsParser: NSObject, XMLParserDelegate {
                     inverseEntity: attributes["inverseEntity"], isToMany: flag(attributes, "toMany"),
                     isOrdered: flag(attributes, "ordered"), isOptional: flag(attributes, "optional"),
                     isTransient: flag(attributes, "transient"), deletionRule: rule, minCount: minCount,
-                    maxCount: maxCount, renamingIdentifier: attributes["renamingIdentifier"],
+                    maxCount: maxCount, renamingIdentifier: attributes["elementID"] ?? attributes["renamingIdentifier"],
                     versionHashModifier: attributes["versionHashModifier"]))
         case "fetchIndex" where entity != nil:
             guard let name = required(attributes, "name", of: element, parser) else { return }

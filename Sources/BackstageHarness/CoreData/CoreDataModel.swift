@@ -83,7 +83,7 @@ public struct CoreDataEntity: Sendable, Hashable {
     public var representedClassName: String?
     /// Xcode's Hash Modifier: changes the version hash without changing the model.
     public var versionHashModifier: String?
-    /// Xcode's Renaming ID: the name this element had in an earlier version.
+    /// Xcode's Renaming ID (`elementID` in the model file): the name it had in an earlier version.
     public var renamingIdentifier: String?
     /// The attributes it declares itself (not those it inherits), in file order.
     public var attributes: [CoreDataAttribute]
@@ -144,7 +144,7 @@ public struct CoreDataAttribute: Sendable, Hashable {
     public var defaultValueString: String?
     /// Large values may be kept in `.Name_SUPPORT/_EXTERNAL_DATA` instead of the row.
     public var allowsExternalBinaryDataStorage: Bool
-    /// Xcode's Renaming ID: the name this element had in an earlier version.
+    /// Xcode's Renaming ID (`elementID` in the model file): the name it had in an earlier version.
     public var renamingIdentifier: String?
     /// Xcode's Hash Modifier: changes the version hash without changing the model.
     public var versionHashModifier: String?
@@ -205,7 +205,7 @@ public struct CoreDataRelationship: Sendable, Hashable {
     public var minCount: Int?
     /// The most objects it may reach, when given (1 for a to-one).
     public var maxCount: Int?
-    /// Xcode's Renaming ID: the name this element had in an earlier version.
+    /// Xcode's Renaming ID (`elementID` in the model file): the name it had in an earlier version.
     public var renamingIdentifier: String?
     /// Xcode's Hash Modifier: changes the version hash without changing the model.
     public var versionHashModifier: String?
