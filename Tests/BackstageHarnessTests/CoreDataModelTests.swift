@@ -223,6 +223,89 @@ import Testing
         #expect(layout.entities.first { $0.name == "ICFolder" }?.table == "ZICCLOUDSYNCINGOBJECT")
     }
 
+    /// Join tables against Apple Photos' real store: its entity tree and, read back from each join
+    /// table's two key columns, the many-to-many pairs (and which side is ordered) as a model; the
+    /// layout must choose the same table name, column order, `Z_FOK_` column and index.
+    @Test func manyToManyJoinTablesAreNamedOrderedAndIndexedAsPhotosStoreShows() throws {
+        guard FileManager.default.fileExists(atPath: SharedStores.folder.path) else {
+            print("skipped: no \(SharedStores.folder.path)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        let store = try SharedStores.copy(.photos, into: scratch.url)
+        let read = try PythonSQLite.run(
+            """
+            import sqlite3, sys, json, re
+            c = sqlite3.connect(sys.argv[1])
+            out = {"entities": [list(r) for r in c.execute("select Z_ENT, Z_NAME, Z_SUPER from Z_PRIMARYKEY where Z_ENT < 16000 order by Z_ENT")],
+                   "joins": [], "indexes": [n for (n,) in c.execute("select name from sqlite_master where type = 'index'")]}
+            for (name, sql) in c.execute("select name, sql from sqlite_master where type = 'table'"):
+                if re.match(r"Z_[0-9]+[A-Z]", name):
+                    out["joins"].append({"name": name, "sql": " ".join(sql.replace('"', "").split()),
+                                         "columns": [r[1] for r in c.execute("pragma table_info(%s)" % name)]})
+            print(json.dumps(out))
+            """, [store.main.path])
+        #expect(read.status == 0, "\(read.stderr)")
+        struct Photos: Decodable {
+            struct Join: Decodable { var name: String; var sql: String; var columns: [String] }
+            var entities: [[Value]]
+            var joins: [Join]
+            var indexes: [String]
+        }
+        let photos = try JSONDecoder().decode(Photos.self, from: Data(read.stdout.utf8))
+        var names: [Int: String] = [:]
+        var entities: [String: CoreDataEntity] = [:]
+        var order: [String] = []
+        for row in photos.entities {
+            guard case .int(let id) = row[0], case .text(let name) = row[1], case .int(let parent) = row[2] else { continue }
+            names[id] = name
+            entities[name] = CoreDataEntity(name: name, parentEntity: parent == 0 ? nil : names[parent])
+            order.append(name)
+        }
+        /// `Z_30ASSETS` → (30, "ASSETS").
+        func split(_ column: String) -> (Int, String)? {
+            let body = column.dropFirst(2)
+            let digits = body.prefix { $0.isNumber }
+            guard column.hasPrefix("Z_"), let id = Int(digits) else { return nil }
+            return (id, String(body.dropFirst(digits.count)))
+        }
+        // Two Asset-side columns carry a number Core Data gave for a name collision
+        // (Z_3KEYASSETS1, Z_3REPRESENTATIVEASSETS1); which relationship gets it is not derived.
+        let collisions = Set(["Z_3SUGGESTIONSBEINGKEYASSETS", "Z_3MEMORIESBEINGREPRESENTATIVEASSETS"])
+        var compared: [Photos.Join] = []
+        for join in photos.joins {
+            let keys = join.columns.filter { !$0.hasPrefix("Z_FOK_") }
+            let ordered = Set(join.columns.filter { $0.hasPrefix("Z_FOK_") }.map { "Z_" + $0.dropFirst("Z_FOK_".count) })
+            guard keys.count == 2, let (first, firstName) = split(keys[0]), let a = names[first] else { continue }
+            if keys[1] == "REFLEXIVE" {
+                entities[a]?.relationships.append(
+                    CoreDataRelationship(name: firstName, destinationEntity: a, inverseName: firstName, inverseEntity: a, isToMany: true))
+            } else {
+                guard let (second, secondName) = split(keys[1]), let b = names[second] else { continue }
+                // keys[0] holds a's rows, named after b's relationship to a; keys[1] the other way.
+                entities[a]?.relationships.append(
+                    CoreDataRelationship(
+                        name: secondName, destinationEntity: b, inverseName: firstName, inverseEntity: b, isToMany: true,
+                        isOrdered: ordered.contains(keys[1])))
+                entities[b]?.relationships.append(
+                    CoreDataRelationship(
+                        name: firstName, destinationEntity: a, inverseName: secondName, inverseEntity: a, isToMany: true,
+                        isOrdered: ordered.contains(keys[0])))
+            }
+            if !collisions.contains(join.name) { compared.append(join) }
+        }
+        let layout = try CoreDataStoreLayout(
+            CoreDataModelVersion(name: "Photos", versionIdentifier: nil, entities: order.compactMap { entities[$0] }, configurations: []))
+        let made = Dictionary(uniqueKeysWithValues: layout.objects.filter { $0.name.hasPrefix("Z_") && $0.kind == .table }.map { ($0.name, $0.sql) })
+        #expect(compared.count == 19, "\(compared.map(\.name))")
+        for join in compared {
+            #expect(made[join.name].map { $0.split(separator: " ").joined(separator: " ") } == join.sql, "\(join.name)")
+        }
+        let joinIndexes = layout.objects.filter { $0.kind == .index && $0.table.hasPrefix("Z_") }.map(\.name)
+        let expectedIndexes = joinIndexes.filter { name in !collisions.contains { name.hasPrefix($0 + "_") } }
+        #expect(Set(expectedIndexes).isSubset(of: Set(photos.indexes)), "\(Set(expectedIndexes).subtracting(photos.indexes))")
+    }
+
     @Test func versionsAreOrderedAsFinderOrdersTheirNamesUnlessAnOrderIsGiven() throws {
         let scratch = try TemporaryDirectory()
         let bundle = scratch.url.appending(path: "App.xcdatamodeld")
