@@ -37,8 +37,17 @@ struct CatalogInit: AsyncParsableCommand {
             sizes, the share of Core Data external data) and Core Data facts (entities from Z_PRIMARYKEY, the \
             model's version hashes and identifiers from Z_METADATA). Never a row's content.
 
-            Example:
+            With --model App.xcdatamodeld --store LOCATION instead, the catalog is made from the app's Core Data \
+            model: one version per model version (named after it, a space made '-'), in Finder's order of \
+            their names unless --model-order gives the shipped order, each with the store Core Data creates \
+            for it (Z-tables, columns in Core Data's order, join tables, indexes, Z_PRIMARYKEY, Z_METADATA). \
+            A current version that is not the newest, and every convention no real store proved, is printed \
+            as a warning on stderr. Versions after the first carry no plan yet (the Core Data migration is \
+            not written): `catalog check` names them.
+
+            Examples:
               backstage catalog init Cookbook --from Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
+              backstage catalog init Recipes --model Recipes.xcdatamodeld --store documents/Recipes.sqlite
             """
     )
 
@@ -78,10 +87,31 @@ struct CatalogInit: AsyncParsableCommand {
             valueName: "table"))
     var emptyTables: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A Core Data model (App.xcdatamodeld, or one .xcdatamodel) to make the catalog from instead of --from: one version per model version.",
+            valueName: "model"),
+        completion: .directory)
+    var model: String?
+
+    @Option(
+        name: .customLong("store"),
+        help: ArgumentHelp(
+            "With --model: where the app's store lives, such as documents/App.sqlite.", valueName: "location"))
+    var store: ContainerLocation?
+
+    @Option(
+        name: .customLong("model-order"),
+        help: ArgumentHelp(
+            "With --model: the model versions in the order the app shipped them, when Finder's order of their names is not it (repeat, oldest first).",
+            valueName: "version"))
+    var modelOrder: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
     func validate() throws {
+        if model != nil || store != nil || !modelOrder.isEmpty { return try validateModel() }
         guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
         guard stores.count == locations.count else {
             throw ValidationError(
@@ -108,6 +138,7 @@ struct CatalogInit: AsyncParsableCommand {
         if FileManager.default.fileExists(atPath: folder.appending(path: CatalogFolder.manifestName).path) {
             throw CatalogError.exists(path: folder.path)
         }
+        if let model { return try runFromModel(model, at: folder) }
         var captured: [CatalogStore] = []
         var schemas: [(String, StoreSchema)] = []
         for (index, (store, location)) in zip(stores, locations).enumerated() {

@@ -3,7 +3,9 @@ import Foundation
 
 /// Builds the container an old version of an app left behind, for real, from its catalog: the
 /// first version's stores made by the ``SchemaGenerator`` from their captured schemas, later
-/// versions reached by running the catalog's own upgrade plans, and each state made by what causes
+/// versions reached by running the catalog's own upgrade plans (a later version no plan reaches
+/// yet, as in a catalog made from a Core Data model, is made from its own schemas the same way),
+/// and each state made by what causes
 /// it in the field — a writer process killed by SIGKILL, an upgrade killed mid-step.
 public struct FixtureGenerator: Sendable {
     /// The `backstage` executable: killed writers and killed upgrades run in child processes.
@@ -30,7 +32,10 @@ public struct FixtureGenerator: Sendable {
     @discardableResult
     public func generate(_ spec: FixtureSpec, at root: URL) throws -> Int {
         let version = try catalog.version(spec.layout)
-        guard let first = catalog.manifest.versions.first else {
+        // Built from the newest version at or before it that no plan reaches: the first, or a
+        // version whose plan is not written yet (a Core Data model's, before its migration is).
+        let upToIt = catalog.manifest.versions.prefix { $0.name != version.name } + [version]
+        guard let first = upToIt.last(where: { $0.plan == nil }) ?? catalog.manifest.versions.first else {
             throw CatalogError.unknownVersion(spec.layout, known: [])
         }
         let existed = FileManager.default.fileExists(atPath: root.path)
