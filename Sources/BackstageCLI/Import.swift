@@ -141,6 +141,9 @@ struct Import: AsyncParsableCommand {
         case .undone:
             line = "Undid an interrupted import\(archive): \(recovery.removed.count) moved back out"
             if !recovery.putBack.isEmpty { line += "; put back: \(recovery.putBack.joined(separator: ", "))" }
+        case .abandoned:
+            line =
+                "An interrupted import\(archive) lost its staging folder (the temporary folder was emptied): Documents left as found, \(recovery.movedIn.count) of its files moved in"
         }
         if !recovery.quarantined.isEmpty {
             line += "; quarantined: \(recovery.quarantined.joined(separator: ", "))"

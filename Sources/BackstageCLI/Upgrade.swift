@@ -106,6 +106,7 @@ struct Upgrade: AsyncParsableCommand {
             }
             return
         }
+        try InterruptedImport.recover(in: container)
         var reports: [UpgradeReport] = []
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         // The steps this run completed: a failure after them says they stay done and how to resume.

@@ -46,6 +46,25 @@ struct KilledImport: Sendable, CustomTestStringConvertible {
         try scene.expectNothingLeft()
     }
 
+    /// `relocate` and `upgrade` finish an interrupted import before they work on the container, and say so.
+    @Test(arguments: ["relocate", "upgrade"])
+    func aKilledImportIsCompletedBeforeACommandMovesFiles(_ command: String) throws {
+        let scene = try Scene()
+        let killed = try runProcess(backstageExecutable, ["import", scene.archive.path, scene.app.root.path, "--on-conflict", "replace", "--crash-at", "moved:60"])
+        #expect(killed.killedBySignal == SIGKILL)
+        let plan = scene.archives.url.appending(path: "v1-to-v2.json")
+        try Data(#"{"name": "v1-to-v2", "version": "v2", "steps": [{"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}}, {"quarantine": {"folder": "documents/"}}]}"#.utf8).write(to: plan)
+
+        let run = try runProcess(backstageExecutable, command == "relocate" ? ["relocate", scene.app.root.path] : ["upgrade", scene.app.root.path, "--plan", plan.path])
+
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("Completed an interrupted import of \(scene.archive.path): 202 moved in; replaced: "), "\(run.stderr)")
+        var expected = try scene.completedTree(replacing: true)
+        expected["Later.txt"] = nil
+        #expect(try treeHashes(scene.app.documents) == expected)
+        try scene.expectNothingLeft()
+    }
+
     /// Killed after 60 moves; then a file appears where a file of the archive not yet moved in goes
     /// (the app wrote it): completing would overwrite it, so the import is undone, every original
     /// put back under its own name, and the report names each.

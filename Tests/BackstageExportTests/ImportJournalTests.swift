@@ -90,6 +90,25 @@ import Testing
         expectNothingLeft(app)
     }
 
+    /// The temporary folder emptied between the kill and the recovery: nothing to complete with and
+    /// nothing to put back, so Documents is left exactly as found, and the recovery says so.
+    @Test func aKilledImportWhoseStagingFolderIsGoneLeavesDocumentsAsFound() async throws {
+        let (app, archive, archives) = try scene()
+        defer { withExtendedLifetime(archives) {} }
+        let killed = try runProcess(backstageExecutable, ["import", archive.path, app.root.path, "--on-conflict", "replace", "--crash-at", "moved:12"])
+        #expect(killed.killedBySignal == SIGKILL)
+        try FileManager.default.removeItem(at: app.container.temporary)
+        try FileManager.default.createDirectory(at: app.container.temporary, withIntermediateDirectories: true)
+        let found = snapshot(app.documents)
+
+        let recovery = try #require(try Importer(container: app.container).recoverInterruptedImport())
+
+        #expect(recovery.outcome == .abandoned)
+        #expect(recovery.movedIn.count == 12)
+        #expect(snapshot(app.documents) == found)
+        expectNothingLeft(app)
+    }
+
     @Test func aJournalOfANewerFormatIsRefusedWithNothingChanged() async throws {
         let (app, archive, archives) = try scene()
         defer { withExtendedLifetime(archives) {} }

@@ -23,13 +23,18 @@ public struct ImportRecovery: Sendable, Hashable, Codable {
         case completed
         /// Documents is as it was before the import: every original back under its own name.
         case undone
+        /// The staging folder was gone (a system emptied the temporary folder after the kill), and
+        /// with it the files not yet moved in and the originals set aside: Documents is left as it
+        /// was found, ``ImportRecovery/movedIn`` naming what had been moved in.
+        case abandoned
     }
 
     /// The archive the interrupted import was reading; nil when it was killed before its journal
     /// was written (before anything moved into Documents).
     public var archive: String?
     public var outcome: Outcome
-    /// Paths (relative to Documents) of the interrupted import's files, all in Documents now (completed).
+    /// Paths (relative to Documents) of the interrupted import's files, all in Documents now
+    /// (completed), or those it had moved in (abandoned).
     public var movedIn: [String] = []
     /// Paths whose original was replaced by the archive's file (completed): the original is gone, as
     /// `replace` asked.

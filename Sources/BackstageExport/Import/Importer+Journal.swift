@@ -81,9 +81,22 @@ extension Importer {
     /// - throws: ``ImportJournalError`` for a journal it cannot read (nothing is changed),
     ///   `FileSystemError` when a file cannot be moved (the journal stays, to be finished later).
     public func recoverInterruptedImport() throws -> ImportRecovery? {
+        // Nothing waits (the common case): the container is left untouched, not even locked.
+        guard try ImportJournalFile(container: container, fileSystem: fileSystem).exists || hasStagingFolder() else {
+            return nil
+        }
         let runLock = try RunLock(container: container, fileSystem: fileSystem)
         defer { runLock.release() }
         return try recoverLocked(Quarantine(container: container, fileSystem: fileSystem))
+    }
+
+    /// True when the temporary folder or Documents holds a staging folder of an import.
+    private func hasStagingFolder() throws -> Bool {
+        for parent in [container.temporary.path, container.documents.path]
+        where try fileSystem.status(parent)?.kind == .directory {
+            if try fileSystem.contents(of: parent).contains(where: { $0.hasPrefix(Self.stagingPrefix) }) { return true }
+        }
+        return false
     }
 
     /// ``recoverInterruptedImport()`` under a run lock already held.
@@ -113,6 +126,19 @@ extension Importer {
             throw ImportJournalError(journalPath: file.path, reason: .foreignStaging(staging))
         }
         var recovery = ImportRecovery(archive: journal.archive, outcome: .completed)
+        guard try fileSystem.status(staging)?.kind == .directory else {
+            // Nothing to complete with and nothing to put back: Documents stays as found.
+            let documents = container.documents.path
+            recovery.outcome = .abandoned
+            recovery.movedIn = try journal.entries.filter {
+                try fileSystem.status(documents + "/" + $0.path)?.inode == $0.inode
+            }.map(\.path)
+            try file.clear()
+            logger.warning(
+                "an import of \(journal.archive) interrupted while moving in lost its staging folder \(staging): Documents left as found"
+            )
+            return recovery
+        }
         if journal.phase == .staged, try canComplete(journal) {
             for entry in journal.entries where try fileSystem.status(journal.staged(entry)) != nil {
                 try moveIn(entry, of: journal)
