@@ -145,16 +145,19 @@ struct ImportJournalFile {
 
 /// A point of an import's move-in where a crash test kills it (`backstage import --crash-at`,
 /// hidden): `journaled` (the journal written, nothing moved), `moved:N` (N entries moved in),
-/// `moved-in` (every entry in, the staging folder not yet removed).
+/// `moved-in` (every entry in, the staging folder not yet removed), `staging-removed` (the staging
+/// folder gone, the journal not yet).
 package enum ImportBoundary: Hashable, Sendable, LosslessStringConvertible {
     case journaled
     case moved(Int)
     case movedIn
+    case stagingRemoved
 
     package init?(_ text: String) {
         switch text {
         case "journaled": self = .journaled
         case "moved-in": self = .movedIn
+        case "staging-removed": self = .stagingRemoved
         default:
             guard text.hasPrefix("moved:"), let count = Int(text.dropFirst(6)), count >= 1 else { return nil }
             self = .moved(count)
@@ -166,6 +169,7 @@ package enum ImportBoundary: Hashable, Sendable, LosslessStringConvertible {
         case .journaled: "journaled"
         case .moved(let count): "moved:\(count)"
         case .movedIn: "moved-in"
+        case .stagingRemoved: "staging-removed"
         }
     }
 }

@@ -126,7 +126,9 @@ extension Importer {
             throw ImportJournalError(journalPath: file.path, reason: .foreignStaging(staging))
         }
         var recovery = ImportRecovery(archive: journal.archive, outcome: .completed)
-        guard try fileSystem.status(staging)?.kind == .directory else {
+        // A move-in not yet finished, whose staging folder is gone (a kill after the folder was
+        // removed leaves a finished move-in or undo, which the phase says).
+        guard try journal.phase != .staged || fileSystem.status(staging)?.kind == .directory else {
             // Nothing to complete with and nothing to put back: Documents stays as found.
             let documents = container.documents.path
             recovery.outcome = .abandoned
@@ -251,6 +253,7 @@ extension Importer {
     /// originals of a completed one), then the journal.
     private func finish(_ journal: ImportJournal, _ file: ImportJournalFile) throws {
         try fileSystem.removeTree(journal.staging)
+        boundaryHook?(.stagingRemoved)
         try file.clear()
     }
 
