@@ -5,6 +5,10 @@ import Foundation
 
 extension ConflictPolicy: ExpressibleByArgument {}
 
+extension ImportBoundary: ExpressibleByArgument {
+    package init?(argument: String) { self.init(argument) }
+}
+
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Restore an archive into a container's Documents folder, all or nothing.",
@@ -22,7 +26,9 @@ struct Import: AsyncParsableCommand {
             writable by its owner. The container must exist. A name that differs \
             from one in Documents only by Unicode normalization is that same file. Files Documents \
             already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both; never a copy \
-            of the same bytes).
+            of the same bytes). An import killed while it moved its files in is finished (or, when \
+            finishing it would overwrite what was written since, undone: every original back under its \
+            own name) by the next import, which says so.
 
             Example:
               backstage import notes.zip ~/Containers/MyApp --on-conflict keep-both
@@ -59,6 +65,9 @@ struct Import: AsyncParsableCommand {
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
+    @Option(help: .private)
+    var crashAt: ImportBoundary?
+
     func validate() throws {
         // `import CONTAINER ARCHIVE`, the arguments swapped: say so, rather than "ARCHIVE is not a folder".
         var isFolder: ObjCBool = false
@@ -82,7 +91,13 @@ struct Import: AsyncParsableCommand {
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         let started = ContinuousClock.now
         var finished: ImportReport?
-        for try await event in Importer(container: container).events(
+        var importer = Importer(container: container)
+        if let crashAt {
+            importer.boundaryHook = { boundary in
+                if boundary == crashAt { kill(getpid(), SIGKILL) }
+            }
+        }
+        for try await event in importer.events(
             from: source,
             options: ImportOptions(onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases))
         {
@@ -100,6 +115,7 @@ struct Import: AsyncParsableCommand {
             try Output.json(report)
             return
         }
+        if let recovered = report.recovered { Output.out(Self.render(recovered)) }
         var line =
             "Imported \(report.written) document\(report.written == 1 ? "" : "s") (\(formatBytes(report.bytes))) from \(report.archive) into \(container.documents.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))"
         if !report.skipped.isEmpty {
@@ -124,5 +140,27 @@ struct Import: AsyncParsableCommand {
                 "; store snapshots not restored (--restore-databases restores them): \(report.skippedDatabases.count)"
         }
         Output.out(line)
+    }
+
+    /// One sentence on the interrupted import this one finished or undid first.
+    static func render(_ recovery: ImportRecovery) -> String {
+        let archive = recovery.archive.map { " of \($0)" } ?? ""
+        var line: String
+        switch recovery.outcome {
+        case .completed:
+            line =
+                "Completed an interrupted import\(archive): \(recovery.movedIn.count) moved in"
+            if !recovery.replaced.isEmpty { line += "; replaced: \(recovery.replaced.joined(separator: ", "))" }
+        case .undone:
+            line = "Undid an interrupted import\(archive): \(recovery.removed.count) moved back out"
+            if !recovery.putBack.isEmpty { line += "; put back: \(recovery.putBack.joined(separator: ", "))" }
+        case .abandoned:
+            line =
+                "An interrupted import\(archive) lost its staging folder (the temporary folder was emptied): Documents left as found, \(recovery.movedIn.count) of its files moved in"
+        }
+        if !recovery.quarantined.isEmpty {
+            line += "; quarantined: \(recovery.quarantined.joined(separator: ", "))"
+        }
+        return line
     }
 }

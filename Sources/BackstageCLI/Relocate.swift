@@ -89,6 +89,7 @@ struct Relocate: AsyncParsableCommand {
         for root in [from, to] where !container.defines(root) {
             throw CLIError(description: "\(root) has no folder: add --app-group \(root)=FOLDER")
         }
+        try InterruptedImport.recover(in: container)
         var relocator = Relocator(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
         if let crashAt {
             relocator.phaseHook = { _, phase in

@@ -112,6 +112,7 @@ struct Upgrade: AsyncParsableCommand {
             if results.contains(where: { !$0.problems.isEmpty }) { throw ExitCode(ExitStatus.checkFailed) }
             return
         }
+        try InterruptedImport.recover(in: container)
         var reports: [UpgradeReport] = []
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         // The steps this run completed: a failure after them says they stay done and how to resume.

@@ -59,6 +59,9 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Documents already holds something of another kind there (a folder where the archive has a
         /// file, or a link where it has a folder), which `replace` does not overwrite.
         case conflict(existing: String)
+        /// The file in Documents the entry replaces changed (another file took its name) after the
+        /// import set it aside: replacing it would lose what was written since.
+        case changedWhileImported
         /// A store snapshot whose location already holds a store: restoring never replaces one.
         case storeExists(location: String)
         /// A store snapshot under a root this container does not have (an App Group not added).
@@ -106,6 +109,7 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .archiveCompressionRatio(let limit):
             "the archive expands more than \(Int(limit)) times its compressed size"
         case .conflict(let existing): "Documents already has \(existing) of another kind"
+        case .changedWhileImported: "the file it replaces in Documents changed while it was imported"
         case .storeExists(let location):
             "the container already has a store at \(location); move it away to restore this snapshot"
         case .unknownStoreLocation: "it names no store location of this container"

@@ -88,6 +88,12 @@ public struct ImportReport: Sendable, Hashable, Codable {
     public var replaced: [String] = []
     /// Paths imported under another name.
     public var renamed: [Renamed] = []
+    /// Paths whose original was set aside, under its own name in the staging folder, before the
+    /// archive's file replaced it, so that a move-in cut short could put it back; once the import
+    /// completed they went, as ``ConflictPolicy/replace`` asks.
+    public var setAside: [String] = []
+    /// An earlier import, killed while it moved its files in, that this one finished or undid first.
+    public var recovered: ImportRecovery?
     /// Store snapshots (under ``Exporter/databaseFolder``) read past, without
     /// ``ImportOptions/restoreDatabases``.
     public var skippedDatabases: [String] = []

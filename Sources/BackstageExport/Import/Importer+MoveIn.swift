@@ -9,13 +9,8 @@ struct StagedMove {
     var replaces: Bool
 }
 
-/// A move-in that failed; `undone` says whether Documents was put back as it was.
-struct MoveInFailure: Error {
-    var error: Error
-    var undone: Bool
-}
-
 extension Importer {
+    /// Where an older Backstage set replaced originals aside, under numbers: swept into quarantine.
     static let replacedFolder = ".replaced"
 
     /// Decides, before anything moves, where each staged entry goes: a folder Documents lacks moves
@@ -157,47 +152,6 @@ extension Importer {
             let candidate = "\(base) \(n)\(suffix)"
             if !taken.contains(Array(candidate.utf8)) { return candidate }
             n += 1
-        }
-    }
-
-    /// Renames every staged entry into place. A replaced file is first linked into the staging
-    /// folder, so a failure halfway can put every original back; the renames are undone in reverse.
-    func moveIn(_ moves: [StagedMove], staging: String) throws {
-        let replaced = staging + "/" + Self.replacedFolder
-        var done: [(move: StagedMove, backup: String?)] = []
-        do {
-            for (index, move) in moves.enumerated() {
-                var backup: String?
-                if move.replaces {
-                    try fileSystem.createDirectories(replaced)
-                    backup = replaced + "/\(index)"
-                    try fileSystem.createHardLink(backup!, to: move.to)
-                }
-                do {
-                    try fileSystem.rename(move.from, to: move.to, replacing: move.replaces)
-                } catch {
-                    if let backup { try? fileSystem.removeFile(backup) }
-                    throw error
-                }
-                done.append((move, backup))
-            }
-            var folders = Set(moves.map { ($0.to as NSString).deletingLastPathComponent })
-            folders.insert(container.documents.path)
-            for folder in folders.sorted() { try fileSystem.syncDirectory(folder) }
-        } catch {
-            var undone = true
-            for (move, backup) in done.reversed() {
-                do {
-                    if let backup {
-                        try fileSystem.rename(backup, to: move.to, replacing: true)
-                    } else {
-                        try fileSystem.rename(move.to, to: move.from)
-                    }
-                } catch {
-                    undone = false
-                }
-            }
-            throw MoveInFailure(error: error, undone: undone)
         }
     }
 }

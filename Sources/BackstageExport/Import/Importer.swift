@@ -7,7 +7,8 @@ import Logging
 /// Every entry is checked before its bytes are written, and written only into a staging folder
 /// (the container's temporary folder when it shares Documents' file system, else a hidden
 /// `.backstage-tmp-import-*` folder in Documents). Only when the whole archive passed is the staged
-/// tree made durable (one `syncfs`) and renamed into Documents. Anything unsafe stops the import
+/// tree made durable (one `syncfs`) and renamed into Documents, under a journal that lets the next
+/// import finish or undo a move-in a kill cut short (``ImportRecovery``). Anything unsafe stops the import
 /// with an ``ImportError`` naming the entry, and Documents is left as it was:
 ///
 /// - absolute paths, `..` components, backslashes and control characters in names;
@@ -36,6 +37,9 @@ public struct Importer: Sendable {
     public let container: AppContainer
     let logger: Logger
     package var fileSystem = FileSystem()
+    /// Called at each boundary of the move-in (the journal written, each entry moved in, all moved
+    /// in): where `backstage import --crash-at` kills the process to test the recovery.
+    package var boundaryHook: (@Sendable (ImportBoundary) -> Void)?
 
     public init(container: AppContainer, logger: Logger = Logger(label: "backstage.import")) {
         self.container = container
@@ -108,21 +112,16 @@ public struct Importer: Sendable {
         defer { runLock.release() }
         let quarantine = Quarantine(container: container, fileSystem: fileSystem)
         try fileSystem.createDirectories(documents)
-        try removeStaleStaging(quarantine)
+        // An import a kill interrupted is finished or undone first, by its journal.
+        let recovered = try recoverLocked(quarantine)
         let staging = try makeStaging()
-        var keepStaging = false
-        defer {
-            if keepStaging {
-                _ = try? quarantine.move(URL(filePath: staging), reason: .interruptedImport)
-            } else {
-                try? fileSystem.removeTree(staging)
-            }
-        }
+        defer { discardStaging(staging) }
         var report = ImportReport(archive: archivePath, entries: 0, bytes: 0)
+        report.recovered = recovered
         let snapshotStaging =
             options.restoreDatabases
             ? container.temporary.path + "/" + TemporaryName.unique("restore") : nil
-        defer { if let snapshotStaging { try? fileSystem.removeTree(snapshotStaging) } }
+        defer { if let snapshotStaging { discardStaging(snapshotStaging, journaled: false) } }
         do {
             var stager = try Stager(
                 archivePath: archivePath, archiveFile: archiveFile, archiveSize: archiveStatus.size, staging: staging,
@@ -138,13 +137,7 @@ public struct Importer: Sendable {
             let snapshots = try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath) } ?? []
             let moves = try planMoveIn(
                 staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
-            try fileSystem.syncFileSystem(containing: staging)
-            do {
-                try moveIn(moves, staging: staging)
-            } catch let failure as MoveInFailure {
-                keepStaging = !failure.undone
-                throw failure.error
-            }
+            try moveIn(moves, staging: staging, archivePath: archivePath, quarantine: quarantine, report: &report)
             try restore(snapshots, report: &report)
         } catch var error as FileSystemError {
             // The staging folder is gone when the user reads this: name the place in Documents.
@@ -180,19 +173,18 @@ public struct Importer: Sendable {
         return staging
     }
 
-    /// A staging folder left by a killed import: its copies go, but originals it had set aside
-    /// for a replacement are quarantined, never deleted.
-    private func removeStaleStaging(_ quarantine: Quarantine) throws {
-        for parent in [container.temporary.path, container.documents.path] {
-            guard (try fileSystem.status(parent))?.kind == .directory else { continue }
-            for name in try fileSystem.contents(of: parent) where name.hasPrefix(Self.stagingPrefix) {
-                let stale = parent + "/" + name
-                let replaced = stale + "/" + Self.replacedFolder
-                if try fileSystem.status(replaced) != nil, try !fileSystem.contents(of: replaced).isEmpty {
-                    _ = try quarantine.move(URL(filePath: replaced), reason: .interruptedImport)
-                }
-                try fileSystem.removeTree(stale)
-            }
+    /// Removes the staging folder of an import that stopped, unless the import journal still names
+    /// it (a move-in whose undo failed: the next import finishes it). It holds only copies of the
+    /// archive's entries and second links of originals still in Documents, so a removal that fails
+    /// loses nothing: the next import sweeps the folder.
+    private func discardStaging(_ staging: String, journaled: Bool = true) {
+        if journaled, ImportJournalFile(container: container, fileSystem: fileSystem).exists {
+            return
+        }
+        do {
+            try fileSystem.removeTree(staging)
+        } catch {
+            logger.warning("could not remove the staging folder \(staging) (\(error)); the next import removes it")
         }
     }
 

@@ -110,7 +110,7 @@ public struct Simulator: Sendable {
     /// `n` crash points spread evenly over the boundaries after which something was written: a kill at
     /// a step's preflight (the checks passed, nothing changed) proves no more than one before the step,
     /// so a few crash points are not spent there. All of them when `n` is as many or more.
-    static func spread(_ n: Int, of all: [CrashPoint]) -> [CrashPoint] {
+    public static func spread(_ n: Int, of all: [CrashPoint]) -> [CrashPoint] {
         let written = all.filter { $0.phase != .preflight }
         guard n < written.count else { return written }
         // The middle of each of n equal stretches: the first and last steps get theirs too.
