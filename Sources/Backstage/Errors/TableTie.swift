@@ -48,9 +48,13 @@ public enum TableTie: Sendable, Hashable, CustomStringConvertible {
     /// The sentence saying why a split that puts `table` in `tableStore` and `other` in
     /// `otherStore` (nil: discarded) breaks the tie, naming both tables and both stores.
     public func separation(table: String, in tableStore: String?, other: String, in otherStore: String?) -> String {
-        func put(_ name: String, _ store: String?) -> String {
-            store.map { "puts \(name) in \($0)" } ?? "discards \(name)"
-        }
+        let places =
+            switch (tableStore, otherStore) {
+            case (let here?, let there?): "puts \(table) in \(here) and \(other) in \(there)"
+            case (let here?, nil): "puts \(table) in \(here) and discards \(other)"
+            case (nil, let there?): "discards \(table) and puts \(other) in \(there)"
+            case (nil, nil): "discards \(table) and \(other)"
+            }
         let consequence =
             switch self {
             case .view: "the view could be created in neither store and would be lost"
@@ -59,7 +63,7 @@ public enum TableTie: Sendable, Hashable, CustomStringConvertible {
             case .foreignKey, .trigger:
                 "the app's first write to \(table) would fail (no such table: main.\(other))"
             }
-        return "\(clause(table, other)), but the split \(put(table, tableStore)) and \(put(other, otherStore)): "
+        return "\(clause(table, other)), but the split \(places): "
             + "\(consequence); keep them in one store, or discard both"
     }
 }
