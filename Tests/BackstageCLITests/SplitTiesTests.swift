@@ -161,6 +161,50 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: root.url.appending(path: "Library/Caches/Cache.sqlite").path))
     }
 
+    /// A store whose schema is still in its `-wal` (the app was killed before a checkpoint): the
+    /// preflight reads it as of its last checkpoint and leaves the split to find the tie itself,
+    /// under the store's lock, before it writes a target. The store keeps every row; no target,
+    /// no journal is left.
+    @Test func aTieOnlyTheWALHoldsIsRefusedByTheSplitItself() throws {
+        let (root, plan) = try Self.container(plan: Self.plan(cache: ["thumbnail"]))
+        let store = root.url.appending(path: "Documents/Feed.sqlite")
+        try FileManager.default.removeItem(at: store)
+        let made = try PythonSQLite.run(
+            """
+            import os, sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("pragma journal_mode = wal")
+            c.execute("create table podcast(id integer primary key, title text)")
+            c.commit()
+            c.execute("pragma wal_checkpoint(truncate)")
+            for name in ["episode", "play", "tag", "tagging", "note"]:
+                c.execute("create table %s(id integer primary key)" % name)
+            c.execute("create virtual table note_search using fts5(body)")
+            c.execute("create table thumbnail(id integer primary key, podcast_id integer references podcast(id))")
+            c.execute("insert into podcast values (1, 'show')")
+            c.execute("insert into thumbnail values (1, 1)")
+            c.commit()
+            os._exit(0)
+            """, [store.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try Data(contentsOf: URL(filePath: store.path + "-wal")).count > 0)
+        let result = try runProcess(backstageExecutable, ["upgrade", root.path, "--plan", plan.path])
+        #expect(result.status == 3)
+        #expect(
+            result.stderr
+                == "error: the split of \(store.path) would separate tables tied together: \(Self.separations[0].sentence); "
+                + "nothing was changed: correct the plan\n")
+        let rows = try PythonSQLite.run(
+            """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            print(c.execute("select count(*) from thumbnail join podcast on podcast.id = thumbnail.podcast_id").fetchone()[0])
+            """, [store.path])
+        #expect(rows.stdout == "1\n", "\(rows.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root.url.appending(path: "Library/Caches/Cache.sqlite").path))
+        #expect(paths(under: root.url, containing: "journal.json").isEmpty)
+    }
+
     /// The tied tables kept together (podcast with its thumbnails in the cache; a child discarded
     /// while its parent stays) pass lint, and the split runs, every row where the plan put it.
     @Test func aSplitKeepingTiedTablesTogetherPasses() throws {
