@@ -13,8 +13,10 @@ struct CatalogLintCommand: AsyncParsableCommand {
             (... IS NOT NULL), CHECK (typeof(c) = 'kind')) on a column holding other values, or a foreign key \
             into a table that is empty while the column holds values, a DROP TABLE or DROP COLUMN of data (an error unless \
             the migration says "destructive": true) are errors; a table rebuilt row by row that would take over \
-            a second at the catalog's sizes is a warning, with its estimated time. Each finding names the \
-            version, the store, the migration and the table.
+            a second at the catalog's sizes is a warning, with its estimated time. A split that would separate \
+            tables the schema ties together (a foreign key, a trigger, a view reading both, a full-text table's \
+            content=), putting them in two stores or discarding the one the other needs, is an error. Each \
+            finding names the version, the store, the migration (or the split) and the table.
 
             Exit status: 0 when no error was found (warnings may be printed), 1 when one was, 3 when the \
             catalog or a plan cannot be read.

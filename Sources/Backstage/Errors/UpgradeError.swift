@@ -8,6 +8,12 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     case unassignedTable(store: String, table: String)
     /// A table named by a split is not in the store.
     case missingTable(store: String, table: String)
+    /// A split of `store` would separate two tables its schema ties together (`tie`: a foreign key,
+    /// a trigger, a view, a full-text index's content, a virtual table's shadow table): it puts
+    /// `table` in `tableStore` and `other` in `otherStore` (nil: discarded), where SQLite could no
+    /// longer find one from the other. Found before anything was changed.
+    case tablesSeparated(
+        store: String, table: String, tableStore: String?, other: String, otherStore: String?, tie: TableTie)
     /// A migration failed; its transaction was rolled back.
     case migrationFailed(store: String, id: String, message: String)
     /// A migration's SQL would end or open the transaction Backstage runs it in (`COMMIT`,
@@ -55,7 +61,8 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidPlan(let path, _), .sqlite(let path, _, _), .failed(let path, _): path
         case .unassignedTable(let store, _), .missingTable(let store, _), .migrationFailed(let store, _, _),
             .migrationRefused(let store, _, _, _), .migrationWouldFail(let store, _, _),
-            .missingStore(_, _, let store, _), .externalDataMissing(let store, _, _):
+            .missingStore(_, _, let store, _), .externalDataMissing(let store, _, _),
+            .tablesSeparated(let store, _, _, _, _, _):
             store
         case .inconsistentPlan(let plan, _, _, _): plan
         case .relocation(let error): error.path
@@ -79,6 +86,10 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unassignedTable(let store, let table):
             "table \(table) of \(store) is in no target of the split and not discarded"
         case .missingTable(let store, let table): "table \(table) named by the split is not in \(store)"
+        case .tablesSeparated(let store, let table, let tableStore, let other, let otherStore, let tie):
+            "the split of \(store) would separate tables tied together: "
+                + tie.separation(table: table, in: tableStore, other: other, in: otherStore)
+                + "; nothing was changed: correct the plan"
         case .migrationFailed(let store, let id, let message):
             "migration \(id) failed on \(store) and was rolled back: \(message)"
         case .migrationRefused(let store, let id, let statement, let reason):

@@ -189,6 +189,17 @@ struct SplitRun {
         for table in sql.keys.sorted() where !named.contains(table) && !Self.coreDataMetadata.contains(table) {
             throw UpgradeError.unassignedTable(store: source.main.path, table: table)
         }
+        // What ties the tables together (foreign keys, triggers, views, full-text content) stays in one store.
+        let objects = try Row.fetchAll(
+            db,
+            sql: "SELECT type, name, tbl_name, sql FROM main.sqlite_master WHERE type IN ('table', 'view', 'trigger') "
+                + "AND sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
+        )
+        .map { SchemaObject(type: $0["type"], name: $0["name"], table: $0["tbl_name"], sql: $0["sql"]) }
+        .filter { !shadowNames.contains($0.name) }
+        if let separation = SchemaTies(objects).separated(by: step).first {
+            throw separation.error(splitting: source.main.path)
+        }
         let metadata = Self.coreDataMetadata.filter { sql[$0] != nil && !named.contains($0) }.sorted()
         let withoutRowID = Set(sql.filter { $0.value.uppercased().contains("WITHOUT ROWID") }.keys)
         return Plan(

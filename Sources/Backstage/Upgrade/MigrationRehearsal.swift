@@ -3,8 +3,9 @@ import GRDB
 import Logging
 
 /// Runs a plan's splits and migrations on empty in-memory copies of the schemas their stores will
-/// have when each step runs, before anything is touched: a split naming a table the store lacks, a
-/// migration whose SQL does not compile there (`no such table`) or would end Backstage's
+/// have when each step runs, before anything is touched: a split naming a table the store lacks, or
+/// separating tables its schema ties together (``SchemaTies``: a foreign key, a trigger, a view, a
+/// full-text table's content, across two targets or into a discarded table), a migration whose SQL does not compile there (`no such table`) or would end Backstage's
 /// transaction, is found by the dry run and refused by the run before its first step.
 ///
 /// Only schemas are read (`sqlite_master` and the `grdb_migrations` identifiers), never a row,
@@ -119,6 +120,10 @@ struct MigrationRehearsal {
             !named.contains($0) && !SplitRun.coreDataMetadata.contains($0)
         }) {
             finding = .unassignedTable(store: path, table: table)
+        } else if let separation = SchemaTies(
+            objects.map { SchemaObject(type: $0.type, name: $0.name, table: $0.table, sql: $0.sql) }
+        ).separated(by: split).first {
+            finding = separation.error(splitting: path)
         }
         if let finding {
             // A schema read as of the last checkpoint may lack what the -wal adds: the split says so when it runs.

@@ -248,13 +248,15 @@ public struct Upgrader: Sendable {
     /// does not contradict itself (``UpgradePlan/checkConsistency()``), every App Group it names
     /// has a folder, no newer build upgraded the storage past the versions the plan knows, and the
     /// splits and migrations work on the schemas their stores will have when each step runs
-    /// (tried on empty in-memory copies of those schemas: every table a split names exists, every
-    /// migration's SQL runs there and never ends Backstage's transaction). A dry run that passes
+    /// (tried on empty in-memory copies of those schemas: every table a split names exists, no
+    /// split separates tables a foreign key, a trigger, a view or a full-text table's content ties
+    /// together, every migration's SQL runs there and never ends Backstage's transaction). A dry run that passes
     /// it fails at none of these when the run starts.
     ///
     /// - throws: ``UpgradeError/inconsistentPlan(plan:step:field:reason:)``,
     ///   ``UpgradeError/undefinedAppGroup(_:)``, ``UpgradeError/newerStorage(container:version:known:)``,
     ///   ``UpgradeError/missingTable(store:table:)``, ``UpgradeError/unassignedTable(store:table:)``,
+    ///   ``UpgradeError/tablesSeparated(store:table:tableStore:other:otherStore:tie:)``,
     ///   ``UpgradeError/migrationWouldFail(store:id:message:)`` or
     ///   ``UpgradeError/migrationRefused(store:id:statement:reason:)``.
     public func preflight(_ plan: UpgradePlan) throws {

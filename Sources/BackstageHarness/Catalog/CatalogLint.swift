@@ -16,7 +16,7 @@ public struct LintFinding: Sendable, Hashable, Codable, CustomStringConvertible 
     public var version: String
     /// The store the migration runs on.
     public var store: String
-    /// The migration's identifier.
+    /// The migration's identifier; empty for a finding about a split (the store it splits is ``store``).
     public var migration: String
     public var table: String
     public var severity: Severity
@@ -25,7 +25,10 @@ public struct LintFinding: Sendable, Hashable, Codable, CustomStringConvertible 
     public var description: String { "\(version): \(severity.rawValue): \(place): \(message)" }
 
     /// Where: `applicationSupport/Workouts.sqlite, migration v2-kcal, table workout`.
-    public var place: String { "\(store), migration \(migration), table \(table)" }
+    /// Where a split's finding is: `documents/Feed.sqlite, split, table thumbnail`.
+    public var place: String {
+        migration.isEmpty ? "\(store), split, table \(table)" : "\(store), migration \(migration), table \(table)"
+    }
 }
 
 /// `backstage catalog lint`: what each plan's migrations would fail at or lose on real installs,
@@ -34,7 +37,8 @@ public struct LintFinding: Sendable, Hashable, Codable, CustomStringConvertible 
 /// (or `CHECK (… IS NOT NULL)`, `CHECK (typeof(c) = 'kind')`) on a column holding other values, or a
 /// foreign key into a table that is empty, a dropped table or column holding data
 /// (an error unless the migration says `"destructive": true`), a rebuild of a large table (with its
-/// estimated time at the catalog's sizes).
+/// estimated time at the catalog's sizes); and each split that would separate tables the schema ties
+/// together (a foreign key, a trigger, a view, a full-text table's content: ``SchemaTies``).
 public enum CatalogLint {
     /// A rebuild estimated over this many seconds at the catalog's sizes is reported.
     public static let rebuildWarningSeconds = 1.0
@@ -67,7 +71,7 @@ public enum CatalogLint {
                 }
             }
         }
-        var findings: [LintFinding] = []
+        var findings = try splitFindings(of: plan, reaching: name, from: previous, in: catalog)
         for case .migrateSchema(let step) in plan.steps {
             for migration in step.migrations {
                 findings += lint(migration, tables: tables).map { table, severity, message in

@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 import GRDB
 import GRDBSQLite

@@ -78,7 +78,8 @@ public struct SimulationRun: Sendable, Hashable, Codable {
 /// Rebuilds old layouts, runs the upgrade chain in a child process killed with SIGKILL at each
 /// step/phase boundary, reruns it until it completes, and checks the invariants: every row kept
 /// (per-table content hashes, mapped through the plans), no internal file in Documents, user
-/// documents byte-identical, `integrity_check` ok on every store, no temporaries or journal left.
+/// documents byte-identical, `integrity_check` ok on every store, no foreign-key violation the
+/// fixture did not have (``ForeignKeyCensus``), no temporaries or journal left.
 public struct Simulator: Sendable {
     public var executable: URL
     /// The app whose upgrades are simulated.
@@ -146,6 +147,7 @@ public struct Simulator: Sendable {
                 let manifest = try FixtureManifest.generate(
                     spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
                 let columns = try Self.columns(of: catalog.version(from), in: catalog.container(at: pristine))
+                let violations = try ForeignKeyCensus(of: catalog.version(from), in: catalog.container(at: pristine))
                 let before = try catalog.dataCheckResultsBefore(
                     upgrading: from, to: to, in: catalog.container(at: pristine))
                 var random = SeededRandom(
@@ -180,6 +182,8 @@ public struct Simulator: Sendable {
                     run.size = size
                     run.state = state
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
+                    run.failures += violations.failures(
+                        after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
                     run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
                     run.failures += try catalog.dataCheckFailures(
                         of: to, in: catalog.container(at: root), before: before)

@@ -1,20 +1,20 @@
 /// SQL text reduced to tokens, so two statements that SQLite reads the same way compare equal
 /// whatever their whitespace, comments, keyword case or identifier quoting (`"ZNOTE"`, `[ZNOTE]`,
 /// `` `ZNOTE` `` and `znote` are one name to SQLite). String literals keep their case.
-enum SQLTokens {
-    enum Token: Equatable {
+package enum SQLTokens {
+    package enum Token: Equatable, Sendable {
         case word(String)  // keyword or identifier, lower-cased and unquoted
         case literal(String)  // a string or blob literal, as written
         case symbol(String)  // punctuation, operators, numbers
 
-        var text: String {
+        package var text: String {
             switch self {
             case .word(let text), .literal(let text), .symbol(let text): text
             }
         }
     }
 
-    static func tokens(_ sql: String) -> [Token] {
+    package static func tokens(_ sql: String) -> [Token] {
         let chars = Array(sql.unicodeScalars)
         var tokens: [Token] = []
         var i = 0
@@ -97,7 +97,7 @@ enum SQLTokens {
     }
 
     /// The statement as one line of normalized tokens; `IF NOT EXISTS` and a trailing `;` dropped.
-    static func normalized(_ sql: String) -> String {
+    package static func normalized(_ sql: String) -> String {
         var list = tokens(sql)
         if let start = list.firstIndex(of: .word("if")), start + 2 < list.count, list[start + 1] == .word("not"),
             list[start + 2] == .word("exists")
@@ -108,19 +108,21 @@ enum SQLTokens {
         return join(list[...])
     }
 
-    static func join(_ tokens: ArraySlice<Token>) -> String {
+    package static func join(_ tokens: ArraySlice<Token>) -> String {
         tokens.map(\.text).joined(separator: " ")
     }
 
     /// A declared type as SQLite reads it for comparison: upper-cased, single-spaced.
-    static func normalizedType(_ type: String) -> String {
+    package static func normalizedType(_ type: String) -> String {
         join(tokens(type)[...]).uppercased().replacingOccurrences(of: " ( ", with: "(").replacingOccurrences(
             of: " )", with: ")"
         ).replacingOccurrences(of: " , ", with: ",")
     }
 
     /// Splits the tokens between the outermost parentheses at top-level commas.
-    static func parenthesizedParts(_ tokens: [Token], from start: Int) -> (parts: [ArraySlice<Token>], end: Int)? {
+    package static func parenthesizedParts(
+        _ tokens: [Token], from start: Int
+    ) -> (parts: [ArraySlice<Token>], end: Int)? {
         guard let open = tokens[start...].firstIndex(of: .symbol("(")) else { return nil }
         var depth = 0
         var parts: [ArraySlice<Token>] = []
@@ -147,7 +149,7 @@ enum SQLTokens {
 
     /// Column name → declared collation (lower-cased), from a `CREATE TABLE` statement; columns
     /// `ALTER TABLE ADD COLUMN` added are in it too, as SQLite appends them to the statement.
-    static func columnCollations(inCreateTable sql: String) -> [String: String] {
+    package static func columnCollations(inCreateTable sql: String) -> [String: String] {
         let list = tokens(sql)
         guard let (parts, _) = parenthesizedParts(list, from: 0) else { return [:] }
         let constraints: Set<String> = ["constraint", "primary", "unique", "check", "foreign"]
@@ -166,7 +168,7 @@ enum SQLTokens {
     /// `AUTOINCREMENT`, the `CHECK` constraints (a column's and the table's alike, without their
     /// constraint names, sorted: the one `ALTER TABLE ADD COLUMN` appended to a column equals the
     /// one a fresh install declares on the table), and each generated column's expression.
-    static func tableClauses(
+    package static func tableClauses(
         inCreateTable sql: String
     ) -> (autoincrement: Bool, checks: [String], generated: [String: String]) {
         let list = tokens(sql)
@@ -237,7 +239,7 @@ enum SQLTokens {
     }
 
     /// The key terms of a `CREATE INDEX`, normalized, in order (for expression columns).
-    static func indexTerms(inCreateIndex sql: String) -> [String] {
+    package static func indexTerms(inCreateIndex sql: String) -> [String] {
         let list = tokens(sql)
         guard let on = list.firstIndex(of: .word("on")), let (parts, _) = parenthesizedParts(list, from: on) else {
             return []
@@ -251,7 +253,7 @@ enum SQLTokens {
     }
 
     /// The normalized condition of a partial index, nil when it has none.
-    static func whereClause(inCreateIndex sql: String) -> String? {
+    package static func whereClause(inCreateIndex sql: String) -> String? {
         let list = tokens(sql)
         guard let on = list.firstIndex(of: .word("on")), let (_, end) = parenthesizedParts(list, from: on),
             end + 1 < list.count, list[end + 1] == .word("where")
