@@ -286,9 +286,10 @@ public struct Upgrader: Sendable {
         _ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false
     ) -> WorkStream<UpgradeEvent> {
         let upgrader = self
-        return WorkStream { yield, isCancelled in
+        return WorkStream { yield, isCancelled, caughtUp in
             let report = try upgrader.runAndWait(
-                plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled)
+                plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled,
+                caughtUp: caughtUp)
             yield(.finished(report))
         }
     }
@@ -304,12 +305,16 @@ public struct Upgrader: Sendable {
         throw CancellationError()
     }
 
-    /// The synchronous engine.
+    /// The synchronous engine. `caughtUp` is asked before each step starts and before the run is
+    /// recorded complete: it waits until whoever receives `events` has taken them all (see
+    /// ``WorkStream``), then says whether the run is cancelled; `isCancelled` by default.
     @discardableResult
     package func runAndWait(
         _ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false,
-        events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }
+        events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false },
+        caughtUp: (() -> Bool)? = nil
     ) throws -> UpgradeReport {
+        let caughtUp = caughtUp ?? isCancelled
         let started = Date()
         // A plan that fails the preflight is refused before even the run's lock file is made; after
         // a crash, the rehearsal waits until the interrupted step is finished or undone.
@@ -353,7 +358,8 @@ public struct Upgrader: Sendable {
         }
 
         for (index, step) in plan.steps.enumerated() {
-            if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
+            // A Cancel pressed on any event so far stops the run here: no further step starts.
+            if caughtUp() { throw UpgradeError.cancelled(step: step.description) }
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
                 let (reason, problem) = account.skipped(index)
@@ -401,7 +407,7 @@ public struct Upgrader: Sendable {
         }
         // Cancelled during the last step, which had committed and was finished: the run still
         // stops short of recording the plan as reached, and says so; the next run records it.
-        if isCancelled(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
+        if caughtUp(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
         report.problems += try account.unaccountedFiles()
         // A run that could not account for everything has not reached the plan's version.
         if report.problems.isEmpty { try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem) }
