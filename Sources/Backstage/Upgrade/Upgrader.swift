@@ -342,6 +342,19 @@ public struct Upgrader: Sendable {
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
         var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
         var claimed = journalWaiting
+        // A run refused before it changed anything puts back the records its claim replaced.
+        var untouched: ClaimedRecords?
+        var stepsRun = 0, loopEnded = false
+        defer {
+            if !loopEnded, stepsRun == 0, let untouched {
+                do {
+                    try untouched.restore(container, fileSystem: fileSystem)
+                } catch {
+                    // Still safe: the guard stays claimed, and an older build refuses this storage.
+                    logger.warning("the refused run's records were not put back", metadata: ["error": "\(error)"])
+                }
+            }
+        }
         let meter = ProgressMeter(estimate)
         func progress(
             _ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0
@@ -370,6 +383,7 @@ public struct Upgrader: Sendable {
             }
             if !claimed {
                 // Before the first change: an older build must find that this chain ran, whatever becomes of the run.
+                untouched = try ClaimedRecords(container, fileSystem: fileSystem)
                 try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem)
                 claimed = true
             }
@@ -399,12 +413,14 @@ public struct Upgrader: Sendable {
                 let strays = QuarantineStep(context: context, root: root, entries: entries)
                 relocation.add(try runner.run(strays, onProgress: onProgress))
             }
+            stepsRun += 1
             report.steps.append(
                 .init(
                     index: index, description: step.description, outcome: outcome,
                     seconds: Date().timeIntervalSince(stepStarted), reason: reason))
             progress(index, step, .done)
         }
+        loopEnded = true
         // Cancelled during the last step, which had committed and was finished: the run still
         // stops short of recording the plan as reached, and says so; the next run records it.
         if caughtUp(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
