@@ -60,7 +60,7 @@ public struct Upgrader: Sendable {
         let answer = fileSystem.withLink(container.launchRecordPath) { bytes -> Bool in
             // Another format, damage: unreadable, so pending (a run writes it again).
             guard let view = LaunchRecordView(bytes) else { return true }
-            if view.isNewer(than: plan) { return true }
+            if view.isUnknown(to: plan) { return true }
             // A crashed step waits in its journal, unless the record promises there is none.
             if JournalFile.mayWait(
                 in: container, besideRecordThatPromised: view.promisesNoJournal, fileSystem: fileSystem)
@@ -267,10 +267,12 @@ public struct Upgrader: Sendable {
         try DowngradeGuard.check(plan, in: container, fileSystem: fileSystem)
         if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
         if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem),
-            stored.isNewer(than: plan.versions), let reached = stored.reached
+            stored.isUnknown(to: plan.versions), let reached = stored.reached
         {
-            throw UpgradeError.newerStorage(
-                container: container.applicationSupport.path, version: reached, known: plan.versions)
+            let path = container.applicationSupport.path
+            throw stored.isNewer(than: plan.versions)
+                ? UpgradeError.newerStorage(container: path, version: reached, known: plan.versions)
+                : UpgradeError.unknownStorage(container: path, version: reached, known: plan.versions)
         }
     }
 
