@@ -10,6 +10,12 @@ import Synchronization
 /// the step in progress has been undone (or finished, when it had committed). A loop that ends
 /// without an error means the work completed.
 ///
+/// The work never runs ahead of its consumer past a step: before it starts a step (or commits an
+/// archive), it waits until the consumer has taken every event so far and asked for the next. So a
+/// task cancelled while it handles an event (a Cancel pressed on a progress screen) stops the work
+/// before the next step, however fast the steps are; an iteration that never asks for more holds
+/// the work there. Dropping the iterator (a `break`), or the stream before iterating it, cancels.
+///
 /// For example:
 ///
 /// ```swift
@@ -21,21 +27,24 @@ import Synchronization
 public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = any Error
 
-    private let channel: Channel
+    private let owner: Owner
 
     /// Runs `work` on a dispatch thread (never on the cooperative pool), delivering what it yields.
-    /// `isCancelled` turns true once the consumer is cancelled or stops iterating.
+    /// `isCancelled` turns true once the consumer is cancelled or stops iterating. `caughtUp` is
+    /// for the safe points between steps: it waits until the consumer has taken every event yielded
+    /// so far and asked for the next (or went away), then says whether the work is cancelled.
     package init(
         _ work:
             @escaping @Sendable (
-                _ yield: @escaping @Sendable (Element) -> Void, _ isCancelled: @escaping @Sendable () -> Bool
+                _ yield: @escaping @Sendable (Element) -> Void, _ isCancelled: @escaping @Sendable () -> Bool,
+                _ caughtUp: @escaping @Sendable () -> Bool
             ) throws -> Void
     ) {
         let channel = Channel()
-        self.channel = channel
+        self.owner = Owner(channel: channel)
         DispatchQueue.global(qos: .userInitiated).async {
             do {
-                try work({ channel.send($0) }, { channel.isCancelled })
+                try work({ channel.send($0) }, { channel.isCancelled }, { channel.awaitConsumer() })
                 channel.finish(nil)
             } catch {
                 // Work stopped because its consumer went away says so the Swift way, whatever the
@@ -46,7 +55,7 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(consumer: Consumer(channel: channel))
+        Iterator(consumer: Consumer(owner: owner))
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -57,10 +66,19 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
-    /// Ends the work when the iterator goes away without having reached the end (a `break`).
-    fileprivate final class Consumer: Sendable {
+    /// Ends the work once nothing can iterate the stream: every copy of it and every iterator
+    /// gone (a stream dropped without being iterated).
+    fileprivate final class Owner: Sendable {
         let channel: Channel
         init(channel: Channel) { self.channel = channel }
+        deinit { channel.cancel() }
+    }
+
+    /// Ends the work when the iterator goes away without having reached the end (a `break`).
+    fileprivate final class Consumer: Sendable {
+        let owner: Owner
+        var channel: Channel { owner.channel }
+        init(owner: Owner) { self.owner = owner }
         deinit { channel.cancel() }
 
         func next() async throws -> Element? {
@@ -83,6 +101,11 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
             var cancelled = false
             /// Set once the consumer was told of the end: later calls of `next()` return nil.
             var delivered = false
+            /// The work waiting in ``awaitConsumer()``, woken when the consumer asks or cancels.
+            var workWaiting: DispatchSemaphore?
+
+            /// The consumer took every event and waits for the next, or will never take more.
+            var caughtUp: Bool { cancelled || (buffer.isEmpty && waiting != nil) }
         }
         private let state = Mutex(State())
 
@@ -90,7 +113,29 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
 
         var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-        func cancel() { state.withLock { $0.cancelled = true } }
+        func cancel() {
+            let work = state.withLock { state -> DispatchSemaphore? in
+                state.cancelled = true
+                defer { state.workWaiting = nil }
+                return state.workWaiting
+            }
+            work?.signal()
+        }
+
+        /// Blocks the work's thread until the consumer has caught up (``State/caughtUp``); returns
+        /// whether the work is cancelled.
+        func awaitConsumer() -> Bool {
+            while true {
+                let wait = state.withLock { state -> DispatchSemaphore? in
+                    if state.caughtUp { return nil }
+                    let semaphore = DispatchSemaphore(value: 0)
+                    state.workWaiting = semaphore
+                    return semaphore
+                }
+                guard let wait else { return isCancelled }
+                wait.wait()
+            }
+        }
 
         func send(_ element: Element) {
             let waiting = state.withLock { state -> CheckedContinuation<Element?, any Error>? in
@@ -129,8 +174,17 @@ public struct WorkStream<Element: Sendable>: AsyncSequence, Sendable {
             switch answer {
             case .element(let element): continuation.resume(returning: element)
             case .ended(let error): Self.resume(continuation, ended: error)
-            case .wait: break
+            case .wait: wakeWork()
             }
+        }
+
+        /// Wakes the work waiting for the consumer, which asks for the next event.
+        private func wakeWork() {
+            let work = state.withLock { state -> DispatchSemaphore? in
+                defer { state.workWaiting = nil }
+                return state.workWaiting
+            }
+            work?.signal()
         }
 
         private static func resume(_ continuation: CheckedContinuation<Element?, any Error>, ended error: (any Error)?)

@@ -40,6 +40,12 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// plans (knowing `known`) do not reach: an older build installed over a newer one. Nothing
     /// was changed.
     case newerStorage(container: String, version: String, known: [String])
+    /// A build of the app whose history parted from this one's upgraded the container's storage
+    /// to `version`: this build's plans (knowing `known`) share an earlier version with it but do
+    /// not know `version` (a sibling chain, v2 → v2.1, over storage a v3 build made). Its stores
+    /// are not where this build's plans look, so running them would read as a fresh install.
+    /// Nothing was changed.
+    case unknownStorage(container: String, version: String, known: [String])
     /// A step names the shared container of an App Group the ``AppContainer`` has no folder
     /// for (see ``AppContainer/addingAppGroup(_:at:)``). Nothing was changed.
     case undefinedAppGroup(String)
@@ -68,7 +74,7 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .relocation(let error): error.path
         case .cancelled(let step): step
         case .overBudget: ""
-        case .newerStorage(let container, _, _): container
+        case .newerStorage(let container, _, _), .unknownStorage(let container, _, _): container
         case .undefinedAppGroup(let identifier): identifier
         }
     }
@@ -104,6 +110,8 @@ public enum UpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cancelled(let step): "the upgrade was cancelled during \(step); the container is consistent"
         case .newerStorage(let container, let version, let known):
             "the app's storage (\(container)) was upgraded to \(version) by a newer build of the app; this build knows \(known.joined(separator: ", ")) and changed nothing: install the newer build again, or restore a backup this build made"
+        case .unknownStorage(let container, let version, let known):
+            "the app's storage (\(container)) was upgraded to \(version), a version this build does not know (it knows \(known.joined(separator: ", "))): another line of the app's builds made it; nothing was changed: install a build whose plans know \(version), or restore a backup this build made"
         case .overBudget(let estimated, let budget):
             String(
                 format:

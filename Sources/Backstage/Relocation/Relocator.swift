@@ -90,17 +90,21 @@ public struct Relocator: Sendable {
     /// iterates the stream cancels the work: a move not yet committed is undone.
     public func events(_ options: RelocationOptions = RelocationOptions()) -> WorkStream<RelocationEvent> {
         let relocator = self
-        return WorkStream { yield, isCancelled in
-            let report = try relocator.run(options, onProgress: { yield(.progress($0)) }, isCancelled: isCancelled)
+        return WorkStream { yield, isCancelled, caughtUp in
+            let report = try relocator.run(
+                options, onProgress: { yield(.progress($0)) }, isCancelled: isCancelled, caughtUp: caughtUp)
             yield(.finished(report))
         }
     }
 
     /// The synchronous engine: a plan of relocate steps on the runner (recover, quarantine, move).
+    /// `caughtUp` is asked before each store's move: it waits until whoever receives the progress
+    /// has taken it all (see ``WorkStream``), then says whether the run is cancelled.
     package func run(
         _ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in },
-        isCancelled: @escaping () -> Bool = { false }
+        isCancelled: @escaping () -> Bool = { false }, caughtUp: (() -> Bool)? = nil
     ) throws(RelocationError) -> RelocationReport {
+        let caughtUp = caughtUp ?? isCancelled
         var report = RelocationReport()
         for root in [options.source, options.destination] where !container.defines(root) {
             throw .undefinedAppGroup(root.rawValue)
@@ -146,6 +150,8 @@ public struct Relocator: Sendable {
                 }
             }
             for store in stores {
+                // A Cancel pressed on any event so far: no further store starts moving.
+                if caughtUp() { throw RelocationError.cancelled(path: sourceFolder.appending(path: store).path) }
                 let step = RelocateStep(
                     context: context, source: ContainerLocation(options.source, store),
                     destination: ContainerLocation(options.destination, store), strategy: options.strategy)

@@ -58,6 +58,21 @@ struct RelocateStep: JournaledStep {
     /// yet a rename between them fails with `EXDEV` before anything moved: `auto` then copies.
     private func move(_ move: StoreMove, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore
     {
+        let made = missingFolders(of: move)
+        do {
+            return try moveTrying(move, observer: observer)
+        } catch {
+            removeFolders(made)
+            throw error
+        }
+    }
+
+    /// The move itself: its preflight, then the strategy it resolved (a copy after a rename that crossed a mount).
+    private func moveTrying(
+        _ move: StoreMove, observer: MoveObserver
+    ) throws(RelocationError)
+        -> RelocationReport.MovedStore
+    {
         let (resolved, bytes) = try move.preflight(strategy)
         let first = Result { () throws(RelocationError) in
             try move.run(strategy: resolved, bytes: bytes, observer: observer)
@@ -72,6 +87,34 @@ struct RelocateStep: JournaledStep {
 
     static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
         try context.move(record.source, record.destination).recover()
+    }
+
+    /// The folders the move's preflight makes to hold its destination (those missing now),
+    /// deepest first.
+    private func missingFolders(of move: StoreMove) -> [String] {
+        var missing: [String] = []
+        var folder = move.destinationSet.directory.path
+        while !folder.isEmpty, folder != "/", !context.fileSystem.exists(folder) {
+            missing.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        return missing
+    }
+
+    /// Removes the folders made for a move that was refused or undone (its journal cleared), so
+    /// that it leaves nothing behind: each if it is still empty, deepest first.
+    private func removeFolders(_ folders: [String]) {
+        let fileSystem = context.fileSystem
+        guard let top = folders.last, !JournalFile.isWaiting(in: context.container, fileSystem: fileSystem) else {
+            return
+        }
+        do {
+            for folder in folders where fileSystem.exists(folder) { try fileSystem.removeEmptyFolder(folder) }
+            try fileSystem.syncDirectory((top as NSString).deletingLastPathComponent)
+        } catch {
+            // An empty folder left behind holds no data: the move's error is the one to report.
+            context.logger.debug("a folder made for the move stays", metadata: ["error": "\(error)"])
+        }
     }
 }
 

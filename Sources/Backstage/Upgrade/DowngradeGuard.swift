@@ -4,9 +4,11 @@ import Foundation
 /// changes anything, the chain's versions are written to `applicationSupport/.backstage/versions`
 /// (temp, fsync, rename), so an older build finds them even when the newer build's run was killed
 /// mid-step (its journal removed the launch record), failed, or stopped after some steps. The
-/// older build then refuses with ``UpgradeError/newerStorage(container:version:known:)``: it never
-/// recovers, finishes or forgets a newer build's step. The launch record still carries the guard
-/// for the launch check once a run completes; this file carries it between.
+/// older build then refuses with ``UpgradeError/newerStorage(container:version:known:)`` (a sibling
+/// build, whose chain shares a version with it, with ``UpgradeError/unknownStorage(container:version:known:)``):
+/// it never recovers, finishes or forgets that build's step. The launch record still carries the
+/// guard for the launch check once a run completes; this file carries it between. A run refused
+/// before its first change puts the file back as it was (``ClaimedRecords``).
 ///
 /// The file is JSON: `{"claimed": "v4", "known": ["v2", "v3", "v4"]}`, of any length.
 struct DowngradeGuard: Codable, Equatable {
@@ -32,13 +34,22 @@ struct DowngradeGuard: Codable, Equatable {
         !versions.contains(claimed) && Set(versions).isSubset(of: known)
     }
 
-    /// Throws when a newer build's run started changing the storage: killed, refused or failed since.
+    /// True when a build knowing `versions` does not know the version this guard claims, though
+    /// it shares one with the chain that wrote it (as ``LaunchRecord/isUnknown(to:)`` decides).
+    func isUnknown(to versions: [String]) -> Bool {
+        !versions.contains(claimed) && versions.contains(where: known.contains)
+    }
+
+    /// Throws when a newer build's run, or a sibling build's, started changing the storage: killed,
+    /// refused or failed since.
     static func check(_ plan: UpgradePlan, in container: AppContainer, fileSystem: FileSystem) throws {
         let versions = plan.versions
-        guard !versions.isEmpty, let found = read(container, fileSystem: fileSystem), found.isNewer(than: versions)
+        guard !versions.isEmpty, let found = read(container, fileSystem: fileSystem), found.isUnknown(to: versions)
         else { return }
-        throw UpgradeError.newerStorage(
-            container: container.applicationSupport.path, version: found.claimed, known: versions)
+        let path = container.applicationSupport.path
+        throw found.isNewer(than: versions)
+            ? UpgradeError.newerStorage(container: path, version: found.claimed, known: versions)
+            : UpgradeError.unknownStorage(container: path, version: found.claimed, known: versions)
     }
 
     /// Records, before its first step changes anything, that a chain knowing `plan`'s versions

@@ -116,6 +116,15 @@ package struct LaunchRecord: Equatable {
         return !versions.contains(reached) && Set(versions).isSubset(of: known)
     }
 
+    /// True when a build knowing `versions` does not know the storage this record's build left:
+    /// it reached a version not among them, and the two builds share one (an older build, which
+    /// ``isNewer(than:)`` tells, or a sibling whose history parted from this one's). A chain that
+    /// shares none starts where the storage is: the last plans of a newer build.
+    package func isUnknown(to versions: [String]) -> Bool {
+        guard let reached, !versions.contains(reached) else { return false }
+        return versions.contains(where: known.contains)
+    }
+
     /// Records what a completed run of `plan` left: the version it reached (a plan without one
     /// keeps the version recorded before), and each folder it quarantines, once it is seen
     /// without strays and the clock the kernel stamps files with has moved past its change time

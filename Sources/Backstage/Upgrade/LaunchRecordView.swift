@@ -174,11 +174,12 @@ package struct LaunchRecordView {
         return (start..<end, end + 1)
     }
 
-    /// True when a newer build wrote the record: the check below of `plan`'s
-    /// ``UpgradePlan/versions``, without building that list at every launch check.
-    package func isNewer(than plan: UpgradePlan) -> Bool {
-        if let chain = plan.chainVersions { return !chain.isEmpty && isNewer(than: chain) }
-        if let version = plan.version { return isNewer(than: CollectionOfOne(version)) }
+    /// True when a build whose plans `plan` are does not know the storage that wrote the record
+    /// (a newer build, or a sibling): the check below of `plan`'s ``UpgradePlan/versions``, without
+    /// building that list at every launch check.
+    package func isUnknown(to plan: UpgradePlan) -> Bool {
+        if let chain = plan.chainVersions { return !chain.isEmpty && isUnknown(to: chain) }
+        if let version = plan.version { return isUnknown(to: CollectionOfOne(version)) }
         return false
     }
 
@@ -186,15 +187,26 @@ package struct LaunchRecordView {
     package func isNewer(than versions: some Collection<String>) -> Bool {
         guard let reached else { return false }
         if versions.contains(where: { word(reached, is: $0) }) { return false }
-        guard let known else { return versions.isEmpty }
-        return versions.allSatisfy { version in
-            var next = known.lowerBound
-            while let (candidate, after) = word(in: known, from: next) {
-                if word(candidate, is: version) { return true }
-                next = after
-            }
-            return false
+        guard known != nil else { return versions.isEmpty }
+        return versions.allSatisfy(knows)
+    }
+
+    /// ``LaunchRecord/isUnknown(to:)``, on the bytes.
+    package func isUnknown(to versions: some Collection<String>) -> Bool {
+        guard let reached else { return false }
+        if versions.contains(where: { word(reached, is: $0) }) { return false }
+        return versions.contains(where: knows)
+    }
+
+    /// True when `version` is among the record's known versions.
+    private func knows(_ version: String) -> Bool {
+        guard let known else { return false }
+        var next = known.lowerBound
+        while let (candidate, after) = word(in: known, from: next) {
+            if word(candidate, is: version) { return true }
+            next = after
         }
+        return false
     }
 
     /// True when the record has a `quiet` or `seen` line.

@@ -60,7 +60,7 @@ public struct Upgrader: Sendable {
         let answer = fileSystem.withLink(container.launchRecordPath) { bytes -> Bool in
             // Another format, damage: unreadable, so pending (a run writes it again).
             guard let view = LaunchRecordView(bytes) else { return true }
-            if view.isNewer(than: plan) { return true }
+            if view.isUnknown(to: plan) { return true }
             // A crashed step waits in its journal, unless the record promises there is none.
             if JournalFile.mayWait(
                 in: container, besideRecordThatPromised: view.promisesNoJournal, fileSystem: fileSystem)
@@ -269,10 +269,12 @@ public struct Upgrader: Sendable {
         try DowngradeGuard.check(plan, in: container, fileSystem: fileSystem)
         if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
         if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem),
-            stored.isNewer(than: plan.versions), let reached = stored.reached
+            stored.isUnknown(to: plan.versions), let reached = stored.reached
         {
-            throw UpgradeError.newerStorage(
-                container: container.applicationSupport.path, version: reached, known: plan.versions)
+            let path = container.applicationSupport.path
+            throw stored.isNewer(than: plan.versions)
+                ? UpgradeError.newerStorage(container: path, version: reached, known: plan.versions)
+                : UpgradeError.unknownStorage(container: path, version: reached, known: plan.versions)
         }
     }
 
@@ -288,9 +290,10 @@ public struct Upgrader: Sendable {
         _ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false
     ) -> WorkStream<UpgradeEvent> {
         let upgrader = self
-        return WorkStream { yield, isCancelled in
+        return WorkStream { yield, isCancelled, caughtUp in
             let report = try upgrader.runAndWait(
-                plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled)
+                plan, budget: budget, refuseOverBudget: refuseOverBudget, events: yield, isCancelled: isCancelled,
+                caughtUp: caughtUp)
             yield(.finished(report))
         }
     }
@@ -306,12 +309,16 @@ public struct Upgrader: Sendable {
         throw CancellationError()
     }
 
-    /// The synchronous engine.
+    /// The synchronous engine. `caughtUp` is asked before each step starts and before the run is
+    /// recorded complete: it waits until whoever receives `events` has taken them all (see
+    /// ``WorkStream``), then says whether the run is cancelled; `isCancelled` by default.
     @discardableResult
     package func runAndWait(
         _ plan: UpgradePlan, budget: Double, refuseOverBudget: Bool = false,
-        events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }
+        events: @escaping (UpgradeEvent) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false },
+        caughtUp: (() -> Bool)? = nil
     ) throws -> UpgradeReport {
+        let caughtUp = caughtUp ?? isCancelled
         let started = Date()
         // A plan that fails the preflight is refused before even the run's lock file is made; after
         // a crash, the rehearsal waits until the interrupted step is finished or undone.
@@ -339,6 +346,19 @@ public struct Upgrader: Sendable {
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
         var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
         var claimed = journalWaiting
+        // A run refused before it changed anything puts back the records its claim replaced.
+        var untouched: ClaimedRecords?
+        var stepsRun = 0, loopEnded = false
+        defer {
+            if !loopEnded, stepsRun == 0, let untouched {
+                do {
+                    try untouched.restore(container, fileSystem: fileSystem)
+                } catch {
+                    // Still safe: the guard stays claimed, and an older build refuses this storage.
+                    logger.warning("the refused run's records were not put back", metadata: ["error": "\(error)"])
+                }
+            }
+        }
         let meter = ProgressMeter(estimate)
         func progress(
             _ index: Int, _ step: UpgradeStep, _ phase: StepPhase, bytesDone: Int64 = 0, bytesTotal: Int64 = 0
@@ -355,7 +375,8 @@ public struct Upgrader: Sendable {
         }
 
         for (index, step) in plan.steps.enumerated() {
-            if isCancelled() { throw UpgradeError.cancelled(step: step.description) }
+            // A Cancel pressed on any event so far stops the run here: no further step starts.
+            if caughtUp() { throw UpgradeError.cancelled(step: step.description) }
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
                 let (reason, problem) = account.skipped(index)
@@ -366,6 +387,7 @@ public struct Upgrader: Sendable {
             }
             if !claimed {
                 // Before the first change: an older build must find that this chain ran, whatever becomes of the run.
+                untouched = try ClaimedRecords(container, fileSystem: fileSystem)
                 try DowngradeGuard.claim(plan, in: container, fileSystem: fileSystem)
                 claimed = true
             }
@@ -395,15 +417,17 @@ public struct Upgrader: Sendable {
                 let strays = QuarantineStep(context: context, root: root, entries: entries)
                 relocation.add(try runner.run(strays, onProgress: onProgress))
             }
+            stepsRun += 1
             report.steps.append(
                 .init(
                     index: index, description: step.description, outcome: outcome,
                     seconds: Date().timeIntervalSince(stepStarted), reason: reason))
             progress(index, step, .done)
         }
+        loopEnded = true
         // Cancelled during the last step, which had committed and was finished: the run still
         // stops short of recording the plan as reached, and says so; the next run records it.
-        if isCancelled(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
+        if caughtUp(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
         report.problems += try account.unaccountedFiles()
         // A run that could not account for everything has not reached the plan's version.
         if report.problems.isEmpty { try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem) }

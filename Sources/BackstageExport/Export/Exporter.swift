@@ -141,9 +141,10 @@ public struct Exporter: Sendable {
     /// iteration cancels the export and removes the partial archive.
     public func events(to destination: URL, options: ExportOptions) -> WorkStream<ExportEvent> {
         let exporter = self
-        return WorkStream { yield, isCancelled in
+        return WorkStream { yield, isCancelled, caughtUp in
             let report = try exporter.exportAndWait(
-                to: destination, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
+                to: destination, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled,
+                caughtUp: caughtUp)
             yield(.finished(report))
         }
     }
@@ -161,10 +162,13 @@ public struct Exporter: Sendable {
         throw CancellationError()
     }
 
-    /// The synchronous engine.
+    /// The synchronous engine. `caughtUp` is asked before the archive gets its name: it waits until
+    /// whoever receives the progress has taken it all (see `WorkStream`), then says whether the
+    /// export is cancelled.
     package func exportAndWait(
         to destination: URL, options: ExportOptions,
-        progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false }
+        progress: (ArchiveProgress) -> Void = { _ in }, isCancelled: () -> Bool = { false },
+        caughtUp: (() -> Bool)? = nil
     ) throws -> ExportReport {
         try refuseOutputInsideDocuments(destination)
         let temporary = destination.deletingLastPathComponent().appending(
@@ -193,6 +197,8 @@ public struct Exporter: Sendable {
                 report: &report, progress: progress, isCancelled: isCancelled)
             report.bytes = bytes
             report.entries = items.count
+            // A Cancel pressed on any progress so far: the archive never gets its name.
+            if caughtUp?() ?? isCancelled() { throw CancellationError() }
             // Durable before it gets its name: fsync, rename over any older archive, fsync the folder.
             try fileSystem.syncFile(temporary.path)
             try fileSystem.rename(temporary.path, to: destination.path, replacing: true)

@@ -50,9 +50,10 @@ public struct Importer: Sendable {
     /// iteration cancels the import, leaving Documents as it was.
     public func events(from archive: URL, options: ImportOptions = ImportOptions()) -> WorkStream<ImportEvent> {
         let importer = self
-        return WorkStream { yield, isCancelled in
+        return WorkStream { yield, isCancelled, caughtUp in
             let report = try importer.importAndWait(
-                archive, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled)
+                archive, options: options, progress: { yield(.progress($0)) }, isCancelled: isCancelled,
+                caughtUp: caughtUp)
             yield(.finished(report))
         }
     }
@@ -84,10 +85,13 @@ public struct Importer: Sendable {
         }
     }
 
-    /// The synchronous engine.
+    /// The synchronous engine. `caughtUp` is asked before anything moves into Documents: it waits
+    /// until whoever receives the progress has taken it all (see `WorkStream`), then says whether the
+    /// import is cancelled.
     package func importAndWait(
         _ archive: URL, options: ImportOptions = ImportOptions(),
-        progress: @escaping (ArchiveProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false }
+        progress: @escaping (ArchiveProgress) -> Void = { _ in }, isCancelled: @escaping () -> Bool = { false },
+        caughtUp: (() -> Bool)? = nil
     ) throws -> ImportReport {
         let archivePath = archive.standardizedFileURL.path
         // The archive may be reached through a link (a Downloads folder linked elsewhere): read its target.
@@ -137,6 +141,8 @@ public struct Importer: Sendable {
             let snapshots = try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath) } ?? []
             let moves = try planMoveIn(
                 staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
+            // A Cancel pressed on any progress so far: nothing moves into Documents.
+            if caughtUp?() ?? isCancelled() { throw CancellationError() }
             try moveIn(moves, staging: staging, archivePath: archivePath, quarantine: quarantine, report: &report)
             try restore(snapshots, report: &report)
         } catch var error as FileSystemError {
