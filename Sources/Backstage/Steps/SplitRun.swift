@@ -9,7 +9,8 @@ import GRDB
 /// data files its rows reference. Every target is verified (each table's row count equals the
 /// source's, counted by a ``SplitCensus`` while the rows are copied) and fsynced before the
 /// journal says `verified`; then the temporaries are renamed into place and only then is the
-/// source removed. A crash before `verified` is undone, after it finished.
+/// source removed. A crash before `verified` is undone, after it finished, under the source's lock
+/// and only for the source it verified (``recover()``).
 struct SplitRun {
     let context: StepContext
     let step: UpgradeStep.Split
