@@ -17,7 +17,7 @@ import Testing
         var journal: URL { support.appending(path: ".backstage/journal.json") }
         var plan: [String] { ["--plan", scratch.url.appending(path: "split.json").path] }
 
-        init() throws {
+        init(crashAt point: String = "split:verified") throws {
             scratch = try TemporaryDirectory()
             try FileManager.default.createDirectory(at: support, withIntermediateDirectories: true)
             let created = try PythonSQLite.run("""
@@ -40,8 +40,8 @@ import Testing
                   {"store": "applicationSupport/B.sqlite", "tables": ["TB"]}]}}]}
                 """
             try Data(plan.utf8).write(to: scratch.url.appending(path: "split.json"))
-            let killed = try runProcess(backstageExecutable, ["upgrade", root.path, "--crash-at", "split:verified"] + self.plan)
-            guard killed.killedBySignal == SIGKILL else { throw Failure("the split was not killed at verified: \(killed.stderr)") }
+            let killed = try runProcess(backstageExecutable, ["upgrade", root.path, "--crash-at", point] + self.plan)
+            guard killed.killedBySignal == SIGKILL else { throw Failure("the split was not killed at \(point): \(killed.stderr)") }
         }
 
         /// The values of `column` in `table` of the store at `url`, read by Python's sqlite3 on a copy.
@@ -83,6 +83,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: app.source.path), "the source goes once the redone split verified it")
         #expect(!FileManager.default.fileExists(atPath: app.journal.path))
         #expect(paths(under: app.root, containing: ".backstage-tmp").isEmpty)
+    }
+
+    /// Past `committed` the targets are authoritative: a source written since is kept in quarantine,
+    /// whole, never deleted.
+    @Test(.timeLimit(.minutes(10)))
+    func aRowWrittenToTheSourceAfterCommittedIsKeptInQuarantine() throws {
+        let app = try Killed(crashAt: "split:committed")
+        let late = try PythonSQLite.run("""
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("insert into TA values ('late')")
+            c.close()
+            """, [app.source.path])
+        #expect(late.status == 0, "\(late.stderr)")
+
+        let rerun = try runProcess(backstageExecutable, ["upgrade", app.root.path] + app.plan)
+
+        #expect(rerun.status == 0, "\(rerun.stdout)\(rerun.stderr)")
+        #expect(rerun.stdout.contains("completed: \(app.source.path) changed after it was verified"), "\(rerun.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: app.source.path))
+        let quarantine = app.support.appending(path: ".backstage/quarantine")
+        let kept = try #require(FileManager.default.subpaths(atPath: quarantine.path)?.first { $0.hasSuffix("S.sqlite") })
+        let rows = try app.values(quarantine.appending(path: kept), "TA", "x")
+        #expect(rows.count == 51 && rows.last == "late", "the late row is kept: \(rows.suffix(3))")
+        #expect(try app.values(app.support.appending(path: "A.sqlite"), "TA", "x").count == 50)
+        #expect(!FileManager.default.fileExists(atPath: app.journal.path))
     }
 
     @Test(.timeLimit(.minutes(10)))
