@@ -428,7 +428,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
     }
 
     @Test(arguments: [
-        (#"{"version": 3, "step": "relocate", "phase": "committed"}"#, "newer"),
+        (#"{"version": 4, "step": "relocate", "phase": "committed"}"#, "newer"),
         (#"{"version": 1, "step": "teleport", "phase": "committed", "source": "documents/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "startedAt": "2026-01-01T00:00:00Z"}"#, "unknown step"),
         (#"{"version": 1, "step": "relocate", "phase": "halfway", "source": "documents/Notes.sqlite", "destination": "applicationSupport/Notes.sqlite", "startedAt": "2026-01-01T00:00:00Z"}"#, "unknown phase"),
         ("", "empty"),
@@ -445,7 +445,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             try await Relocator(container: app.container).relocate()
         } throws: { error in
             switch (error as? RelocationError, what) {
-            case (.engine(.newerJournal(let path, 3, 2))?, "newer"): path == journalURL.path
+            case (.engine(.newerJournal(let path, 4, 3))?, "newer"): path == journalURL.path
             case (.engine(.unreadableJournal(let path, _))?, "unknown step"), (.engine(.unreadableJournal(let path, _))?, "unknown phase"), (.engine(.unreadableJournal(let path, _))?, "empty"): path == journalURL.path
             default: false
             }

@@ -20,6 +20,12 @@ protocol JournaledStep {
     func run(observing observer: MoveObserver) throws -> Outcome
     /// Finishes or undoes the step of this kind that `record` names (a crash interrupted it), and
     /// clears the journal; returns what was done, for the report (`completed`, `rolled back`...).
+    ///
+    /// A recovery vouches only for what it re-checks under the store's lock, taken as a run takes it
+    /// (``StoreLock/forRecovery(of:timeout:fileSystem:)``: another process holding the store is "store
+    /// in use"): a source is removed only when it is still what the step verified (a ``StoreStamp``
+    /// in the journal, or a byte-for-byte comparison with the committed destination); otherwise the
+    /// step is undone and runs again, or, past its commit, the source goes to quarantine.
     static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String
 }
 

@@ -9,7 +9,9 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
     /// The newest format this version of Backstage reads and writes. A record is written in format 1
     /// unless it needs what format 2 added (``externalDataTarget``): a Backstage that knows only
     /// format 1 refuses it rather than finish a split without the external data that moved with it.
-    public static let currentVersion = 2
+    /// Format 3 adds the stamp of the source a split verified (`verifiedSource`): a Backstage that
+    /// knows only format 2 refuses it rather than remove a source it would not re-check.
+    public static let currentVersion = 3
 
     /// The format version.
     public var version: Int = 1
@@ -29,6 +31,11 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
     /// in one rename when the split commits (format 2).
     public var externalDataTarget: ContainerLocation? {
         didSet { if externalDataTarget != nil { version = max(version, 2) } }
+    }
+    /// What the source was when the step verified what it built from it, under its lock (format 3):
+    /// a recovery removes the source only when it still is that (``StoreStamp``).
+    var verifiedSource: StoreStamp? {
+        didSet { if verifiedSource != nil { version = max(version, 3) } }
     }
     /// When the step started.
     public var startedAt: Date

@@ -27,6 +27,10 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     case crossDevice(source: String, destination: String)
     /// The copy at the destination does not match the source.
     case verificationFailed(path: String)
+    /// The store's file changed while Backstage held its lock (another process truncated, grew or
+    /// replaced it, which SQLite's lock cannot stop), or since a step verified it: what was copied
+    /// or verified is not what is there. The copy was removed; the source was left as it is.
+    case sourceChanged(path: String, reason: String)
     /// A store already exists at the destination.
     case destinationExists(path: String)
     /// No store with this name (or at this path) was found.
@@ -56,7 +60,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .storeInUse(let path, _), .notADatabase(let path), .corruptStore(let path, _), .symlinkedStore(let path),
             .readOnlyDestination(let path), .insufficientSpace(let path, _, _), .verificationFailed(let path),
-            .destinationExists(let path),
+            .sourceChanged(let path, _), .destinationExists(let path),
             .sqlite(let path, _, _), .cancelled(let path), .storeHeldOpen(let path, _), .readOnlySource(let path):
             path
         case .crossDevice(let source, _): source
@@ -92,6 +96,8 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
             "cannot rename \(source) to \(destination): they are on different file systems (use the copy strategy)"
         case .verificationFailed(let path):
             "the copy at \(path) does not match its source; the source was kept"
+        case .sourceChanged(let path, let reason):
+            "\(path) changed under Backstage's lock (\(reason)): another process wrote to it without SQLite's lock; what was copied from it was removed and the store left as it is; close the app and run again"
         case .destinationExists(let path):
             "a store already exists at \(path)"
         case .storeNotFound(let name):

@@ -9,9 +9,17 @@ extension FileSystem {
     /// second thread compares each 8 MiB window of both files as soon as it is written, while the
     /// source's window is still in the page cache the copy just filled.
     ///
+    /// A copy is verified against what was locked: given `locked`, the state `from` had when the
+    /// caller took its lock, the source must still be that version once the copy and the comparison
+    /// are done, and the copy must have read exactly its size. Another process truncating the
+    /// source mid-copy leaves two equally short files that compare equal; this check finds it.
+    ///
     /// - returns: The bytes copied, and whether the copy matches the source.
+    /// - throws: ``FileChanged`` naming `from` when it is no longer the version `locked` describes
+    ///   (the copy at `to` is left for the caller to remove, with its other temporaries).
     package func copyVerified(
-        _ from: String, to: String, progress: (Int64) throws -> Void = { _ in }
+        _ from: String, to: String, unchangedSince locked: FileStatus? = nil,
+        progress: (Int64) throws -> Void = { _ in }
     ) throws -> (bytes: Int64, identical: Bool) {
         let state = VerificationState()
         let window: Int64 = 8 << 20
@@ -42,6 +50,7 @@ extension FileSystem {
         }
         state.finish(total: copied)
         finished.wait()
+        if let locked { try checkUnchanged(from, since: locked, copied: copied) }
         return (copied, state.result)
     }
 

@@ -9,7 +9,8 @@ import GRDB
 /// data files its rows reference. Every target is verified (each table's row count equals the
 /// source's, counted by a ``SplitCensus`` while the rows are copied) and fsynced before the
 /// journal says `verified`; then the temporaries are renamed into place and only then is the
-/// source removed. A crash before `verified` is undone, after it finished.
+/// source removed. A crash before `verified` is undone, after it finished, under the source's lock
+/// and only for the source it verified (``recover()``).
 struct SplitRun {
     let context: StepContext
     let step: UpgradeStep.Split
@@ -55,6 +56,8 @@ struct SplitRun {
         do {
             let lock = try StoreLock(path: src.main.path, timeout: context.busyTimeout)
             defer { lock.close() }
+            // What the targets are built from, checked again before `verified` and kept in the journal.
+            let locked = try StoreStamp.take(of: src, fileSystem: fileSystem)
             observer.phase(.locked)
             let plan = try lock.withConnection { db in try self.plan(db) }
             // Counted on the second core while this one copies; never outlives the lock (the
@@ -78,8 +81,15 @@ struct SplitRun {
                 try fileSystem.syncDirectory(target.directory.path)
             }
             observer.phase(.copied)
+            // SQLite's lock keeps SQLite's writers out, not a process truncating or replacing the file.
+            let now = try StoreStamp.take(of: src, fileSystem: fileSystem)
+            guard let locked, locked.change(to: now) == nil else {
+                throw RelocationError.sourceChanged(
+                    path: src.main.path, reason: locked?.change(to: now) ?? "it appeared under the lock")
+            }
             var verified = record.with(phase: .verified)
             verified.externalDataTarget = external.bulk.map { step.into[$0].store }
+            verified.verifiedSource = locked
             try context.journal.write(verified)
             observer.phase(.verified)
             if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
@@ -107,6 +117,13 @@ struct SplitRun {
     }
 
     /// Finishes (after `verified`) or undoes (before) a split a crash interrupted.
+    ///
+    /// A recovery vouches for what it removes: it finishes a split only under the source's lock
+    /// (another process holding the source is "store in use", as for a run), and only while the
+    /// source is the store the split verified (``StoreStamp``, kept in the journal). A source
+    /// written since `verified` is redone: the targets built from it are discarded and the step
+    /// runs again from the start. After `committed` the targets are authoritative: a source written
+    /// since goes to quarantine, never deleted.
     func recover() throws -> String {
         guard let record = try context.journal.read() else { return "nothing to recover" }
         let phase = record.phase
@@ -116,6 +133,37 @@ struct SplitRun {
             return "rolled back"
         }
         let bulk = record.externalDataTarget.flatMap { moved in step.into.firstIndex { $0.store == moved } }
+        guard fileSystem.exists(source.main.path) else {
+            // Removed after the commit: the targets are all there is.
+            return try finish(record, bulk: bulk, sourceLock: nil, sourceChange: nil)
+        }
+        // Before the lock, whose checkpoint would fold a new -wal frame into the main file.
+        let unlocked = try StoreStamp.take(of: source, fileSystem: fileSystem)
+        let lock = try StoreLock.forRecovery(of: source, timeout: context.busyTimeout, fileSystem: fileSystem)
+        defer { lock.close() }
+        let change: String? =
+            if let verified = record.verifiedSource {
+                try verified.change(to: unlocked)
+                    ?? verified.change(to: StoreStamp.take(of: source, fileSystem: fileSystem))
+            } else {
+                "the journal does not say what it was when the split verified it"
+            }
+        if let change, phase == .verified {
+            context.logger.warning(
+                "the source changed after the split verified it; the split runs again",
+                metadata: ["store": "\(source.main.path)", "change": "\(change)"])
+            try discardTargets(bulk: bulk)
+            try context.journal.clear()
+            return "rolled back: \(source.main.path) changed after it was verified (\(change)), so the split runs again"
+        }
+        return try finish(record, bulk: bulk, sourceLock: lock, sourceChange: change)
+    }
+
+    /// Finishes a split past `verified`: commits the targets, checks their external data, and removes
+    /// the source under `sourceLock`, or quarantines it when it changed since it was verified.
+    private func finish(
+        _ record: UpgradeJournal, bulk: Int?, sourceLock: StoreLock?, sourceChange: String?
+    ) throws -> String {
         try commitTemporaries(bulk: bulk)
         try context.journal.write(record.with(phase: .committed))
         // What each target's rows reference, read back from them: the recovery vouches for it.
@@ -136,11 +184,43 @@ struct SplitRun {
             let referenced = Set(targets.flatMap { (try? fileSystem.contents(of: $0.externalDataFolder.path)) ?? [] })
             _ = try cleanUpExternalData(ExternalData(referencedBy: [referenced], bulk: nil))
         }
-        try fileSystem.removeFile(source.main.path)
+        var outcome = "completed"
+        if let sourceChange, fileSystem.exists(source.main.path) {
+            // Still under the lock: the rows written to it since are kept, whole, beside the targets.
+            let kept = try context.quarantine.move(source.main, reason: .conflict)
+            outcome =
+                "completed: \(source.main.path) changed after it was verified (\(sourceChange)), so it is kept at \(kept.to)"
+        } else {
+            try fileSystem.removeFile(source.main.path)
+        }
         try fileSystem.removeTree(source.supportFolder.path)
+        sourceLock?.close()
         try context.quarantine.removeCheckpointedSidecars(of: source)
+        try fileSystem.syncDirectory(source.directory.path)
         try context.journal.clear()
-        return "completed"
+        return outcome
+    }
+
+    /// Undoes a split whose journal says `verified` but whose source is no longer what it verified:
+    /// the targets built from it (their temporaries, and those the interrupted commit had renamed into
+    /// place) are discarded, not authoritative, and the source's external data folder comes back
+    /// from the target it was renamed into. The source, authoritative, is left as it is.
+    private func discardTargets(bulk: Int?) throws {
+        let external = source.externalDataFolder
+        for (index, target) in targets.enumerated() {
+            if index == bulk, fileSystem.exists(target.externalDataFolder.path), !fileSystem.exists(external.path) {
+                try fileSystem.createDirectories(source.supportFolder.path)
+                try fileSystem.rename(target.externalDataFolder.path, to: external.path)
+                try fileSystem.syncDirectory(source.supportFolder.path)
+                try fileSystem.syncDirectory(target.supportFolder.path)
+            }
+            try removeTemporaries(target)
+            // The run refused a target already there: one at its final name is this split's own.
+            try fileSystem.removeFile(target.main.path)
+            try context.quarantine.removeCheckpointedSidecars(of: target)
+            try fileSystem.removeTree(target.supportFolder.path)
+            try fileSystem.syncDirectory(target.directory.path)
+        }
     }
 
     /// Throws when a target's rows reference external data files it does not have: the split is

@@ -42,15 +42,21 @@ extension StoreMove {
 
     /// Copies each sidecar of an opaque store to its temporary name at the destination, each
     /// verified as it is written. Returns the bytes copied and whether every copy is identical.
+    /// Each is verified against the state it had under the lock (`locked`): one that appeared since
+    /// is a change too.
     func copySidecars(
-        _ src: StoreFileSet, to dst: StoreFileSet, after offset: Int64,
+        _ src: StoreFileSet, to dst: StoreFileSet, locked: [Sidecar: FileStatus], after offset: Int64,
         progress: (Int64) throws -> Void
     ) throws -> (bytes: Int64, files: Int, identical: Bool) {
         var bytes: Int64 = 0, files = 0, identical = true
         for sidecar in try presentSidecars(of: src) {
             let start = offset + bytes
+            let path = src.sidecar(sidecar).path
+            guard let before = locked[sidecar] else {
+                throw FileChanged(path: path, before: nil, after: try fileSystem.status(path))
+            }
             let copy = try fileSystem.copyVerified(
-                src.sidecar(sidecar).path, to: dst.temporarySidecar(sidecar).path,
+                path, to: dst.temporarySidecar(sidecar).path, unchangedSince: before,
                 progress: { try progress(start + $0) })
             bytes += copy.bytes
             files += 1
@@ -101,6 +107,9 @@ extension StoreMove {
             try renameSidecars(src, to: dst)
             return
         }
+        // Compared and removed only while no other process has any of its files open, as a run.
+        let holders = try otherHolders(of: src)
+        if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
         var same = try fileSystem.contentsEqual(src.main.path, dst.main.path)
         for sidecar in Sidecar.allCases where same {
             let from = try fileSystem.status(src.sidecar(sidecar).path)

@@ -37,17 +37,32 @@ extension StoreMove {
         if try isOpaque(dst.main.path) {
             // A store without a SQLite header: its sidecars hold its data and go where it went.
             try recoverOpaque(src, dst)
-        } else if try fs.status(src.main.path) != nil {
-            // A copy move stopped before removing its source. Remove it only if nothing wrote to it since.
+        } else if let status = try fs.status(src.main.path) {
+            // A copy move stopped before removing its source. Remove it only if nothing wrote to it
+            // since: compared with the destination under the source's lock, as a run holds it (another
+            // process with it open is "store in use"), after the lock's checkpoint folded any -wal in.
+            // A damaged one cannot be locked, nor vouched for: it is kept in quarantine.
+            var lock: StoreLock?
+            var damaged = false
+            if status.size > 0 {
+                do {
+                    lock = try StoreLock.forRecovery(of: src, timeout: busyTimeout, fileSystem: fs)
+                } catch RelocationError.notADatabase, RelocationError.corruptStore {
+                    damaged = true
+                }
+            }
+            defer { lock?.close() }
+            if lock == nil {
+                let holders = try fs.otherProcessesHolding(src.main.path)
+                if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
+            }
             let walEmpty = (try fs.status(src.sidecar(.wal).path)?.size ?? 0) == 0
-            if walEmpty, try fs.contentsEqual(src.main.path, dst.main.path) {
+            if !damaged, walEmpty, try fs.contentsEqual(src.main.path, dst.main.path) {
                 try fs.removeFile(src.main.path)
             } else {
                 _ = try quarantine.move(src.main, reason: .conflict)
-                for sidecar in Sidecar.allCases where try fs.status(src.sidecar(sidecar).path) != nil {
-                    _ = try quarantine.move(src.sidecar(sidecar), reason: .conflict)
-                }
             }
+            lock?.close()
         }
         try quarantine.removeCheckpointedSidecars(of: src)
         try fs.syncDirectory(src.directory.path)

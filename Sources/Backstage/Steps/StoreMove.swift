@@ -69,12 +69,15 @@ struct StoreMove {
         // store): look for other holders.
         let holders = try opaque ? otherHolders(of: src) : fileSystem.otherProcessesHolding(src.main.path)
         if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
-        let links = try fileSystem.status(src.main.path)?.linkCount ?? 1
+        // What the files are under the lock: a copy is verified against it, not only against itself.
+        let locked = try LockedFiles(src, opaque: opaque, fileSystem: fileSystem)
+        let links = locked.main.linkCount
         observer.phase(.locked)
         try checkCancelled(observer)
         let files =
             strategy == .copy
-            ? try copy(bytes: bytes, opaque: opaque, record: record, observer: observer, committed: &committed)
+            ? try copy(
+                bytes: bytes, locked: locked, record: record, observer: observer, committed: &committed)
             : try rename(opaque: opaque, record: record, observer: observer, committed: &committed)
         lock?.close()
         return Moved(files: files, links: links)
@@ -83,9 +86,10 @@ struct StoreMove {
     /// Copies the store to temporaries, verifies them, commits by renaming the database in, then
     /// removes the source (still under the lock). Returns the number of files moved.
     private func copy(
-        bytes total: Int64, opaque: Bool, record: UpgradeJournal, observer: MoveObserver, committed: inout Bool
+        bytes total: Int64, locked: LockedFiles, record: UpgradeJournal, observer: MoveObserver,
+        committed: inout Bool
     ) throws -> Int {
-        let src = sourceSet, dst = destinationSet
+        let src = sourceSet, dst = destinationSet, opaque = locked.opaque
         var announcedCopying = false
         let report: (Int64) throws -> Void = { absolute in
             observer.progress(absolute, total)
@@ -96,10 +100,11 @@ struct StoreMove {
             if observer.isCancelled() { throw RelocationError.cancelled(path: src.main.path) }
         }
         try removeTemporaries(dst)
-        let main = try fileSystem.copyVerified(src.main.path, to: dst.temporaryMain.path, progress: report)
+        let main = try fileSystem.copyVerified(
+            src.main.path, to: dst.temporaryMain.path, unchangedSince: locked.main, progress: report)
         var copied = main.bytes, treeIdentical = main.identical, files = 1
         if opaque {
-            let sidecars = try copySidecars(src, to: dst, after: copied, progress: report)
+            let sidecars = try copySidecars(src, to: dst, locked: locked.sidecars, after: copied, progress: report)
             copied += sidecars.bytes
             files += sidecars.files
             treeIdentical = treeIdentical && sidecars.identical
@@ -118,6 +123,8 @@ struct StoreMove {
         guard treeIdentical,
             try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
         else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
+        // Once more after every comparison: the source is still what was locked and copied.
+        try locked.checkUnchanged(fileSystem)
         observer.progress(total, total)
         observer.phase(.verified)
         try journal.write(record.with(phase: .verified))
@@ -200,6 +207,7 @@ struct StoreMove {
         return switch error {
         case let error as RelocationError: error
         case let error as EngineError: .engine(error)
+        case let error as FileChanged: .sourceChanged(path: error.path, reason: error.reason)
         case let error as DatabaseError: StoreLock.map(error, path: src.main.path, timeout: busyTimeout)
         case let error as FileSystemError where error.isOutOfSpace:
             .insufficientSpace(
@@ -230,6 +238,37 @@ struct StoreMove {
             logger.error(
                 "the failed move's journal could not be cleared; the next run rolls the move back from it",
                 metadata: ["store": "\(dst.main.path)", "file": "\(error.path)", "error": "\(error)"])
+        }
+    }
+
+    /// The state of the source's files when the lock was taken: the main file, and an opaque
+    /// store's sidecars (which travel with it).
+    struct LockedFiles {
+        let main: FileStatus
+        let sidecars: [Sidecar: FileStatus]
+        let opaque: Bool
+        private let store: StoreFileSet
+
+        init(_ store: StoreFileSet, opaque: Bool, fileSystem: FileSystem) throws {
+            guard let main = try fileSystem.status(store.main.path) else {
+                throw RelocationError.storeNotFound(name: store.main.path)
+            }
+            var sidecars: [Sidecar: FileStatus] = [:]
+            for sidecar in Sidecar.allCases where opaque {
+                sidecars[sidecar] = try fileSystem.status(store.sidecar(sidecar).path)
+            }
+            self.main = main
+            self.sidecars = sidecars
+            self.opaque = opaque
+            self.store = store
+        }
+
+        /// Throws ``FileChanged`` unless every file is still the version it was under the lock.
+        func checkUnchanged(_ fileSystem: FileSystem) throws {
+            try fileSystem.checkUnchanged(store.main.path, since: main)
+            for (sidecar, status) in sidecars.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                try fileSystem.checkUnchanged(store.sidecar(sidecar).path, since: status)
+            }
         }
     }
 
