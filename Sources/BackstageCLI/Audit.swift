@@ -35,16 +35,20 @@ struct Audit: AsyncParsableCommand {
         } else {
             Output.out(Self.render(report, documents: container.documents, declared: declared.arguments))
         }
-        // A declaration that matches nothing is said, with the database it may have meant (on stderr,
-        // so --json stays one object): a typo would otherwise leave the real store the user's.
+        // A declaration that matches nothing is said, with the database it may have meant: a typo
+        // would otherwise leave the real store the user's. A typo warns on stderr (so --json stays one
+        // object); a name with nothing close is a fresh install's, said in the text only.
         let databases = (report.findings.filter { $0.kind == .database } + report.userDatabases).map(\.path)
         for store in try declared.storePaths(in: container.documents)
         where !store.contains(where: { "*?[".contains($0) })
             && !FileManager.default.fileExists(atPath: container.documents.appending(path: store).path)
         {
-            Output.err(
-                "warning: --store \(store) matches no file in \(container.documents.path)"
-                    + (NearestName.suggestion(for: store, among: databases).map { " (did you mean \($0)?)" } ?? ""))
+            if let closest = NearestName.suggestion(for: store, among: databases) {
+                Output.err(
+                    "warning: --store \(store) matches no file in \(container.documents.path) (did you mean \(closest)?)")
+            } else if !json {
+                Output.out("No file matches --store \(store) in Documents (a fresh install has none yet).")
+            }
         }
         if !report.isClean { throw ExitCode(ExitStatus.checkFailed) }
     }

@@ -270,6 +270,10 @@ struct Bench: AsyncParsableCommand {
         if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
         if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
         Output.out(markdown ? report.markdown : report.table)
+        let judged = report.estimateChecks.filter { $0.met != nil }
+        try Self.verdict(
+            missed: judged.filter { $0.met == false }.map { "estimate within ±30 % at \(formatBytes($0.size))" },
+            of: judged.count)
     }
 }
 

@@ -129,6 +129,30 @@ import Testing
         #expect(declared.stderr.isEmpty, "\(declared.stderr)")
     }
 
+    /// SQLite creates a store's file when the app first opens it, before any page is written: a
+    /// declared empty store is the app's for audit as for relocate (audit called it clean, then
+    /// relocate moved it). Undeclared, an empty file stays the user's document.
+    @Test func aDeclaredEmptyStoreIsTheAppsForAuditAsForRelocate() throws {
+        let scratch = try TemporaryDirectory()
+        let documents = scratch.url.appending(path: "Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: scratch.url.appending(path: "Library/Application Support"), withIntermediateDirectories: true)
+        try Data().write(to: documents.appending(path: "X.sqlite"))
+        try Data().write(to: documents.appending(path: "notes.db"))
+
+        let undeclared = try runProcess(backstageExecutable, ["audit", scratch.path])
+        #expect(undeclared.status == 0, "an empty file nobody declared is a document: \(undeclared.stdout)")
+        let audit = try runProcess(backstageExecutable, ["audit", scratch.path, "--store", "X.sqlite", "--json"])
+        #expect(audit.status == 1, "\(audit.stdout)")
+        let findings = try #require(try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [String: Any])["findings"] as? [[String: Any]]
+        #expect(findings?.map { $0["path"] as? String } == ["X.sqlite"], "\(audit.stdout)")
+        let moved = try runProcess(backstageExecutable, ["relocate", scratch.path, "--store", "X.sqlite"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(FileManager.default.fileExists(atPath: scratch.url.appending(path: "Library/Application Support/X.sqlite").path))
+        #expect(FileManager.default.fileExists(atPath: documents.appending(path: "notes.db").path), "the user's empty file stays")
+        #expect(try runProcess(backstageExecutable, ["audit", scratch.path, "--store", "X.sqlite"]).status == 0)
+    }
+
     @Test func aMissingContainerIsAnOperationalFailure() throws {
         let result = try runProcess(backstageExecutable, ["audit", "/nonexistent/container"])
         #expect(result.status == 3)

@@ -82,9 +82,9 @@ import Testing
             UpgradeStep.split(
                 .support("Workout.sqlite"),
                 into: [
-                    .init(store: .support("Data.sqlite"), tables: ["workout"]),
-                    .init(store: .support("Cache.sqlite"), tables: ["exercise"]),
-                ], discard: ["log"])
+                    .init(store: .support("Data.sqlite"), tables: ["workout", "exercise"]),
+                    .init(store: .support("Cache.sqlite"), tables: ["log"]),
+                ])
             UpgradeStep.migrateSchema(
                 .support("Cache.sqlite"), [.init(id: "v2", sql: "CREATE INDEX w ON workout(name)")])
         }

@@ -355,9 +355,10 @@ private final class Evidence {
     }
 
     /// A regular file the app declares by its path, whatever its bytes (an encrypted store has no
-    /// SQLite header). Only a file with content: an empty declared path is not yet a store.
+    /// SQLite header), empty ones too: SQLite creates the file when the app first opens its store,
+    /// before it writes a page, and `relocate` moves it as the app's (audit must say so as well).
     private func isDeclaredStore(_ name: String, at index: Int?) -> Bool {
-        guard let index, hasContent(index) else { return false }
+        guard let index, statuses[index]?.kind == .regular else { return false }
         return !declarations.declaresEveryDatabase && declarations.declares(name: name, inFolder: relative)
     }
 

@@ -178,6 +178,48 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         self.steps = steps
     }
 
+    /// The target on the Upgrader's estimate: the chain's estimate within ±30 % of its measured time,
+    /// for stores of 10 MB to 1 GB. A size outside that range, or a chain under 50 ms (too short for
+    /// a ratio to mean anything), is not judged, and says so.
+    public struct EstimateCheck: Sendable, Hashable, Codable {
+        public var size: Int64
+        public var estimate: Double
+        public var actual: Double
+        /// Estimate over actual.
+        public var ratio: Double
+        /// nil when not judged (``reason`` says why).
+        public var met: Bool?
+        public var reason: String?
+    }
+
+    /// The estimate's target checked at each size measured.
+    public var estimateChecks: [EstimateCheck] {
+        Set(steps.map(\.size)).sorted().map { size in
+            let actual = total(at: size)
+            let estimate = steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
+            let ratio = actual > 0 ? estimate / actual : 0
+            var check = EstimateCheck(size: size, estimate: estimate, actual: actual, ratio: ratio)
+            if size < 10_000_000 || size > 1_000_000_000 {
+                check.reason = "the target covers 10 MB to 1 GB"
+            } else if actual < 0.05 {
+                check.reason = "under 50 ms: too short to judge"
+            } else {
+                check.met = (0.7...1.3).contains(ratio)
+            }
+            return check
+        }
+    }
+
+    /// What the chain's estimate line says of the target at `size`.
+    func estimateVerdict(at size: Int64) -> String {
+        guard let check = estimateChecks.first(where: { $0.size == size }) else { return "" }
+        switch check.met {
+        case true?: return "; within ±30 %"
+        case false?: return "; outside ±30 %: the estimate's target is missed"
+        case nil: return "; not judged: \(check.reason ?? "")"
+        }
+    }
+
     /// The whole chain's median time at `size`.
     public func total(at size: Int64) -> Double { steps.filter { $0.size == size }.reduce(0) { $0 + $1.seconds } }
 
@@ -305,7 +347,8 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
             let estimate = steps.filter { $0.size == size }.reduce(0) { $0 + $1.estimate }
             lines.append(
                 "  chain at \(formatBytes(size)): \(time(actual)), estimated \(BenchReport.time(estimate))"
-                    + (actual >= 0.001 ? " (\(accuracy(estimate: estimate, actual: actual)))" : ""))
+                    + (actual >= 0.001
+                        ? " (\(accuracy(estimate: estimate, actual: actual))\(estimateVerdict(at: size)))" : ""))
         }
         if let processStart {
             lines.append(

@@ -78,11 +78,13 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         let prefix = root.standardizedFileURL.path + "/"
         func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
         return cuts.flatMap { after in
-            let last = events.last { $0.index == after - 1 }.map { event in
+            let last = events.last { $0.index < after }.map { event in
                 "\(event.operation.rawValue) \(relative(event.path))"
                     + (event.operation == .rename ? " → \(relative(event.second))" : "")
             }
-            return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: last) }
+            // An operation that failed changed nothing and left its number unused: none before this cut.
+            let said = last ?? "no operation that changed the disk"
+            return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: said) }
         }
     }
 
