@@ -17,7 +17,8 @@ struct Import: AsyncParsableCommand {
             staged tree is moved into Documents when the whole archive passed. An unsafe archive is \
             refused with the entry named and nothing written: absolute paths, "..", backslashes and \
             control characters in names, links that resolve outside Documents (through the archive's \
-            links or those already in Documents), devices and FIFOs, duplicate names and names equal \
+            links or those already in Documents), entries whose path passes through a link Documents \
+            already has (whatever --on-conflict says), devices and FIFOs, duplicate names and names equal \
             under full case folding, internal files (the stores --plan, --catalog or --store declare, \
             orphan sidecars, support folders; a user's own database comes back), damaged data (a zip CRC, \
             a gzip checksum, a tar without its end blocks), and bombs (--max-size, default the \
@@ -26,7 +27,9 @@ struct Import: AsyncParsableCommand {
             writable by its owner. The container must exist. A name that differs \
             from one in Documents only by Unicode normalization is that same file. Files Documents \
             already has are kept (skip), replaced, or imported as "Name 2.ext" (keep-both; never a copy \
-            of the same bytes). An import killed while it moved its files in is finished (or, when \
+            of what Documents has: the same bytes, the same link target, a folder holding it all). A \
+            user's database moves with its -wal, -shm and .Name_SUPPORT folder: skipped, renamed \
+            ("Notes 2.sqlite", ".Notes 2_SUPPORT") or replaced together. An import killed while it moved its files in is finished (or, when \
             finishing it would overwrite what was written since, undone: every original back under its \
             own name) by the next import, which says so.
 
@@ -58,7 +61,7 @@ struct Import: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Restore the store snapshots of an export made with --include-database into the locations they came from, as relocate moves a store; a location that has a store is refused."
+            "Restore the store snapshots of an export made with --include-database where the app keeps each store now (where the --plan or --catalog relocations move it from where it was taken), as relocate moves a store; a location that has a store, or a store of Documents the container does not declare there, is refused."
     )
     var restoreDatabases = false
 
@@ -99,7 +102,9 @@ struct Import: AsyncParsableCommand {
         }
         for try await event in importer.events(
             from: source,
-            options: ImportOptions(onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases))
+            options: ImportOptions(
+                onConflict: onConflict, limits: limits, restoreDatabases: restoreDatabases,
+                plans: restoreDatabases ? try declared.upgradePlans() : []))
         {
             switch event {
             case .progress(let now):
@@ -134,6 +139,10 @@ struct Import: AsyncParsableCommand {
         }
         if !report.restoredDatabases.isEmpty {
             line += "; stores restored: \(report.restoredDatabases.joined(separator: ", "))"
+        }
+        if !report.restoredElsewhere.isEmpty {
+            line +=
+                " (where the app keeps them now: \(report.restoredElsewhere.map { "\($0.from) → \($0.to)" }.joined(separator: ", ")))"
         }
         if !report.skippedDatabases.isEmpty {
             line +=

@@ -34,6 +34,9 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case hardLinkTarget(String)
         /// The entry is reached through a symbolic link of the archive.
         case throughLink(String)
+        /// The entry would be written through a symbolic link Documents already has at `link`
+        /// (the archive has a folder there).
+        case behindLinkInDocuments(link: String)
         /// A parent of the entry is a file, not a folder.
         case parentIsFile(String)
         /// The same path appears twice.
@@ -62,6 +65,13 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The file in Documents the entry replaces changed (another file took its name) after the
         /// import set it aside: replacing it would lose what was written since.
         case changedWhileImported
+        /// Replacing this user's database would leave the `-wal` or `-journal` of the one in Documents
+        /// (`sidecar`) beside the archive's, which SQLite would then apply to it.
+        case companionLeftBehind(sidecar: String)
+        /// A store snapshot taken in Documents (`location`) that this container gives no place out of
+        /// Documents, and does not declare there either: restored there it would put an app's store
+        /// where users see it, as if it were their document.
+        case restoreIntoDocuments(location: String)
         /// A store snapshot whose location already holds a store: restoring never replaces one.
         case storeExists(location: String)
         /// A store snapshot under a root this container does not have (an App Group not added).
@@ -96,6 +106,8 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .linkOutside(let target): "it is a link to \(target), outside the imported folder"
         case .hardLinkTarget(let target): "it is a hard link to \(target), which is not a file of this archive"
         case .throughLink(let link): "it lies behind the link \(link)"
+        case .behindLinkInDocuments(let link):
+            "it lies behind \(link), a link Documents already has, and would be written through it"
         case .parentIsFile(let parent): "its parent \(parent) is a file"
         case .duplicate: "the archive holds it twice"
         case .caseCollision(let other): "it differs from \(other) only by letter case"
@@ -113,6 +125,12 @@ public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeExists(let location):
             "the container already has a store at \(location); move it away to restore this snapshot"
         case .unknownStoreLocation: "it names no store location of this container"
+        case .companionLeftBehind(let sidecar):
+            "replacing it would leave \(sidecar) of the database in Documents beside it, mixing the two"
+        case .restoreIntoDocuments(let location):
+            "it is a snapshot of \(location), and this container neither declares that store in Documents nor "
+                + "moves it out (no plan relocates it): restored there it would lie among the user's documents; "
+                + "give the app's plans or catalog so that it goes where the app keeps the store now"
         }
     }
 }

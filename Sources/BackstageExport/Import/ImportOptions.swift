@@ -1,3 +1,5 @@
+import Backstage
+
 /// What an import does with a file Documents already has at the same path.
 public enum ConflictPolicy: String, Sendable, Hashable, Codable, CaseIterable {
     /// Keep the file in Documents; the archive's is not imported.
@@ -47,14 +49,22 @@ public struct ImportOptions: Sendable, Hashable, Codable {
     /// fsynced, verified across file systems). A location that already has a store is refused
     /// before anything is written. Off: the snapshots are read past and listed.
     public var restoreDatabases: Bool
+    /// The app's upgrade plans, oldest first, for ``restoreDatabases``: a snapshot goes where their
+    /// `relocate` steps move the store it was taken of, the place the app keeps that store now (a
+    /// snapshot of `documents/Notes.sqlite` restored into a container of a later version goes to
+    /// `applicationSupport/Notes.sqlite`). A snapshot taken in Documents that no plan moves out is
+    /// restored there only when the container declares that store in Documents
+    /// (`AppContainer.declaredStores`) and does not hold it in Application Support; else it is refused.
+    public var plans: [UpgradePlan]
 
     public init(
         onConflict: ConflictPolicy = .skip, limits: ImportLimits = ImportLimits(),
-        restoreDatabases: Bool = false
+        restoreDatabases: Bool = false, plans: [UpgradePlan] = []
     ) {
         self.onConflict = onConflict
         self.limits = limits
         self.restoreDatabases = restoreDatabases
+        self.plans = plans
     }
 }
 
@@ -100,6 +110,9 @@ public struct ImportReport: Sendable, Hashable, Codable {
     /// Store snapshots restored with ``ImportOptions/restoreDatabases``: where each now is
     /// (`applicationSupport/Notes.sqlite`).
     public var restoredDatabases: [String] = []
+    /// Store snapshots restored elsewhere than where they were taken, because the app keeps that store
+    /// elsewhere now: from the location recorded in the archive to the one restored.
+    public var restoredElsewhere: [Renamed] = []
     /// Paths whose setuid, setgid or sticky bit was dropped.
     public var strippedModes: [String] = []
 }

@@ -14,7 +14,7 @@ import Logging
 /// - absolute paths, `..` components, backslashes and control characters in names;
 /// - symbolic links that resolve outside the imported tree (links of the archive are followed
 ///   when resolving, so a chain cannot climb out), hard links to anything but an earlier file
-///   of the archive, entries behind a link;
+///   of the archive, entries behind a link (of the archive, or one Documents already has);
 /// - devices, FIFOs and sockets (setuid, setgid and sticky bits are stripped, not refused);
 /// - a path given twice, or two paths equal under case folding or Unicode normalization
 ///   (also against what Documents already holds);
@@ -138,7 +138,9 @@ public struct Importer: Sendable {
             }
             try stager.stage(into: &report)
             try refuseInternalFiles(in: staging, archivePath: archivePath)
-            let snapshots = try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath) } ?? []
+            let snapshots =
+                try snapshotStaging.map { try planRestores(staged: $0, archivePath: archivePath, plans: options.plans) }
+                ?? []
             let moves = try planMoveIn(
                 staging: staging, policy: options.onConflict, archivePath: archivePath, report: &report)
             // A Cancel pressed on any progress so far: nothing moves into Documents.
@@ -194,11 +196,13 @@ public struct Importer: Sendable {
         }
     }
 
-    /// The one classifier decides: whatever it calls internal must not be recreated in Documents.
+    /// The one classifier decides: whatever it calls internal must not be recreated in Documents, but
+    /// for the support folder of a user's database Documents has (its companion).
     private func refuseInternalFiles(in staging: String, archivePath: String) throws {
         let entries = try FileClassifier(fileSystem: fileSystem, declarations: container.declaredStores)
             .scan(URL(filePath: staging, directoryHint: .isDirectory), keeping: { $0.kind.isInternal })
-        if let found = entries.first(where: { $0.kind.isInternal }) {
+        // A support folder alone is its database's when Documents has that user's database.
+        for found in entries where try found.kind.isInternal && !isSupportOfDocumentsDatabase(found) {
             throw ImportError(archivePath: archivePath, entryPath: found.path, reason: .internalFile(found.kind))
         }
     }
