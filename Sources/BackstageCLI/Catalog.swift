@@ -107,11 +107,19 @@ struct CatalogInit: AsyncParsableCommand {
             valueName: "version"))
     var modelOrder: [String] = []
 
+    @Option(
+        name: .customLong("mapping"),
+        help: ArgumentHelp(
+            "With --model: a mapping model (Name.xcmappingmodel) the app ships for one pair of model versions (repeatable).",
+            valueName: "mapping"),
+        completion: .directory)
+    var mappings: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
     func validate() throws {
-        if model != nil || store != nil || !modelOrder.isEmpty { return try validateModel() }
+        if model != nil || store != nil || !modelOrder.isEmpty || !mappings.isEmpty { return try validateModel() }
         guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
         guard stores.count == locations.count else {
             throw ValidationError(
