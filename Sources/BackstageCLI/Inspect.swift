@@ -10,7 +10,9 @@ struct Inspect: AsyncParsableCommand {
             Reads a private copy (the store, its -wal and -shm are never opened in place): journal mode, page \
             size, main and -wal sizes, the frames the -wal holds that were not checkpointed yet, a hot journal, \
             rows per table, Core Data's entities with their rows, the model's version hashes and identifiers, \
-            external data, and — with --catalog — which catalog version and store it matches.
+            external data, and — with --catalog — which catalog version and store it matches and, for a Core \
+            Data store, which model version wrote it (by Z_METADATA's version hashes or identifiers, else by \
+            its schema; several are listed, never one of them picked).
 
             Example:
               backstage inspect Pulled/NoteStore.sqlite --catalog AppleNotes --json
