@@ -317,4 +317,78 @@ import Testing
         #expect(told.modelVersion?.versions == ["Larder"])
         #expect(told.modelVersion?.evidence == .versionIdentifiers)
     }
+
+    /// Changes Apple lists as inferable: none of them is reported.
+    @Test func changesLightweightMigrationSupportsAreInferredWithTheirMapping() throws {
+        let scratch = try TemporaryDirectory()
+        let bundle = try Self.writeBundle(
+            "Garden", in: scratch.url,
+            [
+                """
+                <entity name="Bed"><attribute name="soil" attributeType="String"/>
+                    <relationship name="plant" optional="YES" maxCount="1" destinationEntity="Plant" inverseName="bed" inverseEntity="Plant"/>
+                    <relationship name="tools" optional="YES" toMany="YES" destinationEntity="Tool" inverseName="bed" inverseEntity="Tool"/></entity>
+                <entity name="Plant"><attribute name="name" optional="YES" attributeType="String"/>
+                    <relationship name="bed" optional="YES" maxCount="1" destinationEntity="Bed" inverseName="plant" inverseEntity="Bed"/></entity>
+                <entity name="Tool"><relationship name="bed" optional="YES" maxCount="1" destinationEntity="Bed" inverseName="tools" inverseEntity="Bed"/></entity>
+                """,
+                // soil optional; plant to-many; tools ordered; Plant renamed Flower (Renaming ID) under a new
+                // abstract Living that takes its name up; a mandatory attribute with a default added.
+                """
+                <entity name="Bed"><attribute name="soil" optional="YES" attributeType="String"/>
+                    <attribute name="rows" attributeType="Integer 16" defaultValueString="1"/>
+                    <relationship name="plant" optional="YES" toMany="YES" destinationEntity="Flower" inverseName="bed" inverseEntity="Flower"/>
+                    <relationship name="tools" optional="YES" toMany="YES" ordered="YES" destinationEntity="Tool" inverseName="bed" inverseEntity="Tool"/></entity>
+                <entity name="Living" isAbstract="YES"><attribute name="name" optional="YES" attributeType="String"/></entity>
+                <entity name="Flower" parentEntity="Living" elementID="Plant">
+                    <relationship name="bed" optional="YES" maxCount="1" destinationEntity="Bed" inverseName="plant" inverseEntity="Bed"/></entity>
+                <entity name="Tool"><relationship name="bed" optional="YES" maxCount="1" destinationEntity="Bed" inverseName="tools" inverseEntity="Bed"/></entity>
+                """,
+            ])
+        let catalog = try Self.catalog(bundle, at: scratch.url)
+        #expect(try CatalogLint.findings(in: catalog).isEmpty)
+        let model = try #require(try CoreDataCatalog.keptModel(of: catalog)).model
+        guard case .success(let mapping) = InferredMigration.infer(from: model.versions[0], to: model.versions[1])
+        else {
+            Issue.record("the changes should be inferable")
+            return
+        }
+        let flower = try #require(mapping.entities.first { $0.destination == "Flower" })
+        #expect(flower.source == "Plant")
+        #expect(flower.attributes == [.init(source: "name", destination: "name")])
+        #expect(mapping.entities.first { $0.destination == "Living" }?.source == nil)
+        #expect(mapping.removedEntities.isEmpty)
+    }
+
+    /// A mapping model that names no model versions is matched by its entity names; when those fit
+    /// several pairs it is not taken for any, and lint says so.
+    @Test func aMappingModelWithoutVersionPathsThatFitsSeveralPairsIsNamedAndNotUsed() throws {
+        let scratch = try TemporaryDirectory()
+        let bundle = try Self.writeBundle("Larder", in: scratch.url, Self.larder + [Self.larder[1]])
+        let mapping = scratch.url.appending(path: "Tidy.xcmappingmodel")
+        try FileManager.default.createDirectory(at: mapping, withIntermediateDirectories: true)
+        try Data(
+            """
+            <?xml version="1.0" standalone="yes"?>
+            <database>
+                <object type="XDDEVMAPPINGMODEL" id="z1">
+                    <relationship name="entitymappings" type="0/0" destination="XDDEVENTITYMAPPING" idrefs="z2"></relationship>
+                </object>
+                <object type="XDDEVENTITYMAPPING" id="z2">
+                    <attribute name="sourcename" type="string">Item</attribute>
+                    <attribute name="destinationname" type="string">Item</attribute>
+                </object>
+            </database>
+            """.utf8
+        ).write(to: mapping.appending(path: "xcmapping.xml"))
+        let catalog = try Self.catalog(bundle, mappings: [mapping], at: scratch.url)
+        let findings = try CatalogLint.findings(in: catalog)
+        // Larder 1 → 2 stays an error (the mapping is not taken for it), and the mapping is named.
+        #expect(findings.contains { $0.severity == .error && $0.message.contains("entity Item, attribute name") })
+        #expect(
+            findings.contains {
+                $0.severity == .warning && $0.migration == "Tidy.xcmappingmodel"
+                    && $0.message.contains("fit several pairs")
+            }, "\(findings)")
+    }
 }
