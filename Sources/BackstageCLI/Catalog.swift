@@ -43,11 +43,15 @@ struct CatalogInit: AsyncParsableCommand {
             for it (Z-tables, columns in Core Data's order, join tables, indexes, Z_PRIMARYKEY, Z_METADATA). \
             A current version that is not the newest, and every convention no real store proved, is printed \
             as a warning on stderr. Versions after the first carry no plan yet (the Core Data migration is \
-            not written): `catalog check` names them.
+            not written): `catalog check` names them. The catalog keeps a copy of the model and of each \
+            --mapping Name.xcmappingmodel, for `catalog lint`; --from STORE captures a store Core Data wrote \
+            (its statistics and version hashes) into the model version that wrote it.
 
             Examples:
               backstage catalog init Cookbook --from Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
               backstage catalog init Recipes --model Recipes.xcdatamodeld --store documents/Recipes.sqlite
+              backstage catalog init Recipes --model Recipes.xcdatamodeld --store documents/Recipes.sqlite \
+                --mapping Recipes2to3.xcmappingmodel --from Pulled/Recipes.sqlite
             """
     )
 
@@ -107,11 +111,19 @@ struct CatalogInit: AsyncParsableCommand {
             valueName: "version"))
     var modelOrder: [String] = []
 
+    @Option(
+        name: .customLong("mapping"),
+        help: ArgumentHelp(
+            "With --model: a mapping model (Name.xcmappingmodel) the app ships for one pair of model versions (repeatable).",
+            valueName: "mapping"),
+        completion: .directory)
+    var mappings: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
     func validate() throws {
-        if model != nil || store != nil || !modelOrder.isEmpty { return try validateModel() }
+        if model != nil || store != nil || !modelOrder.isEmpty || !mappings.isEmpty { return try validateModel() }
         guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
         guard stores.count == locations.count else {
             throw ValidationError(

@@ -18,6 +18,14 @@ struct CatalogLintCommand: AsyncParsableCommand {
             content=), putting them in two stores or discarding the one the other needs, is an error. Each \
             finding names the version, the store, the migration (or the split) and the table.
 
+            A catalog made from a Core Data model (catalog init --model) is also read pair by pair of model \
+            versions: a change Core Data's lightweight migration cannot infer (a type change other than a \
+            widening, an attribute made or added mandatory without a default, a new mandatory relationship, \
+            two entity hierarchies merged...) is an error naming the model version, entity and attribute or \
+            relationship, unless a mapping model given with --mapping maps the pair; its custom migration \
+            policies are warnings (they need the developer's SQL). With a store captured by --from, what its \
+            data would break (NULLs, rows, duplicates) is said too.
+
             Exit status: 0 when no error was found (warnings may be printed), 1 when one was, 3 when the \
             catalog or a plan cannot be read.
 

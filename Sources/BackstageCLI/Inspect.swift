@@ -10,7 +10,9 @@ struct Inspect: AsyncParsableCommand {
             Reads a private copy (the store, its -wal and -shm are never opened in place): journal mode, page \
             size, main and -wal sizes, the frames the -wal holds that were not checkpointed yet, a hot journal, \
             rows per table, Core Data's entities with their rows, the model's version hashes and identifiers, \
-            external data, and — with --catalog — which catalog version and store it matches.
+            external data, and — with --catalog — which catalog version and store it matches and, for a Core \
+            Data store, which model version wrote it (by Z_METADATA's version hashes or identifiers, else by \
+            its schema; several are listed, never one of them picked).
 
             Example:
               backstage inspect Pulled/NoteStore.sqlite --catalog AppleNotes --json
@@ -58,8 +60,23 @@ struct Inspect: AsyncParsableCommand {
         }
         if catalogGiven {
             lines.append("  catalog: " + catalogLine(i.catalogMatches))
+            if let match = i.modelVersion { lines.append("  Core Data model: " + modelLine(match)) }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The catalog version whose model wrote the store, or none, or more than one (never one of them).
+    static func modelLine(_ match: StoreInspection.ModelVersionMatch) -> String {
+        switch (match.versions.count, match.evidence) {
+        case (0, _): return "written by no model version of the catalog"
+        case (1, .versionHashes?): return "written by version \(match.versions[0]) (its Z_METADATA version hashes)"
+        case (1, .versionIdentifiers?):
+            return "written by version \(match.versions[0]) (its Z_METADATA version identifiers)"
+        case (1, _): return "written by version \(match.versions[0]) (its schema)"
+        default:
+            return "more than one model version could have written it (\(match.versions.joined(separator: ", "))): "
+                + "neither its schema nor its Z_METADATA tells them apart, so none is named"
+        }
     }
 
     /// Every version the store's schema matches: one, none, or several that a schema cannot tell apart.

@@ -70,6 +70,13 @@ public enum CatalogCheck {
             }
             previous = version
         }
+        do {
+            problems += try CoreDataLint.findings(in: catalog).filter { $0.severity == .error }.map {
+                CatalogProblem(version: $0.version, message: "\($0.place): \($0.message)")
+            }
+        } catch {
+            problems.append(CatalogProblem(version: "", message: "\(error)"))
+        }
         return problems
     }
 

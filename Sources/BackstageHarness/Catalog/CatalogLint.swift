@@ -53,7 +53,8 @@ public enum CatalogLint {
             findings += try Self.findings(
                 of: UpgradePlan.load(from: file), reaching: version.name, from: previous, in: catalog)
         }
-        return findings
+        // A catalog made from a Core Data model: whether each migration can be inferred.
+        return findings + (try CoreDataLint.findings(in: catalog))
     }
 
     /// The findings of `plan`, which reaches version `name` from `previous`, read against the

@@ -49,6 +49,9 @@ public struct StoreInspection: Sendable, Hashable, Codable {
     /// versions that share a schema (one only moved the store) both match: a store's schema alone cannot
     /// tell them apart, and neither is picked.
     public var catalogMatches: [String] = []
+    /// With a catalog of Core Data versions: the version whose model wrote the store, by its
+    /// `Z_METADATA` where that tells, else by its schema; several when neither tells them apart.
+    public var modelVersion: ModelVersionMatch?
 
     /// Inspects `store`; with `catalog`, finds the version and store whose schema it has.
     public init(of store: StoreFileSet, catalog: CatalogFolder? = nil) throws {
@@ -92,6 +95,7 @@ public struct StoreInspection: Sendable, Hashable, Codable {
                 }
             }
             catalogMatch = catalogMatches.count == 1 ? catalogMatches[0] : nil
+            modelVersion = try Self.modelVersion(of: schema, catalog: catalog)
         }
     }
 

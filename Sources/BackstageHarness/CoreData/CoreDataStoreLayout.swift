@@ -89,6 +89,8 @@ public struct CoreDataStoreLayout: Sendable, Hashable {
     public var versionHashes: [String: CoreDataVersionHash]
     /// Conventions the model makes use of that no real store here proves, one sentence each.
     public var assumptions: [String]
+    /// Entity → its own stored attribute or to-one relationship → the column holding it.
+    public var propertyColumns: [String: [String: String]]
 
     /// The layout of `version`'s store.
     public init(_ version: CoreDataModelVersion, options: Options = Options()) throws {
@@ -120,6 +122,7 @@ public struct CoreDataStoreLayout: Sendable, Hashable {
         versionIdentifiers = version.versionIdentifier.map { [$0] } ?? []
         versionHashes = Dictionary(uniqueKeysWithValues: version.entities.map { ($0.name, .unknown) })
         assumptions = builder.assumptions
+        propertyColumns = builder.columnNames
         if version.versionIdentifier == nil {
             assumptions.append(
                 "the model has no userDefinedModelVersionIdentifier: NSStoreModelVersionIdentifiers is taken to be empty"

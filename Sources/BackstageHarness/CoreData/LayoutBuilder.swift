@@ -34,7 +34,7 @@ struct LayoutBuilder {
     private var roots: [String: String] = [:]
     private var children: [String: [CoreDataEntity]] = [:]
     /// Entity name → property name → column name.
-    private var columnNames: [String: [String: String]] = [:]
+    private(set) var columnNames: [String: [String: String]] = [:]
 
     init(version: CoreDataModelVersion) { self.version = version }
 

@@ -125,6 +125,7 @@ public struct FixtureGenerator: Sendable {
             let generator = SchemaGenerator(
                 schema: schemas[index], seed: seed ^ stableHash(store.location.description), mainTable: store.mainTable)
             let report = try generator.generate(into: set, bytes: size * weights[index] / total)
+            try CoreDataFixturePass.apply(to: set, schema: schemas[index], version: version.name, catalog: catalog)
             if store == version.writableStore, let main = generator.mainTable { rows = report.rows[main] ?? 0 }
         }
         return rows

@@ -1,0 +1,85 @@
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// `catalog lint` and `inspect` on a catalog made from a Core Data model, as a user runs them.
+@Suite struct CoreDataLintCommandTests {
+    static let shared = SharedStores.folder.deletingLastPathComponent().appending(path: "coredata-models")
+
+    /// Writes `Shop.xcdatamodeld`: version 2 turns Product.price from String into Binary.
+    static func writeShop(in folder: URL) throws {
+        for (name, type) in [("Shop", "String"), ("Shop 2", "Binary")] {
+            let model = folder.appending(path: "Shop.xcdatamodeld/\(name).xcdatamodel")
+            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+            try Data(
+                """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                    <entity name="Product"><attribute name="price" optional="YES" attributeType="\(type)"/></entity>
+                </model>
+                """.utf8
+            ).write(to: model.appending(path: "contents"))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func lintNamesTheUninferableChangeAndFailsAndCheckRefusesIt() throws {
+        let scratch = try TemporaryDirectory()
+        try Self.writeShop(in: scratch.url)
+        let made = try runProcess(
+            backstageExecutable,
+            ["catalog", "init", "Shop", "--model", "Shop.xcdatamodeld", "--store", "documents/Shop.sqlite"],
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        let lint = try runProcess(backstageExecutable, ["catalog", "lint", "Shop"], currentDirectory: scratch.url)
+        #expect(lint.status == 1, "\(lint.stdout) \(lint.stderr)")
+        #expect(
+            lint.stdout.contains(
+                "Shop-2: error: documents/Shop.sqlite, migration lightweight, table ZPRODUCT: model version Shop → "
+                    + "Shop 2, entity Product, attribute price: its type changes from String to Binary"),
+            "\(lint.stdout)")
+        let check = try runProcess(backstageExecutable, ["catalog", "check", "Shop"], currentDirectory: scratch.url)
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("entity Product, attribute price"), "\(check.stdout)")
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func aCapturedRealStoreIsInTheVersionThatWroteItAndInspectNamesThatVersion() throws {
+        let project = Self.shared.appending(path: "wibosco")
+        guard FileManager.default.fileExists(atPath: project.path) else {
+            print("skipped: no \(project.path) (the shared Core Data models sit beside the project)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        try shell("cp -R '\(project.path)' '\(scratch.url.path)/wibosco' && chmod -R u+w '\(scratch.url.path)/wibosco'")
+        let made = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "Posts", "--model", "wibosco/CoreDataMigration_Example.xcdatamodeld", "--store",
+                "documents/Posts.sqlite", "--mapping", "wibosco/mappings/Migration1to2.xcmappingmodel", "--mapping",
+                "wibosco/mappings/Migration2to3.xcmappingmodel", "--from",
+                "wibosco/stores/CoreDataMigration_Example_2.sqlite",
+            ],
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stderr.contains("into version CoreDataMigration_Example-2"), "\(made.stderr)")
+        let lint = try runProcess(backstageExecutable, ["catalog", "lint", "Posts"], currentDirectory: scratch.url)
+        #expect(lint.status == 0, "\(lint.stdout) \(lint.stderr)")
+        #expect(lint.stdout.contains("Post2ToPost3MigrationPolicy"), "\(lint.stdout)")
+
+        let inspected = try runProcess(
+            backstageExecutable, ["inspect", "wibosco/stores/CoreDataMigration_Example_3.sqlite", "--catalog", "Posts"],
+            currentDirectory: scratch.url)
+        #expect(inspected.status == 0, "\(inspected.stderr)")
+        #expect(
+            inspected.stdout.contains("Core Data model: written by version CoreDataMigration_Example-3 (its schema)"),
+            "\(inspected.stdout)")
+        // The captured store is known by its version hashes now.
+        let second = try runProcess(
+            backstageExecutable, ["inspect", "wibosco/stores/CoreDataMigration_Example_2.sqlite", "--catalog", "Posts"],
+            currentDirectory: scratch.url)
+        #expect(
+            second.stdout.contains("written by version CoreDataMigration_Example-2 (its Z_METADATA version hashes)"),
+            "\(second.stdout)")
+    }
+}
