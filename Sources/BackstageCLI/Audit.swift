@@ -45,7 +45,8 @@ struct Audit: AsyncParsableCommand {
         {
             if let closest = NearestName.suggestion(for: store, among: databases) {
                 Output.err(
-                    "warning: --store \(store) matches no file in \(container.documents.path) (did you mean \(closest)?)")
+                    "warning: --store \(store) matches no file in \(container.documents.path) (did you mean \(closest)?)"
+                )
             } else if !json {
                 Output.out("No file matches --store \(store) in Documents (a fresh install has none yet).")
             }
