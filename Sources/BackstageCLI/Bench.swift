@@ -184,7 +184,9 @@ struct Bench: AsyncParsableCommand {
         runner.migrationSize = migrationSize.flatMap(FixtureSpec.parseSize)
         runner.caches = parsedCaches ?? BenchCache.allCases
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
-        runner.log = { line, fraction in progress.update("bench", fraction: fraction, detail: line + "\u{1B}[K") }
+        progress.show(ProgressText(label: "bench", total: nil, unit: "runs", detail: "preparing the data"))
+        runner.log = { line, _ in progress.show { $0.detail = line } }
+        runner.progress = { done, total, what in progress.show { Self.count(&$0, done, total, what, progress) } }
         var report = try runner.run()
         progress.finish()
         if BuildConfiguration.isDebug { report.debugBuild = true }
@@ -196,6 +198,15 @@ struct Bench: AsyncParsableCommand {
         }
         Output.out(markdown ? report.markdown : report.table)
         try Self.verdict(missed: report.missedTargets.map { $0.target.title }, of: report.targets.count)
+    }
+
+    /// Brings a progress text to `done` of `total` units timed, doing `what`.
+    private static func count(
+        _ text: inout ProgressText, _ done: Int, _ total: Int, _ what: String, _ progress: ProgressLine
+    ) {
+        while text.done < done { text.finishedOne(at: progress.elapsed) }
+        text.total = total
+        text.detail = what
     }
 
     /// Exit 1 when a release build missed a target it checked, naming each; a debug build's figures are
@@ -245,7 +256,8 @@ struct Bench: AsyncParsableCommand {
         bench.storeRuns = runs ?? 1
         bench.caches = parsedCaches ?? BenchCache.allCases
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
-        bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
+        progress.show(ProgressText(label: "bench", total: nil, unit: "runs"))
+        bench.log = { line in progress.show { $0.detail = line } }
         var report = try bench.run()
         progress.finish()
         if BuildConfiguration.isDebug { report.debugBuild = true }
@@ -263,7 +275,9 @@ struct Bench: AsyncParsableCommand {
             sizes: parsedSizes, runs: runs ?? 3, workspace: folder)
         bench.budget = budget
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
-        bench.log = { line in progress.update("bench", fraction: 0, detail: line + "\u{1B}[K") }
+        progress.show(ProgressText(label: "bench", total: nil, unit: "steps"))
+        bench.log = { line in progress.show { $0.detail = line } }
+        bench.progress = { done, total, what in progress.show { Self.count(&$0, done, total, what, progress) } }
         var report = try bench.run()
         progress.finish()
         if BuildConfiguration.isDebug { report.debugBuild = true }

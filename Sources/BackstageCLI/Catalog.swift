@@ -135,6 +135,9 @@ struct CatalogInit: AsyncParsableCommand {
         if let reason = CatalogVersion.problem(withName: version) {
             throw ValidationError("--version \(version) \(reason).")
         }
+        for location in locations {
+            if let reason = location.storeNameTooLong { throw ValidationError("--at \(reason).") }
+        }
         for location in locations where location.path.isEmpty || location.path.hasSuffix("/") {
             throw ValidationError(
                 "--at \(location) does not name a store: write <root>/<path of the store>, such as documents/Notes.sqlite."

@@ -126,19 +126,19 @@ struct Simulate: AsyncParsableCommand {
         simulator.randomKills = randomKills
         if powerLoss { simulator.powerCuts = Int(powerCuts).map(PowerCutScope.bounded) ?? .all }
         let started = Date()
+        // Live on a terminal: runs done of all, the run's crash point and stage, the time left.
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        let points = try simulator.crashPoints(from: from, to: to)
-        let perState = CrashPoints(crashPoints) == .all ? points.count : max(1, Int(crashPoints) ?? 1)
-        let total = parsedSizes.count * parsedStates.count * (perState + randomKills)
-        var done = 0
+        progress.show(ProgressText(label: "simulate", total: nil, unit: "runs"))
+        simulator.onProgress = { state in
+            progress.show { text in
+                while text.done < state.runsDone { text.finishedOne(at: progress.elapsed) }
+                text.total = state.runsTotal
+                text.detail = state.detail
+            }
+        }
         let runs = try simulator.simulate(
             from: from, to: to, sizes: parsedSizes, states: parsedStates, crashPoints: CrashPoints(crashPoints) ?? .all
-        ) { run in
-            done += 1
-            progress.update(
-                "simulate", fraction: Double(done) / Double(max(total, 1)),
-                detail: "\(run.state.rawValue) \(run.crashPoint ?? "no crash")")
-        }
+        )
         progress.finish()
         let cuts = runs.filter { $0.interruption == .powerCut }
         let summary = Summary(

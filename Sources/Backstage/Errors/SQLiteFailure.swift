@@ -16,6 +16,9 @@ enum SQLiteFailure {
                 "the store's folder \(folder) is read-only (SQLite needs to create its -wal, -shm or -journal there)"
             case 10: "the disk could not be read or written"
             case 13: "the disk is full"
+            case 14 where (path as NSString).lastPathComponent.utf8.count > ContainerLocation.longestStoreName:
+                "its file name is \((path as NSString).lastPathComponent.utf8.count) bytes, too long for a store: "
+                    + "SQLite cannot make its -journal beside it (a file name holds 255 bytes)"
             case 14: "the store cannot be opened: it is missing, or its folder is not accessible"
             case 5, 6: "another process holds the store's lock"
             case 11: "the store is damaged"

@@ -399,6 +399,23 @@ public struct ContainerLocation: Sendable, Hashable, Codable, CustomStringConver
         }
     }
 
+    /// The longest file name a store's database may have, in bytes: a file name holds at most 255
+    /// (`NAME_MAX`), and the store's rollback journal, `Name-journal`, needs 8 more.
+    public static let longestStoreName = 247
+
+    /// Why the location cannot name a SQLite store for its length: its file name is over
+    /// ``longestStoreName`` bytes, so SQLite could not make its `-journal` beside it (and over 255, not
+    /// even the file). Nil when the name fits. Plans, `--store` and a catalog's `--at` are refused
+    /// with it before anything is opened.
+    public var storeNameTooLong: String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? ""
+        let bytes = name.utf8.count
+        guard bytes > Self.longestStoreName else { return nil }
+        return
+            "names \(self), whose file name is \(bytes) bytes: a store's file name can be at most "
+            + "\(Self.longestStoreName) bytes (a file name holds 255, and its -journal sidecar needs 8 more)"
+    }
+
     /// The absolute path in `container`.
     public func url(in container: AppContainer) -> URL {
         path.isEmpty ? container[root] : container[root].appending(path: path)

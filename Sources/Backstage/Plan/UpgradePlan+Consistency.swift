@@ -203,18 +203,18 @@ private struct PlanFlow {
                     + "the migration would never run"
             )
         }
-        var known = migrations[key] ?? (index, [:])
+        // Changed in place: a copy of a store's identifiers at each of its steps makes a long plan quadratic.
+        let first = migrations[key]?.step ?? index
         for (number, migration) in migrate.migrations.enumerated() {
-            if let sql = known.sql[migration.id], sql != migration.sql {
+            if let sql = migrations[key]?.sql[migration.id], sql != migration.sql {
                 return (
                     "migrations[\(number)].sql",
-                    "differs from the SQL \(Self.name(known.step, describe)) gives migration \"\(migration.id)\" "
+                    "differs from the SQL \(Self.name(first, describe)) gives migration \"\(migration.id)\" "
                         + "on the same store: a store that ran the first would never run this one"
                 )
             }
-            known.sql[migration.id] = migration.sql
+            migrations[key, default: (first, [:])].sql[migration.id] = migration.sql
         }
-        migrations[key] = known
         // A store a step put there is migrated after it was made: in order.
         if putBy[key] == nil, migratedFirst[key] == nil { migratedFirst[key] = index }
         return nil
@@ -231,7 +231,8 @@ extension ContainerLocation {
     private var rootKey: String { root.rawValue }
 
     /// Why the location cannot be a store's: a root or a folder (the step would move or open a
-    /// whole folder), or a sidecar of another store. Nil for a store's location.
+    /// whole folder), a sidecar of another store, or a name too long for a store
+    /// (``ContainerLocation/storeNameTooLong``). Nil for a store's location.
     var notAStore: String? {
         let name = path.split(separator: "/").last { $0 != "." }.map(String.init) ?? ""
         if name.isEmpty || path.hasSuffix("/") {
@@ -240,7 +241,7 @@ extension ContainerLocation {
         for suffix in ["-wal", "-shm", "-journal"] where name.hasSuffix(suffix) {
             return "names \(self), a sidecar (\(suffix)) of another store: a store's location names its database file"
         }
-        return nil
+        return storeNameTooLong
     }
 
     /// True when both locations name one file on a device.

@@ -97,12 +97,14 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// the plan's order.
     var probedStores: [(folder: ContainerLocation, name: String)] {
         var stores: [(folder: ContainerLocation, name: String)] = []
+        // Each once, in order: a set, not a search of those found (quadratic in a long plan).
+        var seen: Set<ContainerLocation> = []
         for step in steps {
             guard let store = step.probedStore else { continue }
             let slash = store.path.lastIndex(of: "/")
             let folder = ContainerLocation(store.root, slash.map { String(store.path[..<$0]) } ?? "")
             let name = String(slash.map { store.path[store.path.index(after: $0)...] } ?? store.path[...])
-            if !name.isEmpty, !stores.contains(where: { $0.folder == folder && $0.name == name }) {
+            if !name.isEmpty, seen.insert(ContainerLocation(folder.root, folder.path + "/" + name)).inserted {
                 stores.append((folder, name))
             }
         }

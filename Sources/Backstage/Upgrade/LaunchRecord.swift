@@ -140,11 +140,15 @@ package struct LaunchRecord: Equatable {
             record.known = plan.versions
         }
         let probed = plan.probedStores
-        func names(in folder: ContainerLocation) -> [String] { probed.filter { $0.folder == folder }.map(\.name) }
-        var quarantined: [ContainerLocation] = []
+        // By folder once, and each folder stamped once: a long plan costs its length, not its square.
+        var probedNames: [ContainerLocation: [String]] = [:]
+        for store in probed { probedNames[store.folder, default: []].append(store.name) }
+        func names(in folder: ContainerLocation) -> [String] { probedNames[folder] ?? [] }
+        var quarantined: Set<ContainerLocation> = []
         for step in plan.steps {
-            guard case .quarantine(let quarantine) = step else { continue }
-            quarantined.append(quarantine.folder)
+            guard case .quarantine(let quarantine) = step, quarantined.insert(quarantine.folder).inserted else {
+                continue
+            }
             let name = quarantine.folder.description
             record.stamps.removeAll { $0.folder == name }
             if let quiet = stamp(
@@ -156,7 +160,8 @@ package struct LaunchRecord: Equatable {
         }
         // Every other folder the plan looks for stores in, when some were absent from it.
         var folders: [ContainerLocation] = []
-        for store in probed where !folders.contains(store.folder) && !quarantined.contains(store.folder) {
+        var listed: Set<ContainerLocation> = []
+        for store in probed where !quarantined.contains(store.folder) && listed.insert(store.folder).inserted {
             folders.append(store.folder)
         }
         for folder in folders {

@@ -65,8 +65,9 @@ struct MigrationRehearsal {
                 // refused: its name is not that close to another's.)
                 if store.isAbsent, !migrate.store.isPurgeable,
                     account.laterStep(taking: migrate.store, after: index) == nil,
-                    !plan.steps.contains(where: { $0.produces(migrate.store) }),
-                    let typo = account.closest(to: migrate.store, where: { !holder($0).isAbsent }),
+                    !account.isProduced(migrate.store),
+                    let typo = account.closestPresent(
+                        to: migrate.store, where: { !holder($0).isAbsent }),
                     RunAccount.looksLikeTypo(typo, of: migrate.store)
                 {
                     let place = plan.stepPlace(index)

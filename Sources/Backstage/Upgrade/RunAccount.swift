@@ -8,10 +8,15 @@ struct RunAccount {
     let container: AppContainer
     let fileSystem: FileSystem
 
+    /// The plan's locations, indexed once: what is asked of each step then costs the same whatever
+    /// the plan's length (a scan of every step for each one made a plan of 4,000 steps quadratic).
+    private let index: PlanIndex
+
     init(plan: UpgradePlan, container: AppContainer, fileSystem: FileSystem) {
         self.plan = plan
         self.container = container
         self.fileSystem = fileSystem
+        self.index = PlanIndex(plan)
     }
 
     private func exists(_ location: ContainerLocation) -> Bool { fileSystem.exists(location, in: container) }
@@ -34,13 +39,20 @@ struct RunAccount {
 
     /// The first step after `index` that takes the store at `location` further (moves or splits it).
     func laterStep(taking location: ContainerLocation, after index: Int) -> Int? {
-        plan.steps.indices.dropFirst(index + 1).first { later in
-            switch plan.steps[later] {
-            case .relocate(let relocate): relocate.from.sameFile(as: location)
-            case .split(let split): split.store.sameFile(as: location)
-            default: false
-            }
+        guard let takers = self.index.takers[location.fileKey] else { return nil }
+        // The first of the steps (in order) past `index`.
+        var low = 0, high = takers.count
+        while low < high {
+            let middle = (low + high) / 2
+            if takers[middle] <= index { low = middle + 1 } else { high = middle }
         }
+        return low < takers.count ? takers[low] : nil
+    }
+
+    /// True when a step of the plan (before step `before`, when given) puts a store at `location`:
+    /// a relocation's destination, a split's target.
+    func isProduced(_ location: ContainerLocation, before: Int = .max) -> Bool {
+        index.firstProducer[location.fileKey].map { $0 < before } ?? false
     }
 
     /// Why the step at `index` has nothing to do, and a problem when that is not a sound reason.
@@ -63,7 +75,8 @@ struct RunAccount {
             if isFreshInstall() { return ("absent: fresh install", nil) }
             // The system empties Caches and tmp when it likes: a store missing there is rebuilt by the app.
             if migrate.store.isPurgeable { return ("absent: no store at \(migrate.store) (purgeable)", nil) }
-            guard let typo = closest(to: migrate.store, where: exists), Self.looksLikeTypo(typo, of: migrate.store)
+            guard let typo = closestPresent(to: migrate.store, where: exists),
+                Self.looksLikeTypo(typo, of: migrate.store)
             else {
                 return ("absent: no store at \(migrate.store)", nil)
             }
@@ -138,6 +151,21 @@ struct RunAccount {
         return candidates.min { Self.distance($0.path, location.path) < Self.distance($1.path, location.path) }
     }
 
+    /// ``closest(to:where:)`` among the locations that can hold a store during the run: those that
+    /// held one when first asked (one `lstat` of each, once) and those a step puts one at. The
+    /// others never do, so they need not be tried (nor `included` called on them) at every step.
+    func closestPresent(
+        to location: ContainerLocation, where included: (ContainerLocation) -> Bool
+    ) -> ContainerLocation? {
+        let candidates = index.mayHoldStore(exists).filter {
+            $0.location.root == location.root && $0.key != location.fileKey && !$0.location.path.isEmpty
+                && included($0.location)
+        }
+        return candidates.min {
+            Self.distance($0.location.path, location.path) < Self.distance($1.location.path, location.path)
+        }?.location
+    }
+
     /// True when `location` is a few letters from `other` (at most 2, or 15% of the longer path).
     static func looksLikeTypo(_ other: ContainerLocation, of location: ContainerLocation) -> Bool {
         NearestName.isTypo(distance: distance(other.path, location.path), other.path, location.path)
@@ -150,18 +178,52 @@ struct RunAccount {
     static func distance(_ a: String, _ b: String) -> Int { NearestName.distance(a, b) }
 }
 
+/// The locations of a plan by file key, read once per run (``RunAccount``).
+private final class PlanIndex {
+    /// The steps that take the store at a location further (a relocation's source, a split's store), in order.
+    let takers: [String: [Int]]
+    /// Where steps put a store (a relocation's destination, a split's targets): the first such step.
+    let firstProducer: [String: Int]
+    /// Every location the plan names, one per file, in the plan's order.
+    let locations: [(location: ContainerLocation, key: String)]
+    private var holders: [(location: ContainerLocation, key: String)]?
+
+    init(_ plan: UpgradePlan) {
+        var takers: [String: [Int]] = [:]
+        var produced: [String: Int] = [:]
+        for (index, step) in plan.steps.enumerated() {
+            switch step {
+            case .relocate(let relocate):
+                takers[relocate.from.fileKey, default: []].append(index)
+                produced[relocate.to.fileKey] = produced[relocate.to.fileKey] ?? index
+            case .split(let split):
+                takers[split.store.fileKey, default: []].append(index)
+                for target in split.into { produced[target.store.fileKey] = produced[target.store.fileKey] ?? index }
+            default:
+                break
+            }
+        }
+        var seen: Set<String> = []
+        var locations: [(location: ContainerLocation, key: String)] = []
+        for location in plan.steps.flatMap(\.locations) {
+            let key = location.fileKey
+            if seen.insert(key).inserted { locations.append((location, key)) }
+        }
+        self.takers = takers
+        self.firstProducer = produced
+        self.locations = locations
+    }
+
+    /// The locations that hold a store now (by `exists`, asked once for each) or that a step puts one at.
+    func mayHoldStore(_ exists: (ContainerLocation) -> Bool) -> [(location: ContainerLocation, key: String)] {
+        if let holders { return holders }
+        let found = locations.filter { firstProducer[$0.key] != nil || exists($0.location) }
+        holders = found
+        return found
+    }
+}
+
 extension ContainerLocation {
     /// True in Caches and tmp, which the system empties when it needs space.
     var isPurgeable: Bool { root == .caches || root == .temporary }
-}
-
-extension UpgradeStep {
-    /// True when the step puts a store at `location` (a relocation's destination, a split's target).
-    func produces(_ location: ContainerLocation) -> Bool {
-        switch self {
-        case .relocate(let relocate): relocate.to.sameFile(as: location)
-        case .split(let split): split.into.contains { $0.store.sameFile(as: location) }
-        default: false
-        }
-    }
 }

@@ -19,10 +19,7 @@ extension Upgrader {
         for (index, step) in plan.steps.enumerated()
         where !Self.isNeeded(step, container: container, fileSystem: fileSystem) {
             // A step whose store an earlier step makes is needed by the time the run reaches it.
-            let madeEarlier = plan.steps[..<index].contains { earlier in
-                step.locations.contains(where: earlier.produces)
-            }
-            if madeEarlier { continue }
+            if step.locations.contains(where: { account.isProduced($0, before: index) }) { continue }
             if let problem = account.skipped(index).problem { problems.append(problem) }
         }
         return problems + (try account.unaccountedFiles())

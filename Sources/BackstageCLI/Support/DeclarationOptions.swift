@@ -40,6 +40,7 @@ struct DeclarationOptions: ParsableArguments {
     /// The `--store` paths relative to `documents`: an absolute path inside it is made relative (it
     /// was joined onto Documents before), one outside it is a usage error naming it.
     func storePaths(in documents: URL) throws -> [String] {
+        try checkNames()
         let folder = documents.standardizedFileURL.resolvingSymlinksInPath().path
         return try stores.map { store in
             guard store.hasPrefix("/") else { return store }
@@ -54,8 +55,18 @@ struct DeclarationOptions: ParsableArguments {
         }
     }
 
+    /// Refuses a `--store` whose file name is too long for a store (``ContainerLocation/storeNameTooLong``).
+    func checkNames() throws {
+        for store in stores {
+            if let reason = ContainerLocation(.documents, store).storeNameTooLong {
+                throw ValidationError("--store \(reason).")
+            }
+        }
+    }
+
     /// What the options declare, `--store` paths read relative to `documents`.
     func declarations(documents: URL? = nil) throws -> StoreDeclarations {
+        try checkNames()
         let workingDirectory = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
         var declarations = StoreDeclarations(try documents.map { try storePaths(in: $0) } ?? stores)
         for plan in plans {

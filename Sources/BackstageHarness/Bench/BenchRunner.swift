@@ -28,6 +28,9 @@ public struct BenchRunner {
     public var budget = Upgrader.defaultBudget
     /// Called before each step with what it is and the fraction of the runs done, for progress.
     public var log: (String, Double) -> Void = { _, _ in }
+    /// Called before each timed run with the runs timed so far, the runs in all and what it is,
+    /// for a progress line with the time left.
+    public var progress: (_ done: Int, _ total: Int, _ what: String) -> Void = { _, _, _ in }
     /// Apps whose fixture generation is timed against the `sqlite3` shell, beside the Notes
     /// sample's: catalogs captured from real stores (`backstage catalog init`).
     public var generationCatalogs: [CatalogFolder] = []
@@ -85,7 +88,9 @@ public struct BenchRunner {
                 // write-back under way): every other run goes through the cases backwards, so
                 // that each Backstage case runs as often after its baselines as before them.
                 for item in run.isMultiple(of: 2) ? Array(cases.reversed()) : cases {
-                    log("run \(run)/\(runs), \(cache): \(item.name) at \(BenchReport.size(item.bytes))", done / total)
+                    let what = "run \(run)/\(runs), \(cache): \(item.name) at \(BenchReport.size(item.bytes))"
+                    log(what, done / total)
+                    progress(Int(done), Int(total), what)
                     let measured = try time(item, cache: cache)
                     let key = "\(item.name)@\(item.bytes)@\(cache)"
                     commands[item.name] = commands[item.name] ?? Self.text(of: item.command(workspace))

@@ -19,6 +19,9 @@ public struct ChainBench {
     public var budget = Upgrader.defaultBudget
     /// Called before each step with what it is, for progress.
     public var log: (String) -> Void = { _ in }
+    /// Called before each timed step with the steps timed so far, the steps to time in all and
+    /// what it is, for a progress line with the time left.
+    public var progress: (_ done: Int, _ total: Int, _ what: String) -> Void = { _, _, _ in }
 
     public init(
         executable: URL, catalog: CatalogFolder, from: String, to: String, sizes: [Int64], runs: Int = 3, workspace: URL
@@ -48,6 +51,7 @@ public struct ChainBench {
         }
         var results: [ChainBenchReport.Step] = []
         let start = try processStart()
+        var timed = 0
         for size in sizes {
             let pristine = workspace.appending(path: "fixture-\(size)")
             log("generating \(formatBytes(size)) of \(catalog.manifest.app) \(from)")
@@ -67,6 +71,10 @@ public struct ChainBench {
                 let upgrader = Upgrader(container: catalog.container(at: root))
                 for (index, step) in steps.enumerated() {
                     log("run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
+                    progress(
+                        timed, sizes.count * runs * steps.count,
+                        "run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
+                    timed += 1
                     let estimate = upgrader.estimate(step.single, budget: budget)
                     let measured = try ChildProcess.measure(
                         executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)

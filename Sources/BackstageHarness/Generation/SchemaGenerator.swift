@@ -167,8 +167,10 @@ public struct SchemaGenerator: Sendable {
     public enum Ending: String, Sendable, Hashable, Codable, CaseIterable {
         /// Commits the rows in one transaction and closes.
         case close
-        /// WAL mode, checkpoints off: commits the rows one transaction each, then dies by SIGKILL.
-        /// They live only in the `-wal`.
+        /// WAL mode, as an app: commits the rows in small transactions with SQLite's automatic
+        /// checkpoint at 1,000 pages, the last one with it off, then dies by SIGKILL. The rows
+        /// committed since the last checkpoint (the last transaction at least) live only in the
+        /// `-wal`, which stays about the size an app's leaves (1,000 pages and a transaction).
         case killBeforeCheckpoint = "kill-before-checkpoint"
         /// Rollback-journal mode: commits the rows, then dies by SIGKILL in the middle of a
         /// transaction that spilled pages to the database (tiny page cache): a hot journal.
@@ -193,7 +195,10 @@ public struct SchemaGenerator: Sendable {
         configuration.prepareDatabase { db in
             switch ending {
             case .close: break
-            case .killBeforeCheckpoint: try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+            // An app's WAL connection (GRDB's pools): checkpoints every 1,000 pages, syncs at them.
+            case .killBeforeCheckpoint:
+                try db.execute(
+                    sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 1000; PRAGMA synchronous = NORMAL")
             case .killMidTransaction: try db.execute(sql: "PRAGMA journal_mode = DELETE")
             }
         }
@@ -215,11 +220,21 @@ public struct SchemaGenerator: Sendable {
             try external?.finish()
             try queue.close()
         case .killBeforeCheckpoint:
-            try queue.writeWithoutTransaction { db in _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-            for row in (start + 1)...(start + rows) {
-                try queue.inTransaction { db in
-                    _ = try fill(table, rows: row...row, maker: maker, in: db)
-                    return .commit
+            try queue.writeWithoutTransaction { db in
+                _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                // The table's plan (its parents' keys) read once, not once a transaction.
+                let plan = try tablePlan(table, in: db)
+                let perTransaction = try rowsPerTransaction(existing: start, in: db)
+                var row = start + 1
+                while row <= start + rows {
+                    let last = min(start + rows, row + perTransaction - 1)
+                    // The last transaction is never checkpointed: the -wal holds committed rows.
+                    if last == start + rows { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+                    try db.inTransaction {
+                        _ = try fill(table, rows: row...last, maker: maker, plan: plan, in: db)
+                        return .commit
+                    }
+                    row = last + 1
                 }
             }
             try external?.finish()
@@ -249,6 +264,16 @@ public struct SchemaGenerator: Sendable {
                 kill(getpid(), SIGKILL)
             }
         }
+    }
+
+    /// Rows per transaction of a killed WAL writer: about 32 pages' worth, by the store's bytes per
+    /// existing row (an overestimate: other tables count too), so one transaction adds little to
+    /// the 1,000 pages the automatic checkpoint keeps the `-wal` to.
+    private func rowsPerTransaction(existing rows: Int, in db: Database) throws -> Int {
+        let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+        let perRow = max(1, pages * pageSize / max(1, rows))
+        return max(1, 32 * pageSize / perRow)
     }
 
     private func externalWriter(for store: StoreFileSet) -> ExternalDataWriter? {
@@ -445,9 +470,12 @@ public struct SchemaGenerator: Sendable {
 
     /// Inserts rows numbered `rows` (keys continue from an existing table's last one); returns
     /// how many went in (fewer when the table's unique combinations run out).
-    func fill(_ table: String, rows numbers: ClosedRange<Int>, maker: ValueMaker, in db: Database) throws -> Int {
+    func fill(
+        _ table: String, rows numbers: ClosedRange<Int>, maker: ValueMaker, plan given: TablePlan? = nil,
+        in db: Database
+    ) throws -> Int {
         let rows = numbers.upperBound
-        let plan = try tablePlan(table, in: db)
+        let plan = try given ?? tablePlan(table, in: db)
         let plans = plan.columns
         guard !plans.isEmpty else { return 0 }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable

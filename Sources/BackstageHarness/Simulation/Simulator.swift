@@ -96,6 +96,9 @@ public struct Simulator: Sendable {
     /// Power cuts to try besides the crash points: each cut of the chain's first run (recorded by a
     /// test build of `backstage`), with the writes not fsynced kept and lost; nil for none. See ``PowerCut``.
     public var powerCuts: PowerCutScope?
+    /// Called as the simulation goes: before each fixture, and at each stage of each run (see
+    /// ``SimulationProgress``), for a live progress line.
+    public var onProgress: (@Sendable (SimulationProgress) -> Void)?
 
     public init(executable: URL, catalog: CatalogFolder) {
         self.executable = executable
@@ -140,8 +143,17 @@ public struct Simulator: Sendable {
             path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: scratch) }
         var runs: [SimulationRun] = []
+        // Random instants need an uninterrupted run first; power cuts are counted once recorded.
+        let perState = points.count + (randomKills > 0 && !points.contains(nil) ? 1 : 0) + randomKills
+        var total = sizes.count * states.count * perState
         for size in sizes {
             for state in states {
+                func report(_ stage: SimulationProgress.Stage, _ run: String? = nil) {
+                    onProgress?(
+                        SimulationProgress(
+                            runsDone: runs.count, runsTotal: total, size: size, state: state, run: run, stage: stage))
+                }
+                report(.generatingFixture)
                 let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
                 let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
                 let manifest = try FixtureManifest.generate(
@@ -159,9 +171,11 @@ public struct Simulator: Sendable {
                     boundaries.map { Kill.boundary($0) }
                     + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
                 if let powerCuts {
+                    report(.recordingPowerCuts)
                     kills += try self.powerCuts(
                         from: from, to: to, pristine: pristine, scratch: scratch, scope: powerCuts
                     ).map(Kill.powerCut)
+                    total += kills.count - perState
                 }
                 for kill in kills {
                     let root = scratch.appending(path: "run")
@@ -170,17 +184,23 @@ public struct Simulator: Sendable {
                     var run: SimulationRun
                     switch kill {
                     case .boundary(let point):
-                        run = try execute(from: from, to: to, root: root, crashPoint: point)
+                        run = try execute(
+                            from: from, to: to, root: root, crashPoint: point,
+                            stage: { report($0, point?.description) })
                         if point == nil { baseline = max(baseline, run.seconds) }
                     case .randomInstant(let fraction):
+                        let delay = fraction * baseline
                         run = try execute(
-                            from: from, to: to, root: root, crashPoint: nil, killAfter: fraction * baseline)
+                            from: from, to: to, root: root, crashPoint: nil, killAfter: delay,
+                            stage: { report($0, String(format: "random:%.0fms", delay * 1000)) })
                     case .powerCut(let cut):
                         run = try execute(
-                            from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch)
+                            from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch,
+                            stage: { report($0, cut.description) })
                     }
                     run.size = size
                     run.state = state
+                    report(.checking, run.crashPoint)
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
                     run.failures += violations.failures(
                         after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
@@ -226,13 +246,14 @@ public struct Simulator: Sendable {
 
     private func execute(
         from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil,
-        powerCut: PowerCut? = nil, scratch: URL? = nil
+        powerCut: PowerCut? = nil, scratch: URL? = nil, stage: (SimulationProgress.Stage) -> Void = { _ in }
     ) throws -> SimulationRun {
         let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(
             from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
             reruns: 0, seconds: 0, exceedsBudget: false, failures: [], interruption: crashPoint.map { _ in .crashPoint }
         )
+        if crashPoint != nil || delay != nil || powerCut != nil { stage(.interrupting) }
         if let powerCut, let scratch {
             run.crashPoint = powerCut.description
             run.interruption = .powerCut
@@ -249,6 +270,7 @@ public struct Simulator: Sendable {
             run.interruption = .randomKill
             run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
         }
+        stage(crashPoint != nil || delay != nil || powerCut != nil ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
             let result = try ChildProcess.run(executable, base)
