@@ -144,6 +144,11 @@ public struct SchemaGenerator: Sendable {
                     count == 0
                     ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
             }
+            // Triggers write rows of their own, and change or delete others, after a table is filled:
+            // the rows of the tables they touch are those the store ends with.
+            for table in rows.keys where early.contains(table.uppercased()) {
+                rows[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0
+            }
             try rebuildExternalContent(db)
             for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) {
                 try create(object, in: db)
