@@ -101,7 +101,7 @@ public struct RelatedRowSchema: Sendable, CustomStringConvertible {
 
     /// Grocy's stock (grocy/grocy, `migrations/`: `prevent_adding_no_own_stock_products_to_stock`),
     /// simplified: a product with `no_own_stock = 1` cannot be stocked, an AFTER INSERT trigger
-    /// logs the row and another rewrites the row just inserted.
+    /// logs the row and another rewrites the row just inserted; a read-only view of it.
     public static let stock = RelatedRowSchema(
         name: "stock",
         sql: """
@@ -125,6 +125,10 @@ public struct RelatedRowSchema: Sendable, CustomStringConvertible {
             END;
             CREATE TRIGGER stock_id_set AFTER INSERT ON stock BEGIN
               UPDATE stock SET stock_id = 'S' || NEW.id WHERE id = NEW.id;
+            END;
+            CREATE VIEW stock_current AS SELECT product_id, SUM(amount) AS amount FROM stock GROUP BY product_id;
+            CREATE TRIGGER stock_current_read_only INSTEAD OF INSERT ON stock_current BEGIN
+              SELECT RAISE(ABORT, 'stock_current is read-only');
             END;
             """,
         rows: """
@@ -192,6 +196,7 @@ if fk: problems.append("fk violations %d e.g. %s" % (len(fk), fk[:3]))
 tables = fx.execute("select name, sql from sqlite_master where type='table' and name not like 'sqlite_%' order by rowid").fetchall()
 fresh = sqlite3.connect(":memory:")
 for n, s in tables: fresh.execute(s)
+for (s,) in fx.execute("select sql from sqlite_master where type='view'"): fresh.execute(s)
 for (s,) in fx.execute("select sql from sqlite_master where type='trigger' and upper(sql) like '%RAISE%'"): fresh.execute(s)
 fresh.execute("pragma foreign_keys=on")
 total = 0

@@ -43,11 +43,14 @@ extension SchemaGenerator {
         }
     }
 
-    /// The refusals of the schema's `INSERT` triggers, as conditions on their tables' rows.
+    /// The refusals of the schema's `INSERT` triggers on tables (not a view's `INSTEAD OF`), as
+    /// conditions on their tables' rows.
     func refusals() -> [SchemaRules.Refusal] {
-        schema.objects.filter { $0.kind == .trigger && RowBatches.triggerEvent($0.sql) == "insert" }.flatMap {
-            SchemaRules.refusals(inTrigger: $0.sql, name: $0.name, table: $0.table)
-        }
+        let tables = Set(schema.objects.filter { $0.kind == .table }.map { $0.name.lowercased() })
+        return schema.objects.filter {
+            $0.kind == .trigger && RowBatches.triggerEvent($0.sql) == "insert"
+                && tables.contains($0.table.lowercased())
+        }.flatMap { SchemaRules.refusals(inTrigger: $0.sql, name: $0.name, table: $0.table) }
     }
 
     /// Rows breaking a foreign key the capture did not record broken: the first such key thrown.
