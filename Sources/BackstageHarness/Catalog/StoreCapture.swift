@@ -16,7 +16,8 @@ public enum StoreCapture {
     /// The schema of the store whose main file is `store.main`.
     ///
     /// - throws: `FileSystemError` when a file cannot be copied, `CatalogError` when it is not a
-    ///   SQLite database, a GRDB `DatabaseError` when SQLite cannot read the copy.
+    ///   SQLite database or `integrity_check` finds it damaged (``StoreIntegrity``), a GRDB
+    ///   `DatabaseError` when SQLite cannot read the copy.
     ///
     /// - parameter store: The store's file set; a private copy of it is read, never the original.
     /// - parameter appRows: Tables whose rows ship with the app (lookup tables): their rows are
@@ -29,6 +30,11 @@ public enum StoreCapture {
         }
         var schema = try namingThePath(store) {
             try StoreInspector.withCopy(of: store) { db in
+                // The rule of `fixture` and `simulate`: a damaged store is no schema to practise on.
+                if let problem = try StoreIntegrity.problems(in: db).first {
+                    throw CatalogError.unreadable(
+                        path: store.main.path, reason: "SQLite's integrity_check reports \(problem)")
+                }
                 let objects = try Self.objects(db)
                 var tables: [String: TableStatistics] = [:]
                 let sizes = try Self.pageBytes(db)

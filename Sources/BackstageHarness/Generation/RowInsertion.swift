@@ -39,13 +39,22 @@ extension SchemaGenerator {
                     message.split(separator: ": ", maxSplits: 1).last.map {
                         $0.split(separator: ", ").compactMap { $0.split(separator: ".").last.map(String.init) }
                     } ?? []
+                // A trigger's RAISE names neither: the trigger is found by its message, and its
+                // columns are those it reads of the new row.
+                let raised =
+                    error.extendedResultCode == .SQLITE_CONSTRAINT_TRIGGER
+                    ? memory.trigger(for: message) { raisingTrigger(of: table, message: message) } : nil
                 let columns =
-                    check?.columns
+                    raised?.columns ?? check?.columns
                     ?? (named.allSatisfy { name in plan.columns.contains { $0.name == name } } && !named.isEmpty
                         ? named : plan.checks.flatMap(\.columns))
                 guard step < attempts - 1, error.extendedResultCode != .SQLITE_CONSTRAINT_PRIMARYKEY,
                     !(error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE && step >= 3)
                 else {
+                    if let raised {
+                        throw GeneratorError.trigger(
+                            table: table, trigger: raised.name, columns: raised.columns, message: message)
+                    }
                     throw GeneratorError.constraint(
                         table: table, column: columns.isEmpty ? "-" : columns.joined(separator: ", "), message: message)
                 }
@@ -69,7 +78,13 @@ extension SchemaGenerator {
                     values, plan: plan, columns: [], check: nil, attempt: 0, row: row, rows: rows,
                     maker: maker, random: &random)
             } catch let error as DatabaseError {
-                throw GeneratorError.constraint(table: table, column: "-", message: error.message ?? "\(error)")
+                let message = error.message ?? "\(error)"
+                if let raised = memory.trigger(for: message, { raisingTrigger(of: table, message: message) }) {
+                    throw GeneratorError.trigger(
+                        table: table, trigger: raised.name, columns: raised.columns, message: message)
+                }
+                throw GeneratorError.constraint(
+                    table: table, column: plan.columns.map(\.name).joined(separator: ", "), message: message)
             }
         }
     }
@@ -102,6 +117,12 @@ extension SchemaGenerator {
         let all = columns.isEmpty
         let involved = plan.columns.indices.filter {
             (all || columns.contains(plan.columns[$0].name.lowercased())) && plan.columns[$0].isFree
+        }
+        // The references it reads: other parents (or NULL), as the free columns get other values.
+        if !all {
+            redrawReferences(
+                plan, columns: Set(columns.map { $0.lowercased() }), nulls: attempt == 8, row: row, values: &values,
+                random: &random)
         }
         switch attempt {
         case 0..<8:
@@ -146,6 +167,17 @@ extension SchemaGenerator {
 final class RepairMemory {
     var learned: [String: Int] = [:]
     private var messages: [String: String] = [:]
+    private var triggers: [String: (name: String, columns: [String])?] = [:]
+
+    /// The trigger whose `RAISE` says `message`, and the columns it reads (found once per message).
+    func trigger(
+        for message: String, _ find: () -> (name: String, columns: [String])?
+    ) -> (name: String, columns: [String])? {
+        if let known = triggers[message] { return known }
+        let found = find()
+        triggers[message] = found
+        return found
+    }
 
     /// SQLite's message in normalized tokens, as the constraints are kept (once per message).
     func normalized(_ message: String) -> String {

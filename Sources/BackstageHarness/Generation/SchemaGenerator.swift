@@ -57,6 +57,7 @@ public struct SchemaGenerator: Sendable {
         var report = Report(rows: [:], externalFiles: 0, externalBytes: 0)
         do {
             report.rows = try populate(queue, counts: counts, external: external)
+            try queue.read { db in try verify(db, counts: counts) }
             try external?.finish()
             try queue.writeWithoutTransaction { db in
                 _ = try String.fetchOne(
@@ -142,6 +143,11 @@ public struct SchemaGenerator: Sendable {
                 rows[table] =
                     count == 0
                     ? 0 : try fill(table, rows: (existing + 1)...(existing + count), maker: maker, in: db) + existing
+            }
+            // Triggers write rows of their own, and change or delete others, after a table is filled:
+            // the rows of the tables they touch are those the store ends with.
+            for table in rows.keys where early.contains(table.uppercased()) {
+                rows[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.quotedSQLIdentifier)") ?? 0
             }
             try rebuildExternalContent(db)
             for object in schema.objects where object.kind == .index && !early.contains(object.table.uppercased()) {
@@ -548,6 +554,23 @@ public struct SchemaGenerator: Sendable {
             values.append(try maker.value(column, row: row, rows: rows, random: &random))
         }
         let choices = plan.enumeration.isEmpty ? [] : plan.choices(for: row - 1)
+        if let order = plan.sharingOrder {
+            chooseSharedReferences(plan, order: order, choices: choices, row: row, values: &values, random: &random)
+        } else {
+            chooseReferences(plan, choices: choices, row: row, values: &values, random: &random)
+        }
+        for (at, part) in plan.enumeration.enumerated() {
+            if case .column(let index) = part.part, let list = plan.columns[index].domain?.values, !list.isEmpty {
+                values[index] = list[choices[at] % list.count]
+            }
+        }
+        return values
+    }
+
+    /// Each foreign key of the row given a real parent's key (or NULL where allowed).
+    private func chooseReferences(
+        _ plan: TablePlan, choices: [Int], row: Int, values: inout [DatabaseValue], random: inout SeededRandom
+    ) {
         for reference in plan.references {
             var tuple: ArraySlice<DatabaseValue>?
             let parents = reference.count
@@ -568,12 +591,6 @@ public struct SchemaGenerator: Sendable {
                 if tuple == nil && plan.columns[index].notNull { reference.madeUp = true }
             }
         }
-        for (at, part) in plan.enumeration.enumerated() {
-            if case .column(let index) = part.part, let list = plan.columns[index].domain?.values, !list.isEmpty {
-                values[index] = list[choices[at] % list.count]
-            }
-        }
-        return values
     }
 
     private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {
@@ -593,12 +610,31 @@ public struct SchemaGenerator: Sendable {
 
 /// Why a store could not be generated.
 public enum GeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The store's file exists already.
     case exists(path: String)
+    /// An object of the schema cannot be created.
     case schema(object: String, message: String)
+    /// No row of `table` meets a constraint on `column` (its columns, comma-separated).
     case constraint(table: String, column: String, message: String)
+    /// No row of `table` gets past `trigger`'s `RAISE`, which reads `columns` of the new row.
+    case trigger(table: String, trigger: String, columns: [String], message: String)
+    /// The generated store breaks a rule of its own schema: `rows` rows of `table` break `constraint`.
+    case broken(table: String, constraint: String, rows: Int)
+    /// No row of `table` could be made, though the captured store had `captured`.
+    case empty(table: String, captured: Int)
+    /// SQLite's `integrity_check` reports `problem` of the generated store, and a second reading confirms it.
+    case damaged(problem: String)
 
     public var description: String {
         switch self {
+        case .trigger(let table, let trigger, let columns, let message):
+            "no row of \(table) that its trigger \(trigger) accepts could be made (the trigger reads "
+                + "\(columns.isEmpty ? "no column of the new row" : columns.joined(separator: ", ")) and says: \(message))"
+        case .broken(let table, let constraint, let rows):
+            "the generated store breaks its own schema: \(rows) row\(rows == 1 ? "" : "s") of \(table) break \(constraint)"
+        case .empty(let table, let captured):
+            "no row of \(table) could be made, though the captured store had \(captured)"
+        case .damaged(let problem): "the generated store fails SQLite's integrity_check: \(problem)"
         case .exists(let path): "\(path) already exists; the generator writes new stores only"
         case .schema(let object, let message): "cannot create \(object) of the captured schema: \(message)"
         case .constraint(let table, let column, let message):

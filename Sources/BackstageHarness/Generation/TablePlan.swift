@@ -44,16 +44,39 @@ final class ReferencePlan {
     /// Tuple `index`'s values.
     func tuple(_ index: Int) -> ArraySlice<DatabaseValue> { values[(index * width)..<(index * width + width)] }
 
+    /// Positions of its columns that a reference before it in the row's making chose already (two
+    /// composite keys sharing a column: `(userId, tagId)` and `(userId, listId)`): its tuple is one
+    /// agreeing with them.
+    var shared: [Int] = []
+    /// The tuples by their values at ``shared``, made when first asked.
+    private var lookup: [[DatabaseValue]: [Int]]?
+
+    /// The tuples whose values at ``shared`` are `key`.
+    func matching(_ key: [DatabaseValue]) -> [Int] {
+        if lookup == nil {
+            var made: [[DatabaseValue]: [Int]] = [:]
+            for index in 0..<count { made[shared.map { values[index * width + $0] }, default: []].append(index) }
+            lookup = made
+        }
+        return lookup?[key] ?? []
+    }
+
     /// A row of the table itself went in (a self-reference): its key, `values` at ``ownColumns``,
     /// becomes a parent's (unless part of it is NULL).
     func appendKey(of row: [DatabaseValue], number: Int) {
         guard let ownColumns else { return }
         let key = ownColumns.map { $0 >= 0 ? row[$0] : number.databaseValue }
-        if !key.contains(where: \.isNull) { values += key }
+        if !key.contains(where: \.isNull) {
+            values += key
+            lookup = nil
+        }
     }
 
     /// Only the first `count` tuples kept (the rows after them did not go in).
-    func truncate(to count: Int) { values.removeLast(values.count - count * width) }
+    func truncate(to count: Int) {
+        values.removeLast(values.count - count * width)
+        lookup = nil
+    }
 }
 
 /// How one table's rows are made so that every constraint holds by construction: its columns'
@@ -71,6 +94,9 @@ struct TablePlan {
     var checks: [CheckConstraint]
     /// Every declared foreign key has a ``ReferencePlan`` (none was left out as unreadable).
     var keysPlanned = true
+    /// The order in which a row's references are chosen when some share a column (enumerated
+    /// ones first, their tuples fixed); nil when none does.
+    var sharingOrder: [Int]?
 
     /// Whether each row's foreign keys name real parent rows by construction.
     var keysHold: Bool { keysPlanned && references.allSatisfy { $0.sound && !$0.madeUp } }
@@ -89,14 +115,19 @@ struct TablePlan {
     /// shifted by the ones before so that neighbouring rows differ in more than the last part.
     func choices(for index: Int) -> [Int] {
         var rest = index, shift = 0
-        return enumeration.map { part in
+        return enumeration.enumerated().map { position, part in
             let size = max(part.size, 1)
             let digit = rest % size
             rest /= size
             defer { shift += digit }
-            return (digit + shift) % size
+            return (digit + shift + (position > 0 ? offset : 0)) % size
         }
     }
+
+    /// Added to every enumerated part but the first: 1 where a `CHECK` compares two enumerated
+    /// keys (`containing_id != sub_id`, both keys of one parent), whose first rows would otherwise
+    /// all pair a parent with itself; the pairs of a parent with itself then come last.
+    var offset = 0
 }
 
 extension SchemaGenerator {
@@ -182,7 +213,64 @@ extension SchemaGenerator {
                 reference.sound = false
             }
         }
+        planSharing(&tablePlan)
+        for check in tablePlan.checks {
+            let keys = Set(
+                check.columns.compactMap { column in
+                    tablePlan.columns.first { $0.name.lowercased() == column }?.link.flatMap {
+                        tablePlan.references[$0.0].enumerated
+                    }
+                })
+            if keys.count > 1 { tablePlan.offset = 1 }
+        }
         return tablePlan
+    }
+
+    /// References sharing a column (two composite keys, a key and a trigger's copy) are chosen in
+    /// turn, each agreeing with those before it on what they share: the enumerated ones first,
+    /// then always the one sharing most with those chosen (a collection's library, then an item
+    /// of that library).
+    private func planSharing(_ plan: inout TablePlan) {
+        let references = plan.references
+        var order = references.indices.filter { references[$0].enumerated != nil }
+        var left = references.indices.filter { references[$0].enumerated == nil }
+        var seen: Set<String> = [], sharing = false
+        for group in order { seen.formUnion(references[group].columns.map { $0.lowercased() }) }
+        for group in order { references[group].shared = [] }
+        while !left.isEmpty {
+            guard
+                let best = left.max(by: { a, b in
+                    let (x, y) = (
+                        references[a].columns.filter { seen.contains($0.lowercased()) }.count,
+                        references[b].columns.filter { seen.contains($0.lowercased()) }.count
+                    )
+                    return x != y ? x < y : a > b
+                })
+            else { break }
+            left.removeAll { $0 == best }
+            order.append(best)
+            let names = references[best].columns.map { $0.lowercased() }
+            references[best].shared = names.indices.filter { seen.contains(names[$0]) }
+            if !references[best].shared.isEmpty { sharing = true }
+            seen.formUnion(names)
+        }
+        plan.sharingOrder = sharing ? order : nil
+    }
+
+    /// For each reference, the smallest index of the references tied to it by shared columns.
+    static func ties(of references: [ReferencePlan]) -> [Int] {
+        var root = Array(references.indices)
+        func find(_ x: Int) -> Int { root[x] == x ? x : find(root[x]) }
+        for a in references.indices {
+            for b in references.indices where b > a {
+                let shared = Set(references[a].columns.map { $0.lowercased() })
+                if references[b].columns.contains(where: { shared.contains($0.lowercased()) }) {
+                    let (x, y) = (find(a), find(b))
+                    root[max(x, y)] = min(x, y)
+                }
+            }
+        }
+        return references.indices.map(find)
     }
 
     /// Each declared foreign key with the tuples of its parent's rows.
@@ -208,6 +296,13 @@ extension SchemaGenerator {
             && !grouped.contains(where: { $0.from == [implicit.column] })
         {
             grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn]))
+        }
+        // What a trigger's RAISE says the row copies from another table's row.
+        for copy in triggerCopies(of: table)
+        where copy.columns.allSatisfy({ column in
+            column.hasPrefix(TriggerCopy.virtualMark) || names.contains { $0.lowercased() == column.lowercased() }
+        }) {
+            grouped.append((copy.parent, copy.columns, copy.parentColumns))
         }
         var plans: [ReferencePlan] = []
         for (number, group) in grouped.enumerated() {
@@ -236,9 +331,10 @@ extension SchemaGenerator {
                 selfReference
                 ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
             let nullable = group.from.contains { from in
-                columns.first { ($0["name"] as String).lowercased() == from.lowercased() }.map {
-                    ($0["notnull"] as Int) == 0
-                } ?? true
+                !from.hasPrefix(TriggerCopy.virtualMark)
+                    && columns.first { ($0["name"] as String).lowercased() == from.lowercased() }.map {
+                        ($0["notnull"] as Int) == 0
+                    } ?? true
             }
             let plan = ReferencePlan(
                 parent: parent, columns: group.from, values: tuples, ownColumns: own, nullable: nullable)
@@ -407,6 +503,10 @@ extension SchemaGenerator {
             groups.append(words.compactMap { if case .word(let w) = $0, names.contains(w) { w } else { nil } })
         }
         var enumerated: Set<String> = []
+        // References tied by a shared column (two composite keys, a trigger's copies): one of
+        // them enumerated at most, the others chosen to agree with it (``planSharing``).
+        let ties = Self.ties(of: plan.references)
+        var tiedEnumerated: Set<Int> = []
         for group in groups.map({ Set($0.map { $0.lowercased() }) }) where !group.isEmpty {
             let members = plan.columns.indices.filter { group.contains(names[$0]) }
             if members.contains(where: { plan.columns[$0].distinct || plan.columns[$0].isRowNumber }) { continue }
@@ -418,8 +518,9 @@ extension SchemaGenerator {
             }
             for member in members {
                 if let link = plan.columns[member].link {
-                    guard !enumerated.contains("r\(link.0)") else { continue }
+                    guard !enumerated.contains("r\(link.0)"), !tiedEnumerated.contains(ties[link.0]) else { continue }
                     enumerated.insert("r\(link.0)")
+                    tiedEnumerated.insert(ties[link.0])
                     plan.enumeration.append((.reference(link.0), plan.references[link.0].count))
                 } else if let values = plan.columns[member].domain?.values, !enumerated.contains("c\(member)") {
                     enumerated.insert("c\(member)")

@@ -376,9 +376,9 @@ public struct Simulator: Sendable {
             let set = StoreFileSet(main: store.location.url(in: container))
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
             let (result, referenced) = try StoreInspector.withCopy(of: set) { db in
-                (try String.fetchOne(db, sql: "PRAGMA integrity_check"), try ExternalDataReferences.referenced(db))
+                (try StoreIntegrity.problems(in: db), try ExternalDataReferences.referenced(db))
             }
-            if result != "ok" { failures.append("integrity_check of \(store.location): \(result ?? "no answer")") }
+            if let first = result.first { failures.append("integrity_check of \(store.location): \(first)") }
             // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
             let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
             if missing > 0 {
