@@ -1,16 +1,16 @@
 // A SQLite VFS for bulk work, layered over the default VFS of the moment it is registered (the
-// unix one; in the simulator's child, the disk recorder, which then records these writes too). SQLite reads
-// and writes a database one page at a time, a system call each: a split of a 600 MB store made
-// 150,000 `pread`s and as many `pwrite`s, and the kernel's cost per call weighed more than its
-// copy. Only files opened through a URI that asks for it, and the connection's own temporary
-// files, change behaviour:
+// unix one; in the simulator's child, the disk recorder, which then records these writes too).
+// SQLite reads and writes a database one page at a time, a system call each: a split of a 600 MB
+// store made 150,000 `pread`s and as many `pwrite`s, and the kernel's cost per call weighed more
+// than its copy. Only files opened through a URI that asks for it, and the connection's own
+// temporary files, change behaviour:
 //
 // - A main database opened `immutable=1`, read-only: read ahead. A page inside the bytes held is
 //   copied from memory; one near the last read (a scan) or just past the bytes held brings the
 //   next 124 KiB in one read; any other read goes to the file. Sound only because the file cannot
 //   change while it is open (what `immutable` promises: the split holds the store's exclusive lock
 //   for as long as its readers live) and every commit is in it: so the open checks both, and reads
-//   through when another connection does not hold a lock above SHARED on it or its `-wal` or
+//   through when no connection of this process holds a lock above SHARED on it, or its `-wal` or
 //   `-journal` holds bytes.
 // - A main database opened `backstage_combine_writes=1`: page writes are gathered in a window of
 //   124 KiB of the file, each run of written pages going out in one write when a write falls

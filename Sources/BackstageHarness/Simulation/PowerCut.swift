@@ -79,7 +79,9 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         let prefix = root.standardizedFileURL.path + "/"
         func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
         return cuts.flatMap { after in
-            let last = events.last { $0.index == after - 1 }.map { event in
+            // The last operation that ran: an operation that failed left its number unused, so the
+            // one just before the cut may be missing from the log.
+            let last = events.last { $0.index < after }.map { event in
                 "\(event.operation.rawValue) \(relative(event.path))"
                     + (event.operation == .rename ? " → \(relative(event.second))" : "")
             }
