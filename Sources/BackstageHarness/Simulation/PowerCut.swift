@@ -80,11 +80,15 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
         return cuts.flatMap { after in
             // The last operation that ran: an operation that failed left its number unused, so the
-            // one just before the cut may be missing from the log.
-            let last = events.last { $0.index < after }.map { event in
-                "\(event.operation.rawValue) \(relative(event.path))"
-                    + (event.operation == .rename ? " → \(relative(event.second))" : "")
-            }
+            // one just before the cut may be missing from the log, and a cut before the first that
+            // succeeded follows none. The latest number below the cut: the log is in the order
+            // operations ended, and two threads' may end out of order.
+            let ran = events.filter { $0.index < after }.max { $0.index < $1.index }
+            let last =
+                ran.map { event in
+                    "\(event.operation.rawValue) \(relative(event.path))"
+                        + (event.operation == .rename ? " → \(relative(event.second))" : "")
+                } ?? "no change to the disk"
             return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: last) }
         }
     }
