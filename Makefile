@@ -100,9 +100,11 @@ perf-large: deps
 # (its help text, with EXIT STATUS and ENVIRONMENT): .build/backstage.1. Read it with `man -l`.
 man: deps
 	$(RELEASE_BUILD) --product backstage
+	$(RELEASE_BUILD) --product backstage-simulate-child
 	./scripts/manual "$$($(RELEASE_BUILD) --show-bin-path)/backstage" .build/backstage.1
 
-# The release `backstage`, its man page (make man) and shell completions (swift-argument-parser's).
+# The release `backstage`, its man page (make man) and shell completions (swift-argument-parser's),
+# and `backstage-simulate-child` beside it (the child `simulate --power-loss` runs).
 # The resource bundles SwiftPM builds beside it go beside it too, where Bundle.module looks for them:
 # the harness's holds the bundled Notes catalog, every command's default (a target given resources in
 # Package.swift adds its bundle here; the dependencies' bundles are never read at run time).
@@ -114,6 +116,7 @@ install: man
 		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	bindir="$$($(RELEASE_BUILD) --show-bin-path)"; bin="$$bindir/backstage"; \
 	install -m 755 "$$bin" "$(DESTDIR)$(PREFIX)/bin/backstage" && \
+	install -m 755 "$$bindir/backstage-simulate-child" "$(DESTDIR)$(PREFIX)/bin/backstage-simulate-child" && \
 	for bundle in $(RESOURCE_BUNDLES); do \
 		rm -rf "$(DESTDIR)$(PREFIX)/bin/$$bundle" && \
 		cp -R "$$bindir/$$bundle" "$(DESTDIR)$(PREFIX)/bin/" && \

@@ -28,7 +28,10 @@ let package = Package(
         .library(name: "Backstage", targets: ["Backstage"]),
         .library(name: "BackstageExport", targets: ["BackstageExport"]),
         .library(name: "BackstageHarness", targets: ["BackstageHarness"]),
-        .executable(name: "backstage", targets: ["BackstageCLI"]),
+        .executable(name: "backstage", targets: ["BackstageMain"]),
+        // The simulator's child: `backstage`'s commands run with the disk recorder installed (power
+        // cuts), so that neither `backstage` nor any library an app links carries the recorder.
+        .executable(name: "backstage-simulate-child", targets: ["BackstageSimulateChild"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -39,22 +42,15 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CBackstageSystem"),
-        // The disk recorder of test builds (the power-loss explorer): no-ops in release builds.
-        .target(
-            name: "CBackstageDisk",
-            cSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))],
-            linkerSettings: [.linkedLibrary("sqlite3")]
-        ),
-        // The SIGBUS guard of FileSystem's mapped comparisons (WindowComparer).
-        .target(name: "CBackstageCompare"),
+        // The power-loss explorer's disk recorder (a recording SQLite VFS, the numbered log, the cut):
+        // linked by the simulator's child only, installed by its explicit call, in every build.
+        .target(name: "CBackstageDiskRecorder", linkerSettings: [.linkedLibrary("sqlite3")]),
         // A SQLite VFS for the split's bulk copies: reads ahead, combines writes (Stores/BulkCopy.swift).
         .target(name: "CBackstageSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "Backstage",
             dependencies: [
                 "CBackstageSystem",
-                "CBackstageDisk",
-                "CBackstageCompare",
                 "CBackstageSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,7 +74,9 @@ let package = Package(
             ],
             resources: [.copy("../../Fixtures/Notes")]
         ),
-        .executableTarget(
+        // The commands of `backstage`, one file per subcommand: a library of this package only (no
+        // product), so that the CLI and the simulator's child run the same code.
+        .target(
             name: "BackstageCLI",
             dependencies: [
                 "Backstage",
@@ -88,6 +86,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(name: "BackstageMain", dependencies: ["BackstageCLI"]),
+        .executableTarget(
+            name: "BackstageSimulateChild",
+            dependencies: [
+                "Backstage", "BackstageCLI", "CBackstageDiskRecorder",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Links the libraries an app ships and nothing else: the release-products check
+        // (scripts/check-library-process) runs it to see that they register no SQLite VFS and
+        // install no signal handler.
+        .executableTarget(
+            name: "BackstageLibraryProbe",
+            dependencies: ["Backstage", "BackstageExport", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/BackstageLibraryProbe",
+            linkerSettings: [.linkedLibrary("sqlite3")]
         ),
         .target(
             name: "BackstageTestSupport",

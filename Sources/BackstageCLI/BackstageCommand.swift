@@ -29,11 +29,14 @@ struct BackstageCommand: AsyncParsableCommand {
     }
 }
 
-@main
-enum Main {
-    static func main() async {
+/// The command line's entry point, shared by `backstage` (Sources/BackstageMain) and the simulator's
+/// child (Sources/BackstageSimulateChild), which runs these same commands with a disk recorder.
+package enum BackstageCommandLine {
+    /// Parses `arguments` (nil: the process's, after its name), runs the command and exits with its
+    /// status.
+    package static func run(_ arguments: [String]? = nil) async -> Never {
         do {
-            var command = try BackstageCommand.parseAsRoot()
+            var command = try BackstageCommand.parseAsRoot(arguments)
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
@@ -42,5 +45,6 @@ enum Main {
         } catch {
             exit(Output.report(error))
         }
+        exit(0)
     }
 }

@@ -18,7 +18,9 @@ struct Simulate: AsyncParsableCommand {
             With --power-loss, also every state a power cut could leave: the chain runs once recorded (every \
             operation backstage makes on the disk), then once cut after each operation, with the writes not yet \
             fsynced kept and lost and the name changes whose folder was not fsynced undone, then the next launch \
-            and the same invariants. It needs a test (debug) build of backstage: a release build records nothing.
+            and the same invariants. The recorded and cut runs are made by backstage-simulate-child, built and \
+            installed beside backstage (release builds too): it installs the disk recorder, which neither \
+            backstage nor the libraries an app links carry.
 
             Example:
               backstage simulate --from v1 --to v4 --sizes 2MB --states all --crash-points all
@@ -46,7 +48,7 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "Extra runs per size and state, each killed by SIGKILL at a random instant of the upgrade.")
     var randomKills = 0
 
-    @Flag(help: "Also try every state a power cut could leave (a test build of backstage records its disk operations).")
+    @Flag(help: "Also try every state a power cut could leave (backstage-simulate-child records the disk operations).")
     var powerLoss = false
 
     @Option(help: "With --power-loss: all (a cut after every operation) or at most this many cuts.")

@@ -1,15 +1,17 @@
 // A SQLite VFS for bulk work, layered over the default VFS of the moment it is registered (the
-// unix one; in test builds the disk recorder, which then records these writes too). SQLite reads
-// and writes a database one page at a time, a system call each: a split of a 600 MB store made
-// 150,000 `pread`s and as many `pwrite`s, and the kernel's cost per call weighed more than its
-// copy. Only files opened through a URI that asks for it, and the connection's own temporary
-// files, change behaviour:
+// unix one; in the simulator's child, the disk recorder, which then records these writes too).
+// SQLite reads and writes a database one page at a time, a system call each: a split of a 600 MB
+// store made 150,000 `pread`s and as many `pwrite`s, and the kernel's cost per call weighed more
+// than its copy. Only files opened through a URI that asks for it, and the connection's own
+// temporary files, change behaviour:
 //
 // - A main database opened `immutable=1`, read-only: read ahead. A page inside the bytes held is
 //   copied from memory; one near the last read (a scan) or just past the bytes held brings the
 //   next 124 KiB in one read; any other read goes to the file. Sound only because the file cannot
 //   change while it is open (what `immutable` promises: the split holds the store's exclusive lock
-//   for as long as its readers live).
+//   for as long as its readers live) and every commit is in it: so the open checks both, and reads
+//   through when no connection of this process holds a lock above SHARED on it, or its `-wal` or
+//   `-journal` holds bytes.
 // - A main database opened `backstage_combine_writes=1`: page writes are gathered in a window of
 //   124 KiB of the file, each run of written pages going out in one write when a write falls
 //   outside it. A statement's journal, a sort's spill file: appended to in order and written
@@ -24,6 +26,10 @@
 //   call that matters, and nothing is reported done. SQLite ignores the result of a close: the
 //   owner asks for the flush (the opcode of backstage_bulk_flush_opcode) to get its error; the
 //   file then writes through.
+//
+// Each file's methods are those of the file it wraps, version for version (as SQLite's
+// ext/misc/vfstrace.c does): a method the wrapped file lacks (xShmMap of a version-1 file, xFetch
+// of a version-2 one) is absent here too, never forwarded to a NULL pointer.
 //
 // 124 KiB: the unix VFS reads and writes at most 128 KiB - 1 bytes a call (it masks the count).
 #include "CBackstageSQLite.h"
@@ -50,6 +56,7 @@ typedef struct {
     unsigned char *buffer;    // CHUNK bytes, NULL when THROUGH
     unsigned char filled[CHUNK / 512];  // COMBINE: which units of the window were written
     int error;                // the first failed write-out: SQLITE_OK until one fails, then kept
+    sqlite3_io_methods methods;  // this file's: the wrapped file's version and methods
 } BulkFile;
 
 static sqlite3_vfs *real_vfs;
@@ -272,11 +279,51 @@ static int bulk_unfetch(sqlite3_file *f, sqlite3_int64 offset, void *page) {
     return SQLITE_OK;
 }
 
-static const sqlite3_io_methods bulk_methods = {
-    3, bulk_close, bulk_read, bulk_write, bulk_truncate, bulk_sync, bulk_size, bulk_lock, bulk_unlock,
-    bulk_check_lock, bulk_control, bulk_sector, bulk_device, bulk_shm_map, bulk_shm_lock, bulk_shm_barrier,
-    bulk_shm_unmap, bulk_fetch, bulk_unfetch,
-};
+/// This file's methods: each of the wrapped file's version, and only those it has.
+static void set_methods(BulkFile *file) {
+    const sqlite3_io_methods *real = file->real->pMethods;
+    sqlite3_io_methods *m = &file->methods;
+    memset(m, 0, sizeof *m);
+    m->iVersion = real->iVersion < 3 ? real->iVersion : 3;
+    m->xClose = bulk_close;
+    m->xRead = bulk_read;
+    m->xWrite = bulk_write;
+    m->xTruncate = bulk_truncate;
+    m->xSync = bulk_sync;
+    m->xFileSize = bulk_size;
+    m->xLock = bulk_lock;
+    m->xUnlock = bulk_unlock;
+    m->xCheckReservedLock = bulk_check_lock;
+    m->xFileControl = bulk_control;
+    m->xSectorSize = real->xSectorSize ? bulk_sector : NULL;
+    m->xDeviceCharacteristics = real->xDeviceCharacteristics ? bulk_device : NULL;
+    if (m->iVersion >= 2) {
+        m->xShmMap = real->xShmMap ? bulk_shm_map : NULL;
+        m->xShmLock = real->xShmLock ? bulk_shm_lock : NULL;
+        m->xShmBarrier = real->xShmBarrier ? bulk_shm_barrier : NULL;
+        m->xShmUnmap = real->xShmUnmap ? bulk_shm_unmap : NULL;
+    }
+    if (m->iVersion >= 3) {
+        // Never mapped pages, whatever the wrapped file could do: every read goes through xRead.
+        m->xFetch = bulk_fetch;
+        m->xUnfetch = bulk_unfetch;
+    }
+}
+
+/// True when reading `name` ahead is sound: a connection of this process holds a lock above
+/// SHARED on it (the caller's exclusive lock: no writer can change it) and its `-wal` and
+/// `-journal` are absent or empty (every commit is in the file an `immutable` open reads).
+static int may_read_ahead(sqlite3_file *real, const char *name) {
+    int locked = 0;
+    if (real->pMethods->xCheckReservedLock(real, &locked) != SQLITE_OK || !locked) return 0;
+    const char *logs[] = {sqlite3_filename_wal(name), sqlite3_filename_journal(name)};
+    for (int i = 0; i < 2; i++) {
+        int present = 1;
+        if (!logs[i] || real_vfs->xAccess(real_vfs, logs[i], SQLITE_ACCESS_EXISTS, &present) != SQLITE_OK) return 0;
+        if (present) return 0;
+    }
+    return 1;
+}
 
 static int bulk_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *outFlags) {
     (void)vfs;
@@ -290,7 +337,7 @@ static int bulk_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int fl
     }
     if (name && (flags & SQLITE_OPEN_MAIN_DB)) {
         if ((flags & SQLITE_OPEN_READONLY) && sqlite3_uri_boolean(name, "immutable", 0)) {
-            file->mode = READ_AHEAD;
+            if (may_read_ahead(file->real, name)) file->mode = READ_AHEAD;
         } else if (sqlite3_uri_boolean(name, "backstage_combine_writes", 0)) {
             file->mode = COMBINE;
         }
@@ -304,7 +351,8 @@ static int bulk_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int fl
         file->buffer = malloc(CHUNK);
         if (!file->buffer) file->mode = THROUGH;
     }
-    file->base.pMethods = &bulk_methods;
+    set_methods(file);
+    file->base.pMethods = &file->methods;
     return SQLITE_OK;
 }
 

@@ -19,9 +19,10 @@ import Testing
     /// Builds a container, records one relocation, then tries `cuts` of it.
     func explore(strategy: RelocationStrategy, plantedSkip: String? = nil, killOnly: Bool = false) throws -> [Outcome] {
         let scratch = try TemporaryDirectory()
-        let runner = PowerLossRun(executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"))
-        var environment: [String: String] = [:]
-        if let plantedSkip { environment["BACKSTAGE_DISK_SKIP_FSYNC"] = plantedSkip }
+        let runner = PowerLossRun(
+            executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"),
+            skipsFolderFsync: plantedSkip)
+        let environment: [String: String] = [:]
         let recorded = try makeContainer()
         let events = try runner.record(arguments(recorded, strategy), environment: environment)
         let cuts = PowerLossRun.cuts(of: events, limit: Self.soak ? nil : 16)

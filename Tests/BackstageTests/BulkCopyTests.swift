@@ -39,8 +39,11 @@ import Testing
         }
         #expect(BulkCopy.vfs != nil, "the VFS is registered")
 
-        // As the split copies: the source read through the VFS without locks, the target attached
-        // with its writes gathered, the transfer optimisation's raw copy, then the flush.
+        // As the split copies: the store's exclusive lock held (the VFS reads ahead only then), the
+        // source read through the VFS without locks of its own, the target attached with its writes
+        // gathered, the transfer optimisation's raw copy, then the flush.
+        let lock = try StoreLock(path: source, timeout: 5)
+        defer { lock.close() }
         let copier = try DatabaseQueue(path: BulkCopy.sourceURI(source))
         try copier.inDatabase { db in
             try db.execute(sql: "ATTACH DATABASE ? AS t", arguments: [BulkCopy.targetURI(target)])

@@ -91,8 +91,8 @@ package struct FileStatus: Sendable, Hashable {
             lock.withLock { corrupting.contains { path.contains($0) } }
         }
 
-        /// Empties files at paths containing `pathContains` while a comparison has them mapped, as
-        /// another process truncating them would: the comparison must answer, not crash.
+        /// Empties files at paths containing `pathContains` while a comparison reads them, as another
+        /// process truncating them would: the comparison must answer that they differ.
         package func shortenWhileCompared(pathContains: String) {
             lock.withLock { shortening.append(pathContains) }
         }
@@ -275,9 +275,7 @@ package struct FileSystem: Sendable {
     /// `fsync` of a directory, making the names created or removed in it durable.
     package func syncDirectory(_ path: String) throws(FileSystemError) {
         try inject(.fsync, path)
-        #if BACKSTAGE_FAULT_INJECTION
-            if DiskRecorder.skipsFsync(of: path) { return }
-        #endif
+        if DiskRecording.skipsFsync(of: path) { return }
         let fd = try Syscalls.open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY)
         defer { Syscalls.close(fd) }
         try Syscalls.fsync(fd, path: path)

@@ -1,4 +1,3 @@
-import CBackstageCompare
 import CBackstageSystem
 
 #if canImport(Glibc)
@@ -34,26 +33,20 @@ enum Syscalls {
             guard fd >= 0 else { throw FileSystemError(operation: .open, path: path, code: errno) }
             return fd
         }
-        #if BACKSTAGE_FAULT_INJECTION
-            if DiskRecorder.isOn, flags & O_CREAT != 0, (try? lstat(path)) ?? nil == nil {
-                return try disk(.create, path) { () throws(FileSystemError) in try attempt() }
-            }
-        #endif
+        if DiskRecording.isOn, flags & O_CREAT != 0, (try? lstat(path)) ?? nil == nil {
+            return try disk(.create, path) { () throws(FileSystemError) in try attempt() }
+        }
         return try attempt()
     }
 
-    /// Runs `body`, an operation that changes the disk; test builds record it for the power-loss
-    /// explorer (``DiskRecorder``), release builds just run it.
+    /// Runs `body`, an operation that changes the disk, recorded when a process installed a disk
+    /// recorder (``DiskRecording``: the power-loss explorer's child); just run otherwise.
     @inline(__always)
     static func disk<T>(
         _ operation: DiskOperation, _ path: String, _ second: String = "", victim: String? = nil,
         _ body: () throws(FileSystemError) -> T
     ) throws(FileSystemError) -> T {
-        #if BACKSTAGE_FAULT_INJECTION
-            return try DiskRecorder.recording(operation, path, second, victim: victim, body)
-        #else
-            return try body()
-        #endif
+        try DiskRecording.recording(operation, path, second, victim: victim, body)
     }
 
     static func close(_ fd: Int32) {
@@ -158,19 +151,25 @@ enum Syscalls {
         recordedWrite(to: dst) { Int(retrying { backstage_copy_file_range(src, dst, UInt(count)) }) }
     }
 
-    /// A kernel copy into `dst`, recorded in test builds as a write when it wrote something.
+    /// A kernel copy into `dst`, recorded as a write when it wrote something (a recorder installed).
     @inline(__always)
     private static func recordedWrite(to dst: Int32, _ body: () -> Int) -> Int {
-        #if BACKSTAGE_FAULT_INJECTION
-            if DiskRecorder.isOn {
-                return
-                    (try? disk(.write, DiskRecorder.path(of: dst)) { () throws(FileSystemError) -> Int in
-                        let n = body()
-                        if n < 0 { throw FileSystemError(operation: .write, path: "", code: errno) }
-                        return n
-                    }) ?? -1
-            }
-        #endif
+        if DiskRecording.isOn {
+            // A failed copy keeps its errno for the caller: nothing runs after it but the recorder's
+            // bookkeeping, which records nothing for it.
+            var code: Int32 = 0
+            let n =
+                (try? disk(.write, DiskRecording.path(of: dst)) { () throws(FileSystemError) -> Int in
+                    let n = body()
+                    if n < 0 {
+                        code = errno
+                        throw FileSystemError(operation: .write, path: "", code: code)
+                    }
+                    return n
+                }) ?? -1
+            if n < 0 { errno = code }
+            return n
+        }
         return body()
     }
 
@@ -178,22 +177,6 @@ enum Syscalls {
     /// Returns the bytes copied, 0 at end of file, -1 with `errno` set on failure.
     static func sendFile(from src: Int32, to dst: Int32, count: Int) -> Int {
         recordedWrite(to: dst) { retrying { Glibc.sendfile(dst, src, nil, count) } }
-    }
-
-    /// Maps `length` bytes of a file, shared and read-only, from `offset` (a multiple of the page
-    /// size). Reading a page the file no longer holds raises SIGBUS: see ``guardedCompare(_:_:count:)``.
-    static func mapReadOnly(
-        _ fd: Int32, offset: Int64, length: Int, path: String
-    ) throws(FileSystemError) -> UnsafeRawPointer {
-        let pointer = Glibc.mmap(nil, length, PROT_READ, MAP_SHARED, fd, off_t(offset))
-        guard let pointer, pointer != MAP_FAILED else {
-            throw FileSystemError(operation: .read, path: path, code: errno)
-        }
-        return UnsafeRawPointer(pointer)
-    }
-
-    static func unmap(_ pointer: UnsafeRawPointer, length: Int) {
-        _ = Glibc.munmap(UnsafeMutableRawPointer(mutating: pointer), length)
     }
 
     /// `ioctl(FICLONE)`: true when the file system made a copy-on-write clone.
@@ -428,23 +411,6 @@ enum Syscalls {
         }
         return filled
     }
-
-    /// What ``guardedCompare(_:_:count:)`` found.
-    enum GuardedComparison { case equal, different, faulted, unguarded }
-
-    /// `memcmp` of two mapped windows under a SIGBUS guard (`CBackstageCompare`): a page that
-    /// cannot be read (the file shortened by another process, an I/O error) answers `.faulted`
-    /// rather than ending the process.
-    static func guardedCompare(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> GuardedComparison {
-        switch backstage_guarded_compare(a, b, count) {
-        case 1: .equal
-        case 0: .different
-        case Int32(BACKSTAGE_COMPARE_FAULTED): .faulted
-        default: .unguarded
-        }
-    }
-
-    static let pageSize = Int(Glibc.sysconf(Int32(_SC_PAGESIZE)))
 
     /// Reads from offset 0 until `buffer` is full or the file ends; the bytes read.
     static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {

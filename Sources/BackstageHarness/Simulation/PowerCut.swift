@@ -2,8 +2,9 @@ import Foundation
 
 /// One operation a recorded `backstage` run made on the disk: a line of its disk log.
 ///
-/// A test build of `backstage` (a debug build) records every operation it makes on the disk
-/// through its one system-call layer when `BACKSTAGE_DISK_LOG` names a file; see ``PowerCut``.
+/// `backstage-simulate-child`, built beside `backstage` (release and debug builds alike), runs a
+/// `backstage` command with every operation it makes on the disk recorded, through Backstage's one
+/// system-call layer and a SQLite VFS; see ``PowerCut`` and ``PowerLossRun``.
 public struct DiskEvent: Sendable, Hashable {
     public enum Operation: String, Sendable {
         case create, write, fsync, syncfs, rename, link, symlink, unlink, rmdir, mkdir
@@ -49,14 +50,14 @@ public struct DiskEvent: Sendable, Hashable {
 /// everything the kernel was given, a power cut keeps only what was made durable.
 ///
 /// Applied to the folder a run killed before operation ``after`` left (the run's
-/// `BACKSTAGE_DISK_CUT`), it undoes, newest first, every name change (create, mkdir, link,
+/// `--disk-cut`), it undoes, newest first, every name change (create, mkdir, link,
 /// symlink, rename, unlink, rmdir) whose folders were not fsynced after it (a rename whose new
 /// folder was fsynced but not its old one leaves both names), the strict model of
 /// file systems that make each folder durable on its own (ext4 happens to make earlier renames
 /// durable with any fsync; others do not), and with ``losesUnsyncedWrites`` takes back every
 /// write not fsynced since: SQLite's (recorded by a VFS, with the bytes they replaced) get their
 /// old bytes back, and files Backstage wrote (always new files) are emptied. Unlinked or replaced
-/// files come back from the run's stash (`BACKSTAGE_DISK_STASH`).
+/// files come back from the run's stash (`--disk-stash`).
 public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
     /// The number of operations that ran before the cut.
     public var after: Int
@@ -78,13 +79,17 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
         let prefix = root.standardizedFileURL.path + "/"
         func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
         return cuts.flatMap { after in
-            let last = events.last { $0.index < after }.map { event in
-                "\(event.operation.rawValue) \(relative(event.path))"
-                    + (event.operation == .rename ? " → \(relative(event.second))" : "")
-            }
-            // An operation that failed changed nothing and left its number unused: none before this cut.
-            let said = last ?? "no operation that changed the disk"
-            return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: said) }
+            // The last operation that ran: an operation that failed left its number unused, so the
+            // one just before the cut may be missing from the log, and a cut before the first that
+            // succeeded follows none. The latest number below the cut: the log is in the order
+            // operations ended, and two threads' may end out of order.
+            let ran = events.filter { $0.index < after }.max { $0.index < $1.index }
+            let last =
+                ran.map { event in
+                    "\(event.operation.rawValue) \(relative(event.path))"
+                        + (event.operation == .rename ? " → \(relative(event.second))" : "")
+                } ?? "no change to the disk"
+            return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: last) }
         }
     }
 
@@ -225,16 +230,26 @@ struct WriteUndo {
     }
 }
 
-/// Runs a `backstage` command (a test build) recorded, or cut short by a power cut.
+/// Runs a `backstage` command recorded, or cut short by a power cut: through
+/// `backstage-simulate-child`, the executable beside `backstage` that installs the disk recorder
+/// and then runs the command as `backstage` would.
 public struct PowerLossRun: Sendable {
+    /// The `backstage` executable; its child is the `backstage-simulate-child` beside it.
     public var executable: URL
     /// A folder of the runner's own for the log and the stash; emptied before each run.
     public var scratch: URL
+    /// Folder fsyncs whose path ends with this are not made (nor recorded): the planted bug the
+    /// explorer's own tests must find. Nil: every fsync is made.
+    public var skipsFolderFsync: String?
 
-    public init(executable: URL, scratch: URL) {
+    public init(executable: URL, scratch: URL, skipsFolderFsync: String? = nil) {
         self.executable = executable
         self.scratch = scratch
+        self.skipsFolderFsync = skipsFolderFsync
     }
+
+    /// The executable that runs a command recorded: `backstage-simulate-child` beside `executable`.
+    public var child: URL { executable.deletingLastPathComponent().appending(path: "backstage-simulate-child") }
 
     var log: URL { scratch.appending(path: "disk.log") }
     var stash: URL { scratch.appending(path: "stash") }
@@ -243,12 +258,12 @@ public struct PowerLossRun: Sendable {
     public func record(_ arguments: [String], environment: [String: String] = [:]) throws -> [DiskEvent] {
         try prepare()
         let outcome = try ChildProcess.run(
-            executable, arguments, environment: childEnvironment(with: environment, cut: nil))
+            child, childArguments(arguments, cut: nil), environment: childEnvironment(with: environment))
         guard outcome.status == 0 || outcome.status == 1 else {
             throw PowerLossError.runFailed(status: outcome.status, message: outcome.stderr)
         }
         let events = try DiskEvent.log(at: log)
-        guard !events.isEmpty else { throw PowerLossError.notATestBuild(executable: executable.path) }
+        guard !events.isEmpty else { throw PowerLossError.recordedNothing(executable: child.path) }
         return events
     }
 
@@ -259,7 +274,7 @@ public struct PowerLossRun: Sendable {
     ) throws -> (cut: Bool, effect: PowerCut.Effect) {
         try prepare()
         let outcome = try ChildProcess.run(
-            executable, arguments, environment: childEnvironment(with: environment, cut: cut.after))
+            child, childArguments(arguments, cut: cut.after), environment: childEnvironment(with: environment))
         let events = try DiskEvent.log(at: log)
         let effect = try cut.apply(to: events, stash: stash)
         return (outcome.killedBySIGKILL, effect)
@@ -270,21 +285,28 @@ public struct PowerLossRun: Sendable {
     public func kill(_ arguments: [String], environment: [String: String] = [:], before: Int) throws -> Bool {
         try prepare()
         return try ChildProcess.run(
-            executable, arguments, environment: childEnvironment(with: environment, cut: before)
+            child, childArguments(arguments, cut: before), environment: childEnvironment(with: environment)
         ).killedBySIGKILL
     }
 
     private func prepare() throws {
+        guard FileManager.default.isExecutableFile(atPath: child.path) else {
+            throw PowerLossError.childNotFound(path: child.path)
+        }
         try? FileManager.default.removeItem(at: scratch)
         try FileManager.default.createDirectory(at: stash, withIntermediateDirectories: true)
     }
 
-    private func childEnvironment(with extra: [String: String], cut: Int?) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        environment["BACKSTAGE_DISK_LOG"] = log.path
-        environment["BACKSTAGE_DISK_STASH"] = stash.path
-        environment["BACKSTAGE_DISK_CUT"] = cut.map(String.init)
-        return environment
+    private func childEnvironment(with extra: [String: String]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(extra) { $1 }
+    }
+
+    /// The child's arguments: the recorder's, then `arguments` (the `backstage` command) after `--`.
+    private func childArguments(_ arguments: [String], cut: Int?) -> [String] {
+        var recorder = ["--disk-log", log.path, "--disk-stash", stash.path]
+        if let cut { recorder += ["--disk-cut", String(cut)] }
+        if let skipsFolderFsync { recorder += ["--skip-folder-fsync", skipsFolderFsync] }
+        return recorder + ["--"] + arguments
     }
 
     /// The cuts worth trying in a run of `events`: with `limit`, right after each name change (its
@@ -304,15 +326,19 @@ public struct PowerLossRun: Sendable {
 
 /// Why a power-loss run could not be made.
 public enum PowerLossError: Error, CustomStringConvertible, Sendable {
-    /// The executable recorded nothing: a release build has no recorder.
-    case notATestBuild(executable: String)
+    /// `backstage-simulate-child` is not beside `backstage` (a build or install without it).
+    case childNotFound(path: String)
+    /// The child recorded no disk operation.
+    case recordedNothing(executable: String)
     /// The recorded run failed before any cut.
     case runFailed(status: Int32, message: String)
 
     public var description: String {
         switch self {
-        case .notATestBuild(let executable):
-            "\(executable) recorded no disk operation: power-loss runs need a test (debug) build of backstage"
+        case .childNotFound(let path):
+            "\(path) is missing: power-loss runs need the backstage-simulate-child built (or installed) beside backstage"
+        case .recordedNothing(let executable):
+            "\(executable) recorded no disk operation: the command made none, or the recorder could not be installed"
         case .runFailed(let status, let message):
             "the recorded run failed with exit status \(status): \(message)"
         }

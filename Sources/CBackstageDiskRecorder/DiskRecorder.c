@@ -1,20 +1,13 @@
-// Test builds only (BACKSTAGE_FAULT_INJECTION, set for the debug configuration): records every
-// operation that changes the disk, Backstage's own (through its system-call layer, which calls
-// backstage_disk_begin/done) and SQLite's (through a VFS registered over the default one when the
-// process starts), into one numbered log, so the harness can build each state a power cut could
-// leave. SQLite's writes keep the bytes they overwrite, so a cut that loses them can put the old
-// bytes back. Release builds compile the three entry points as no-ops and register no VFS.
-#include "CBackstageDisk.h"
-
-#ifndef BACKSTAGE_FAULT_INJECTION
-
-int backstage_disk_is_on(void) { return 0; }
-long backstage_disk_begin(const char *victim) { (void)victim; return -1; }
-void backstage_disk_done(long index, const char *operation, const char *path, const char *second) {
-    (void)index; (void)operation; (void)path; (void)second;
-}
-
-#else
+// The power-loss explorer's recorder: every operation of this process that changes the disk,
+// Backstage's own (its system-call layer calls backstage_disk_begin/done through the recorder the
+// child installs) and SQLite's (through a VFS made the default one by backstage_disk_install), in
+// one numbered log, so the harness can build each state a power cut could leave. SQLite's writes
+// keep the bytes they overwrite, so a cut that loses them can put the old bytes back.
+//
+// Linked only by the simulator's child (backstage-simulate-child), never by a library an app links:
+// nothing runs until that process calls backstage_disk_install, and nothing is read from the
+// environment.
+#include "CBackstageDiskRecorder.h"
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,8 +26,6 @@ static long cut = -1;
 static const char *stash;
 static long next_index;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-int backstage_disk_is_on(void) { return log_fd >= 0; }
 
 /// Copies `from` to `to` byte for byte (the stash across file systems, where a link fails).
 static void copy_file(const char *from, const char *to) {
@@ -264,17 +255,18 @@ static int rv_time(sqlite3_vfs *vfs, double *out) { (void)vfs; return real_vfs->
 static int rv_error(sqlite3_vfs *vfs, int n, char *out) { (void)vfs; return real_vfs->xGetLastError(real_vfs, n, out); }
 static int rv_time64(sqlite3_vfs *vfs, sqlite3_int64 *out) { (void)vfs; return real_vfs->xCurrentTimeInt64(real_vfs, out); }
 
-__attribute__((constructor)) static void backstage_disk_start(void) {
-    const char *path = getenv("BACKSTAGE_DISK_LOG");
-    if (!path) return;
-    log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) return;
-    const char *cutText = getenv("BACKSTAGE_DISK_CUT");
-    if (cutText && *cutText) cut = strtol(cutText, NULL, 10);
-    stash = getenv("BACKSTAGE_DISK_STASH");
-    if (sqlite3_initialize() != SQLITE_OK) return;
+int backstage_disk_install(const char *log, long cut_before, const char *stash_folder) {
+    if (log_fd >= 0) return EALREADY;
+    if (sqlite3_initialize() != SQLITE_OK) return EIO;
     real_vfs = sqlite3_vfs_find(NULL);
-    if (!real_vfs) return;
+    if (!real_vfs) return ENOENT;
+    static char kept_stash[4096];
+    if (stash_folder) {
+        if (strlen(stash_folder) >= sizeof kept_stash) return ENAMETOOLONG;
+        strcpy(kept_stash, stash_folder);
+        stash = kept_stash;
+    }
+    cut = cut_before;
     recording_vfs = *real_vfs;
     recording_vfs.zName = "backstage-recording";
     recording_vfs.szOsFile = (int)sizeof(RecordedFile) + real_vfs->szOsFile;
@@ -297,7 +289,13 @@ __attribute__((constructor)) static void backstage_disk_start(void) {
     recording_vfs.xSetSystemCall = 0;
     recording_vfs.xGetSystemCall = 0;
     recording_vfs.xNextSystemCall = 0;
-    sqlite3_vfs_register(&recording_vfs, 1);
+    // The log last: nothing is recorded until SQLite's writes are recorded too.
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    if (sqlite3_vfs_register(&recording_vfs, 1) != SQLITE_OK) {
+        close(fd);
+        return EIO;
+    }
+    log_fd = fd;
+    return 0;
 }
-
-#endif
