@@ -87,7 +87,7 @@ public struct SchemaGenerator: Sendable {
         return touched
     }
 
-    private func configuration() throws -> Configuration {
+    func configuration() throws -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
         // As SQLite's default build, and the app, read the schema: "text" in a trigger is a string.
@@ -102,7 +102,7 @@ public struct SchemaGenerator: Sendable {
 
     /// Creates the schema in `queue`'s empty database and inserts `counts` rows per table, in one
     /// transaction; returns the rows per table.
-    private func populate(
+    func populate(
         _ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?
     ) throws -> [String: Int] {
         // Without a journal a refused statement keeps what it wrote: a trigger's writes, and the
