@@ -161,6 +161,43 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: root.url.appending(path: "Library/Caches/Cache.sqlite").path))
     }
 
+    /// A new user's trial: a relocation then a split across a foreign key, the store's last rows only
+    /// in its `-wal` (the common case). The dry run said "upgrade needed", and the run moved the store
+    /// before the split refused. Both refuse before anything moves: the checkpointed schema already
+    /// holds the tie.
+    @Test func aTieIsRefusedUpFrontWhenTheLastRowsAreOnlyInTheWAL() throws {
+        let split = Self.plan(cache: ["thumbnail"])
+        let plan = split.replacingOccurrences(
+            of: #"{"name": "v1-to-v2", "steps": ["#,
+            with: #"{"name": "v1-to-v2", "steps": [{"relocate": {"from": "documents/Feed.sqlite", "to": "applicationSupport/Old.sqlite"}}, "#
+        ).replacingOccurrences(of: #""store": "documents/Feed.sqlite""#, with: #""store": "applicationSupport/Old.sqlite""#)
+        let (root, planFile) = try Self.container(plan: plan)
+        let store = root.url.appending(path: "Documents/Feed.sqlite")
+        let pending = try PythonSQLite.run(
+            """
+            import os, sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("pragma journal_mode = wal")
+            c.execute("pragma wal_checkpoint(truncate)")
+            c.execute("insert into podcast values (100, 'only in the wal')")
+            c.commit()
+            os._exit(0)
+            """, [store.path])
+        #expect(pending.status == 0, "\(pending.stderr)")
+        #expect(try Data(contentsOf: URL(filePath: store.path + "-wal")).count > 0, "rows only in the -wal")
+        let before = snapshot(root.url)
+        let future = root.url.appending(path: "Library/Application Support/Old.sqlite").path
+        for extra in [["--dry-run"], []] {
+            let result = try runProcess(backstageExecutable, ["upgrade", root.path, "--plan", planFile.path] + extra)
+            #expect(result.status == 3, "\(extra) \(result.stdout) \(result.stderr)")
+            #expect(
+                result.stderr
+                    == "error: the split of \(future) would separate tables tied together: \(Self.separations[0].sentence); "
+                    + "nothing was changed: correct the plan\n", "\(extra)")
+            #expect(snapshot(root.url) == before, "nothing moved: \(extra)")
+        }
+    }
+
     /// A store whose schema is still in its `-wal` (the app was killed before a checkpoint): the
     /// preflight reads it as of its last checkpoint and leaves the split to find the tie itself,
     /// under the store's lock, before it writes a target. The store keeps every row; no target,

@@ -114,6 +114,14 @@ struct MigrationRehearsal {
         let tables = Set(objects.filter { $0.type == "table" }.map(\.name))
         let named = Set(split.into.flatMap(\.tables) + split.discard)
         let path = split.store.filePath(in: container)
+        // A tie the checkpointed schema already holds is refused whatever the -wal adds (only a schema
+        // change dropping it, not yet checkpointed, could undo it; the split checks again under its lock):
+        // a store whose last rows are only in its -wal is the common case, and it was let through.
+        if let separation = SchemaTies(
+            objects.map { SchemaObject(type: $0.type, name: $0.name, table: $0.table, sql: $0.sql) }
+        ).separated(by: split).first {
+            throw separation.error(splitting: path)
+        }
         var finding: UpgradeError?
         if let table = named.sorted().first(where: { !tables.contains($0) }) {
             finding = .missingTable(store: path, table: table)
@@ -121,10 +129,6 @@ struct MigrationRehearsal {
             !named.contains($0) && !SplitRun.coreDataMetadata.contains($0)
         }) {
             finding = .unassignedTable(store: path, table: table)
-        } else if let separation = SchemaTies(
-            objects.map { SchemaObject(type: $0.type, name: $0.name, table: $0.table, sql: $0.sql) }
-        ).separated(by: split).first {
-            finding = separation.error(splitting: path)
         }
         if let finding {
             // A schema read as of the last checkpoint may lack what the -wal adds: the split says so when it runs.
