@@ -38,16 +38,19 @@ struct Audit: AsyncParsableCommand {
         // A declaration that matches nothing is said, with the database it may have meant: a typo
         // would otherwise leave the real store the user's. A typo warns on stderr (so --json stays one
         // object); a name with nothing close is a fresh install's, said in the text only.
+        // A store a plan or catalog declares is absent once a later version moved it: only a likely
+        // typo of one is said.
         let databases = (report.findings.filter { $0.kind == .database } + report.userDatabases).map(\.path)
-        for store in try declared.storePaths(in: container.documents)
+        let named = Set(try declared.storePaths(in: container.documents))
+        for store in container.declaredStores.patterns
         where !store.contains(where: { "*?[".contains($0) })
             && !FileManager.default.fileExists(atPath: container.documents.appending(path: store).path)
         {
+            let option = named.contains(store) ? "--store \(store)" : "the store \(store) the app declares"
             if let closest = NearestName.suggestion(for: store, among: databases) {
                 Output.err(
-                    "warning: --store \(store) matches no file in \(container.documents.path) (did you mean \(closest)?)"
-                )
-            } else if !json {
+                    "warning: \(option) matches no file in \(container.documents.path) (did you mean \(closest)?)")
+            } else if !json && named.contains(store) {
                 Output.out("No file matches --store \(store) in Documents (a fresh install has none yet).")
             }
         }

@@ -123,6 +123,12 @@ import Testing
         let audit = try runProcess(backstageExecutable, ["audit", scratch.path, "--store", "Podnote.sqlite"])
         #expect(audit.stderr.contains("warning: --store Podnote.sqlite matches no file in \(documents.path) (did you mean Podnotes.sqlite?)"), "\(audit.stderr)")
 
+        // A plan naming the typo: said too (the run would exit 1, not accounting for the store).
+        let plan = scratch.url.appending(path: "plan.json")
+        try Data(#"{"name": "v1-to-v2", "steps": [{"relocate": {"from": "documents/Podnote.sqlite", "to": "applicationSupport/Podnote.sqlite"}}]}"#.utf8).write(to: plan)
+        let planned = try runProcess(backstageExecutable, ["audit", scratch.path, "--plan", plan.path])
+        #expect(planned.stderr.contains("warning: the store Podnote.sqlite the app declares matches no file in \(documents.path) (did you mean Podnotes.sqlite?)"), "\(planned.stderr)")
+
         // The relocate an audit suggests carries the declaration: a bare relocate moves no store.
         let declared = try runProcess(backstageExecutable, ["audit", scratch.path, "--store", "Podnotes.sqlite"])
         #expect(declared.status == 1 && declared.stdout.contains("Run `backstage relocate CONTAINER --store Podnotes.sqlite` to move them out of Documents."), "\(declared.stdout)")
