@@ -244,16 +244,7 @@ import Testing
         let support = Companions.supportFiles(app.documentsStore())
         let archive = app.root.appending(path: "backup.zip").path
         #expect(try runProcess(backstageExecutable, ["export", app.root.path, "-o", archive]).status == 0)
-        let supportOnly = app.root.appending(path: "support-only.zip").path
-        let zip = try PythonSQLite.run(
-            """
-            import sys, zipfile
-            src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], "w")
-            for info in src.infolist():
-                if info.filename.startswith(".Notes_SUPPORT/"): dst.writestr(info, src.read(info))
-            dst.close()
-            """, [archive, supportOnly])
-        #expect(zip.status == 0, "\(zip.stderr)")
+        let supportOnly = try Companions.supportOnly(archive, in: app.root)
         let target = try TestContainer(declaring: [])
         #expect(try runProcess(backstageExecutable, ["import", archive, target.root.path]).status == 0)
         let store = target.documentsStore()

@@ -46,6 +46,21 @@ import Testing
         }
     }
 
+    /// A zip of `archive`'s `.Notes_SUPPORT/` entries alone (the database left out), beside it in `folder`.
+    static func supportOnly(_ archive: String, in folder: URL) throws -> String {
+        let supportOnly = folder.appending(path: "support-only.zip").path
+        let zip = try PythonSQLite.run(
+            """
+            import sys, zipfile
+            src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], "w")
+            for info in src.infolist():
+                if info.filename.startswith(".Notes_SUPPORT/"): dst.writestr(info, src.read(info))
+            dst.close()
+            """, [archive, supportOnly])
+        #expect(zip.status == 0, "\(zip.stderr)")
+        return supportOnly
+    }
+
     /// The regular files of the support folder of `store`, by path inside it, with their bytes.
     static func supportFiles(_ store: StoreFileSet) -> [String: Data] { snapshot(store.supportFolder) }
 
@@ -128,16 +143,7 @@ import Testing
         let archive = app.root.appending(path: "backup.zip").path
         #expect(try runProcess(backstageExecutable, ["export", app.root.path, "-o", archive]).status == 0)
         // The same archive without its database: only the support folder and its files.
-        let supportOnly = app.root.appending(path: "support-only.zip").path
-        let zip = try PythonSQLite.run(
-            """
-            import sys, zipfile
-            src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], "w")
-            for info in src.infolist():
-                if info.filename.startswith(".Notes_SUPPORT/"): dst.writestr(info, src.read(info))
-            dst.close()
-            """, [archive, supportOnly])
-        #expect(zip.status == 0, "\(zip.stderr)")
+        let supportOnly = try Self.supportOnly(archive, in: app.root)
 
         for (file, refused) in [(archive, "Notes.sqlite"), (supportOnly, ".Notes_SUPPORT")] {
             let target = try TestContainer(declaring: ["Notes.sqlite"])
