@@ -3,7 +3,7 @@ import Foundation
 
 extension CatalogLint {
     /// The splits of `plan` that would separate tables the captured schemas of `previous` tie
-    /// together (``SchemaTies``: a foreign key, a trigger, a view, a full-text table's content, a
+    /// together (`SchemaTies`: a foreign key, a trigger, a view, a full-text table's content, a
     /// shadow table), across two targets or into a discarded table: errors, one per tie broken,
     /// naming both tables and both stores. A store is followed through the plan's relocations; a
     /// migration before the split is not applied (the run's preflight tries the schema it leaves).

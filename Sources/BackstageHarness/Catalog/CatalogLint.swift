@@ -38,7 +38,7 @@ public struct LintFinding: Sendable, Hashable, Codable, CustomStringConvertible 
 /// foreign key into a table that is empty, a dropped table or column holding data
 /// (an error unless the migration says `"destructive": true`), a rebuild of a large table (with its
 /// estimated time at the catalog's sizes); and each split that would separate tables the schema ties
-/// together (a foreign key, a trigger, a view, a full-text table's content: ``SchemaTies``).
+/// together (a foreign key, a trigger, a view, a full-text table's content: `SchemaTies`).
 public enum CatalogLint {
     /// A rebuild estimated over this many seconds at the catalog's sizes is reported.
     public static let rebuildWarningSeconds = 1.0

@@ -79,7 +79,7 @@ public struct SimulationRun: Sendable, Hashable, Codable {
 /// step/phase boundary, reruns it until it completes, and checks the invariants: every row kept
 /// (per-table content hashes, mapped through the plans), no internal file in Documents, user
 /// documents byte-identical, `integrity_check` ok on every store, no foreign-key violation the
-/// fixture did not have (``ForeignKeyCensus``), no temporaries or journal left.
+/// fixture did not have (`ForeignKeyCensus`), no temporaries or journal left.
 public struct Simulator: Sendable {
     public var executable: URL
     /// The app whose upgrades are simulated.
