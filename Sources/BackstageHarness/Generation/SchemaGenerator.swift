@@ -431,18 +431,7 @@ public struct SchemaGenerator: Sendable {
         _ plan: TablePlan, choices: [Int], row: Int, values: inout [DatabaseValue], random: inout SeededRandom
     ) {
         for reference in plan.references {
-            var tuple: ArraySlice<DatabaseValue>?
-            let parents = reference.count
-            if let at = reference.enumerated {
-                tuple = parents == 0 ? nil : reference.tuple(choices[at] % parents)
-            } else if reference.nullable && random.unit() < reference.nullShare {
-                tuple = nil
-            } else if parents > 0 {
-                tuple = reference.tuple(Int(random.next() % UInt64(parents)))
-            } else if let own = reference.ownColumns {
-                // The first row of a self-reference refers to itself.
-                tuple = ArraySlice(own.map { $0 >= 0 ? values[$0] : row.databaseValue })
-            }
+            let tuple = parentKey(reference, choices: choices, row: row, values: values, random: &random)
             for (position, index) in reference.indices.enumerated() where index >= 0 {
                 values[index] =
                     tuple.map { $0[$0.startIndex + position] }
@@ -450,6 +439,25 @@ public struct SchemaGenerator: Sendable {
                 if tuple == nil && plan.columns[index].notNull { reference.madeUp = true }
             }
         }
+    }
+
+    /// The parent key `reference` takes in this row, chosen on its own: the enumerated parent, NULL
+    /// (at the captured share, where allowed), a random parent, or for the first row of a
+    /// self-reference the row itself; nil when none is to be had.
+    func parentKey(
+        _ reference: ReferencePlan, choices: [Int], row: Int, values: [DatabaseValue], random: inout SeededRandom
+    ) -> ArraySlice<DatabaseValue>? {
+        let parents = reference.count
+        if let at = reference.enumerated {
+            return parents == 0 ? nil : reference.tuple(choices[at] % parents)
+        } else if reference.nullable && random.unit() < reference.nullShare {
+            return nil
+        } else if parents > 0 {
+            return reference.tuple(Int(random.next() % UInt64(parents)))
+        } else if let own = reference.ownColumns {
+            return ArraySlice(own.map { $0 >= 0 ? values[$0] : row.databaseValue })
+        }
+        return nil
     }
 
     private func rtreeRow(_ row: Int, dimensions: Int, random: inout SeededRandom) -> [DatabaseValue] {

@@ -22,9 +22,7 @@ extension SchemaGenerator {
                 let names = reference.columns.map { $0.lowercased() }
                 let parents = reference.count
                 var tuple: ArraySlice<DatabaseValue>?, unmatched = false
-                if let at = reference.enumerated {
-                    tuple = parents == 0 ? nil : reference.tuple(choices[at] % parents)
-                } else if !reference.shared.isEmpty {
+                if reference.enumerated == nil, !reference.shared.isEmpty {
                     let key = reference.shared.map { chosen[names[$0]] ?? .null }
                     if key.contains(where: \.isNull) {
                         // A NULL in the key matches no row, legitimately: the rest from any parent.
@@ -37,12 +35,8 @@ extension SchemaGenerator {
                             tuple = reference.tuple(candidates[Int(random.next() % UInt64(candidates.count))])
                         }
                     }
-                } else if reference.nullable && random.unit() < reference.nullShare {
-                    tuple = nil
-                } else if parents > 0 {
-                    tuple = reference.tuple(Int(random.next() % UInt64(parents)))
-                } else if let own = reference.ownColumns {
-                    tuple = ArraySlice(own.map { $0 >= 0 ? values[$0] : row.databaseValue })
+                } else {
+                    tuple = parentKey(reference, choices: choices, row: row, values: values, random: &random)
                 }
                 for (position, index) in reference.indices.enumerated() where !reference.shared.contains(position) {
                     let value = tuple.map { $0[$0.startIndex + position] }
