@@ -140,10 +140,18 @@ import Testing
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(150))
+            let started = ContinuousClock.now + .seconds(30)
+            repeat {
+                try await Task.sleep(for: .milliseconds(150))
+            } while log.all.isEmpty && ContinuousClock.now < started
             try await stores.switchStore(to: other)
             log.markSwitched(oldStore: snapshot(app.supportStore()))
-            try await Task.sleep(for: .milliseconds(150))
+            // Until a write begun after the switch is acknowledged (a loaded machine may take longer than
+            // a fixed pause), at most 30 s: the test is about where writes go, not how fast.
+            let deadline = ContinuousClock.now + .seconds(30)
+            repeat {
+                try await Task.sleep(for: .milliseconds(150))
+            } while log.afterSwitch.isEmpty && ContinuousClock.now < deadline
             log.stop()
             try await group.waitForAll()
         }

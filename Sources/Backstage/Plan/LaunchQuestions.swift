@@ -41,14 +41,14 @@ package struct LaunchQuestions: Sendable {
     }
 
     private mutating func question(for step: UpgradeStep) -> Question? {
-        guard step.firstLocation(where: { $0.root.kind == .appGroup }) == nil else { return nil }
+        let definition = step.definition
+        guard definition.firstLocation(where: { $0.root.kind == .appGroup }) == nil else { return nil }
         let location: ContainerLocation
         let isQuarantine: Bool
-        switch step {
-        case .quarantine(let quarantine): (location, isQuarantine) = (quarantine.folder, true)
-        case .relocate, .split, .migrateSchema:
-            guard let store = step.probedStore else { return nil }
-            (location, isQuarantine) = (store, false)
+        switch definition.launchLook {
+        case .folder(let folder): (location, isQuarantine) = (folder, true)
+        case .store(let store): (location, isQuarantine) = (store, false)
+        case nil: return nil
         }
         let path = Array(location.path.utf8)
         // A store: split at its last `/`, as the record names folders and stores.

@@ -119,7 +119,7 @@ public struct Relocator: Sendable {
         context.isCancelled = isCancelled
         let runner: StepRunner
         do {
-            runner = try StepRunner(context: context, kinds: JournaledSteps.kinds)
+            runner = try StepRunner(context: context, kinds: StepKinds.journaled)
         } catch .fileSystem(let error) where error.isReadOnly {
             // The lock lives in Application Support, the destination: say so.
             throw .readOnlyDestination(path: error.path)

@@ -218,19 +218,6 @@ package struct SchemaTies: Sendable {
     }
 }
 
-extension SchemaTies {
-    /// The ties `split` breaks, its tables placed as it says (a table it does not name, such as Core
-    /// Data's metadata that every target gets, breaks none).
-    package func separated(by split: UpgradeStep.Split) -> [Separation] {
-        var places: [String: Place] = [:]
-        for target in split.into {
-            for table in target.tables { places[table.lowercased()] = .store(target.store.description) }
-        }
-        for table in split.discard { places[table.lowercased()] = .discarded }
-        return separated { places[$0] }
-    }
-}
-
 extension SchemaTies.Separation {
     /// The error a split of the store at `path` is refused with, before anything is changed.
     package func error(splitting path: String) -> UpgradeError {

@@ -44,7 +44,7 @@ public struct StoreDescription: Sendable, Hashable, Codable {
     /// is loaded (new stores are created by them; per-account and switched stores too). They are
     /// recorded in `grdb_migrations`, the history an upgrade plan's `migrateSchema` step shares: a
     /// store the plan upgraded and a store created fresh by its description agree on what ran.
-    public var migrations: [UpgradeStep.MigrateSchema.Migration] = []
+    public var migrations: [SchemaMigration] = []
     /// Allows the store inside the user-visible Documents folder. Off by default: internal
     /// stores do not belong where users can delete them.
     public var allowsDocumentsLocation = false

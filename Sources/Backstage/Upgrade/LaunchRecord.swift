@@ -146,13 +146,13 @@ package struct LaunchRecord: Equatable {
         func names(in folder: ContainerLocation) -> [String] { probedNames[folder] ?? [] }
         var quarantined: Set<ContainerLocation> = []
         for step in plan.steps {
-            guard case .quarantine(let quarantine) = step, quarantined.insert(quarantine.folder).inserted else {
+            guard case .folder(let folder)? = step.definition.launchLook, quarantined.insert(folder).inserted else {
                 continue
             }
-            let name = quarantine.folder.description
+            let name = folder.description
             record.stamps.removeAll { $0.folder == name }
             if let quiet = stamp(
-                quarantine.folder, lookingFor: names(in: quarantine.folder), noStrays: true, in: container,
+                folder, lookingFor: names(in: folder), noStrays: true, in: container,
                 fileSystem: fileSystem)
             {
                 record.stamps.append(quiet)

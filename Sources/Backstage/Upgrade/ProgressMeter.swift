@@ -59,7 +59,7 @@ final class ProgressMeter {
     /// The step's boundaries (``UpgradeStep/phases``), from the preflight to the end, which the
     /// upgrader reports for every step.
     private static func phases(of step: UpgradeStep) -> [StepPhase] {
-        var phases = step.phases
+        var phases = step.definition.phases
         if phases.first != .preflight { phases.insert(.preflight, at: 0) }
         if phases.last != .done { phases.append(.done) }
         return phases

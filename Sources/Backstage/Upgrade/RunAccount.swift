@@ -3,7 +3,7 @@ import Foundation
 /// What a run says of the steps it skipped and of what it could not find: why each skipped step had
 /// nothing to do, and the internal files left in Documents that no step of the plan accounts for
 /// (a store the plan missed, such as one named with a typo).
-struct RunAccount {
+struct RunAccount: StepAccount {
     let plan: UpgradePlan
     let container: AppContainer
     let fileSystem: FileSystem
@@ -19,19 +19,14 @@ struct RunAccount {
         self.index = PlanIndex(plan)
     }
 
-    private func exists(_ location: ContainerLocation) -> Bool { fileSystem.exists(location, in: container) }
+    func exists(_ location: ContainerLocation) -> Bool { fileSystem.exists(location, in: container) }
 
     /// True when no store the plan names is in the container, and no internal file the plan
     /// misses is in Documents: an app installed fresh. Looked at once.
     private var freshInstall: Bool?
     private mutating func isFreshInstall() -> Bool {
         if let freshInstall { return freshInstall }
-        let named = plan.steps.contains { step in
-            switch step {
-            case .quarantine: false
-            default: step.locations.contains(where: exists)
-            }
-        }
+        let named = plan.steps.contains { step in step.definition.storeFields.contains { exists($0.location) } }
         let fresh = !named && ((try? unaccountedFiles().isEmpty) ?? false)
         freshInstall = fresh
         return fresh
@@ -57,39 +52,27 @@ struct RunAccount {
 
     /// Why the step at `index` has nothing to do, and a problem when that is not a sound reason.
     mutating func skipped(_ index: Int) -> (reason: String, problem: String?) {
-        let step = plan.steps[index]
-        let place = plan.stepPlace(index)
-        switch step {
-        case .relocate(let relocate):
-            return absent(relocate.from, made: [relocate.to], index: index)
-        case .split(let split):
-            return absent(split.store, made: split.into.map(\.store), index: index)
-        case .migrateSchema(let migrate):
-            if exists(migrate.store) { return ("up to date", nil) }
-            if let later = laterStep(taking: migrate.store, after: index) {
-                return (
-                    Self.alreadyDone(plan.stepPlace(later)),
-                    nil
-                )
-            }
-            if isFreshInstall() { return ("absent: fresh install", nil) }
-            // The system empties Caches and tmp when it likes: a store missing there is rebuilt by the app.
-            if migrate.store.isPurgeable { return ("absent: no store at \(migrate.store) (purgeable)", nil) }
-            guard let typo = closestPresent(to: migrate.store, where: exists),
-                Self.looksLikeTypo(typo, of: migrate.store)
-            else {
-                return ("absent: no store at \(migrate.store)", nil)
-            }
-            let problem =
-                "step \(place.step) of \(place.plan) migrates \(migrate.store), but no store is there, "
-                + "though there is one at \(typo)"
-            return ("absent: no store at \(migrate.store)", problem)
-        case .quarantine:
-            return ("nothing to quarantine", nil)
-        }
+        plan.steps[index].definition.skipped(&self, at: index)
     }
 
-    private mutating func absent(
+    /// Why a step that changes `store` in place found none: a later step took it further, a fresh
+    /// install, a purgeable folder; a problem when a store a few letters away is there (a typo).
+    mutating func absentInPlace(_ store: ContainerLocation, index: Int) -> (reason: String, problem: String?) {
+        if let later = laterStep(taking: store, after: index) { return (Self.alreadyDone(plan.stepPlace(later)), nil) }
+        if isFreshInstall() { return ("absent: fresh install", nil) }
+        // The system empties Caches and tmp when it likes: a store missing there is rebuilt by the app.
+        if store.isPurgeable { return ("absent: no store at \(store) (purgeable)", nil) }
+        guard let typo = closestPresent(to: store, where: exists), Self.looksLikeTypo(typo, of: store) else {
+            return ("absent: no store at \(store)", nil)
+        }
+        let place = plan.stepPlace(index)
+        let problem =
+            "step \(place.step) of \(place.plan) migrates \(store), but no store is there, "
+            + "though there is one at \(typo)"
+        return ("absent: no store at \(store)", problem)
+    }
+
+    mutating func absent(
         _ source: ContainerLocation, made: [ContainerLocation], index: Int
     ) -> (reason: String, problem: String?) {
         if made.contains(where: exists) { return ("already done", nil) }
@@ -192,16 +175,8 @@ private final class PlanIndex {
         var takers: [String: [Int]] = [:]
         var produced: [String: Int] = [:]
         for (index, step) in plan.steps.enumerated() {
-            switch step {
-            case .relocate(let relocate):
-                takers[relocate.from.fileKey, default: []].append(index)
-                produced[relocate.to.fileKey] = produced[relocate.to.fileKey] ?? index
-            case .split(let split):
-                takers[split.store.fileKey, default: []].append(index)
-                for target in split.into { produced[target.store.fileKey] = produced[target.store.fileKey] ?? index }
-            default:
-                break
-            }
+            if let taken = step.definition.takes { takers[taken.fileKey, default: []].append(index) }
+            for put in step.definition.puts { produced[put.fileKey] = produced[put.fileKey] ?? index }
         }
         var seen: Set<String> = []
         var locations: [(location: ContainerLocation, key: String)] = []

@@ -116,36 +116,18 @@ public struct Upgrader: Sendable {
     }
 
     static func isNeeded(_ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem) -> Bool {
-        var probe = LaunchProbe()
+        var probe = PlainProbe()
         return isNeeded(step, container: container, fileSystem: fileSystem, probe: &probe)
     }
 
     /// - parameter probe: What this check found absent so far (a chain looks at a store's
     ///   location once even when several steps name it), and what the launch record vouches for.
     static func isNeeded(
-        _ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe
+        _ step: UpgradeStep, container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe
     ) -> Bool {
         // A root the container cannot resolve: running the plan says which, never "nothing to do".
         if step.firstLocation(where: { !container.defines($0.root) }) != nil { return true }
-        switch step {
-        case .relocate(let relocate):
-            return probe.exists(relocate.from, in: container, fileSystem: fileSystem)
-        case .split(let split):
-            return probe.exists(split.store, in: container, fileSystem: fileSystem)
-        case .migrateSchema(let migrate):
-            return MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem, probe: &probe)
-        case .quarantine(let quarantine):
-            if probe.isQuiet(quarantine.folder, in: container, fileSystem: fileSystem) { return false }
-            let folder = quarantine.folder.filePath(in: container)
-            // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
-            // support folder): one listing without a stat rules them out, the usual launch.
-            guard (try? fileSystem.anyEntry(of: folder, where: FileClassifier.mayBeStray)) == true else { return false }
-            let entries =
-                (try? FileClassifier(fileSystem: fileSystem).scan(
-                    URL(filePath: folder, directoryHint: .isDirectory), recursive: false, measuringFolders: false))
-                ?? []
-            return !FileClassifier.strays(in: entries).isEmpty
-        }
+        return step.definition.isNeeded(in: container, fileSystem: fileSystem, probe: &probe)
     }
 
     /// The pending steps of `plan` with the bytes they touch and their estimated time. Reads file
@@ -158,90 +140,12 @@ public struct Upgrader: Sendable {
         var steps: [UpgradeEstimate.Step] = []
         // Running such a plan throws before any step: there is nothing to estimate.
         guard container.undefinedAppGroup(in: plan) == nil else { return UpgradeEstimate(steps: [], budget: budget) }
-        var produced: [ContainerLocation: Int64] = [:]
-        // Where a store an earlier step moves is now, to read its tables' sizes.
-        var movedFrom: [ContainerLocation: ContainerLocation] = [:]
-        func size(_ location: ContainerLocation, withSupportFolder: Bool = true) -> Int64? {
-            if let bytes = produced[location] { return bytes }
-            let store = StoreFileSet(main: location.url(in: container))
-            guard fileSystem.exists(store.main.path) else { return nil }
-            let files = [store.main, store.sidecar(.wal)] + (withSupportFolder ? [store.supportFolder] : [])
-            return files.reduce(0) { $0 + ((try? fileSystem.treeSize($1.path)) ?? 0) }
-        }
+        var estimator = StepEstimator(container: container, fileSystem: fileSystem, throughput: throughput)
         for (index, step) in plan.steps.enumerated() {
-            let bytes: Int64
-            let seconds: Double
-            switch step {
-            case .relocate(let relocate):
-                guard let input = size(relocate.from) else { continue }
-                bytes = input
-                let rename = throughput.rename + Double(bytes) / throughput.renameRate
-                seconds =
-                    sameDevice(relocate.from, relocate.to) && relocate.strategy != .copy
-                    ? rename : rename + Double(bytes) / throughput.copy
-                produced[relocate.to] = bytes
-                produced[relocate.from] = nil
-                movedFrom[relocate.to] = movedFrom[relocate.from] ?? relocate.from
-            case .split(let split):
-                // The rows are rewritten; the external data is renamed or linked, and copied (so
-                // counted, every file measured) only to a target on another file system.
-                let copiesExternalData = !split.into.allSatisfy { sameDevice(split.store, $0.store) }
-                guard let input = size(split.store, withSupportFolder: copiesExternalData) else { continue }
-                bytes = input
-                seconds = throughput.splitSetup + Double(bytes) / throughput.split
-                for target in split.into { produced[target.store] = bytes / Int64(max(split.into.count, 1)) }
-                produced[split.store] = nil
-            case .migrateSchema(let migrate):
-                let pending =
-                    produced[migrate.store] != nil
-                    || MigrateRun.isNeeded(migrate, in: container, fileSystem: fileSystem)
-                // The database is rewritten, never its external data: not listed, not counted.
-                guard pending, let input = size(migrate.store, withSupportFolder: false) else { continue }
-                bytes = input
-                seconds =
-                    throughput.perStep
-                    + migrationSeconds(migrate, at: movedFrom[migrate.store] ?? migrate.store, bytes: bytes)
-            case .quarantine:
-                guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else { continue }
-                bytes = 0
-                seconds = throughput.perStep
-            }
+            guard let (bytes, seconds) = step.definition.estimate(&estimator) else { continue }
             steps.append(.init(index: index, description: step.description, bytes: bytes, seconds: seconds))
         }
         return UpgradeEstimate(steps: steps, budget: budget)
-    }
-
-    /// What the migrations of `migrate` cost on the store now at `location`, from their statements
-    /// and its tables' sizes; by its bytes alone when it cannot be read (not there yet, not SQLite).
-    private func migrationSeconds(
-        _ migrate: UpgradeStep.MigrateSchema, at location: ContainerLocation, bytes: Int64
-    ) -> Double {
-        let path = location.filePath(in: container)
-        let works = migrate.migrations.flatMap { MigrationCost.works($0.sql) }
-        // Only the b-trees the statements touch are read (a fifth of a 1 GB store's interior pages
-        // when one table of five is migrated), unless one touches the whole store.
-        var named: Set<String>? = []
-        for work in works {
-            switch work {
-            case .constant: continue
-            case .scan(let table), .index(let table), .rewrite(let table), .overwrite(let table):
-                named?.insert(table.lowercased())
-            case .wholeStore: named = nil
-            }
-        }
-        guard let sizes = try? BTreeSizes.read(path, fileSystem: fileSystem, tables: named) else {
-            return Double(bytes) / throughput.migrate
-        }
-        return MigrationCost.seconds(works, sizes: sizes, storeBytes: bytes, rates: throughput.migrationRates)
-    }
-
-    private func sameDevice(_ a: ContainerLocation, _ b: ContainerLocation) -> Bool {
-        func device(_ location: ContainerLocation) -> UInt64? {
-            var url = location.url(in: container).deletingLastPathComponent()
-            while !fileSystem.exists(url.path) && url.path != "/" { url.deleteLastPathComponent() }
-            return (try? fileSystem.status(url.path))?.device
-        }
-        return device(a) == device(b)
     }
 
     /// Everything a run checks before it changes anything, without changing anything: the plan
@@ -327,7 +231,7 @@ public struct Upgrader: Sendable {
         var context = StepContext(
             container: container, fileSystem: fileSystem, logger: logger, busyTimeout: busyTimeout)
         context.isCancelled = isCancelled
-        var runner = try StepRunner(context: context, kinds: JournaledSteps.kinds)
+        var runner = try StepRunner(context: context, kinds: StepKinds.journaled)
         defer { runner.release() }
         runner.boundaryHook = boundaryHook
         try refuseUnrunnable(plan)
@@ -395,33 +299,13 @@ public struct Upgrader: Sendable {
             let onProgress = { (event: RelocationProgress) in
                 progress(index, step, event.phase, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal)
             }
-            var outcome = UpgradeReport.Step.Outcome.done
-            var reason: String?
-            switch step {
-            case .relocate(let relocate):
-                let move = RelocateStep(
-                    context: context, source: relocate.from, destination: relocate.to,
-                    strategy: relocate.strategy ?? .auto)
-                relocation.add(try runner.run(move, onProgress: onProgress))
-            case .split(let split):
-                let result = try runner.run(SplitRun(context: context, step: split), onProgress: onProgress)
-                relocation.quarantined += result.quarantined
-            case .migrateSchema(let migrate):
-                if try !runner.run(MigrateRun(context: context, step: migrate), onProgress: onProgress) {
-                    outcome = .upToDate; reason = "up to date"
-                }
-            case .quarantine(let quarantine):
-                let root = quarantine.folder.url(in: container)
-                let entries = try FileClassifier(fileSystem: fileSystem).scan(
-                    root, recursive: false, measuringFolders: false)
-                let strays = QuarantineStep(context: context, root: root, entries: entries)
-                relocation.add(try runner.run(strays, onProgress: onProgress))
-            }
+            let outcome = try step.definition.run(StepRun(context: context, runner: runner, onProgress: onProgress))
+            relocation.add(outcome.relocation)
             stepsRun += 1
             report.steps.append(
                 .init(
-                    index: index, description: step.description, outcome: outcome,
-                    seconds: Date().timeIntervalSince(stepStarted), reason: reason))
+                    index: index, description: step.description, outcome: outcome.unchanged == nil ? .done : .upToDate,
+                    seconds: Date().timeIntervalSince(stepStarted), reason: outcome.unchanged))
             progress(index, step, .done)
         }
         loopEnded = true
@@ -446,7 +330,7 @@ public struct Upgrader: Sendable {
 
 /// The locations one launch check found absent, so that a chain naming a store's location in
 /// several steps (migrated by one plan, moved by the next) looks at it once.
-struct LaunchProbe {
+struct LaunchProbe: StoreProbe {
     /// The last location found absent (a store checked by consecutive steps), kept without an array.
     private var absent: ContainerLocation?
     /// What the launch record vouches for; nil to look at everything.

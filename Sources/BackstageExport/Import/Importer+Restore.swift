@@ -60,7 +60,9 @@ extension Importer {
     ) throws -> ContainerLocation {
         var location = recorded
         for plan in plans {
-            for case .relocate(let step) in plan.steps where step.from == location { location = step.to }
+            for step in plan.steps.compactMap({ $0.as(UpgradeStep.Relocate.self) }) where step.from == location {
+                location = step.to
+            }
         }
         guard location.root == .documents else { return location }
         let relocated = ContainerLocation(.applicationSupport, location.path)

@@ -8,7 +8,7 @@ extension PlanFingerprint {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var migrations: [String: String] = [:]
-        for case .migrateSchema(let step) in plan.steps {
+        for step in plan.steps.compactMap({ $0.as(UpgradeStep.MigrateSchema.self) }) {
             for migration in step.migrations {
                 migrations["\(step.store) \(migration.id)"] = SHA256.hash(Array(migration.sql.utf8))
             }

@@ -14,18 +14,15 @@ extension CatalogLint {
         for store in previous.stores { ties[store.location] = SchemaTies(try catalog.schema(of: store)) }
         var findings: [LintFinding] = []
         for step in plan.steps {
-            switch step {
-            case .relocate(let relocate):
+            if let relocate = step.as(UpgradeStep.Relocate.self) {
                 if let moved = ties.removeValue(forKey: relocate.from) { ties[relocate.to] = moved }
-            case .split(let split):
+            } else if let split = step.as(UpgradeStep.Split.self) {
                 guard let schema = ties.removeValue(forKey: split.store) else { continue }
                 findings += schema.separated(by: split).map { separation in
                     LintFinding(
                         version: name, store: split.store.description, migration: "", table: separation.tie.table,
                         severity: .error, message: separation.sentence)
                 }
-            case .migrateSchema, .quarantine:
-                continue
             }
         }
         return findings

@@ -73,7 +73,7 @@ public enum CatalogLint {
             }
         }
         var findings = try splitFindings(of: plan, reaching: name, from: previous, in: catalog)
-        for case .migrateSchema(let step) in plan.steps {
+        for step in plan.steps.compactMap({ $0.as(UpgradeStep.MigrateSchema.self) }) {
             for migration in step.migrations {
                 findings += lint(migration, tables: tables).map { table, severity, message in
                     LintFinding(

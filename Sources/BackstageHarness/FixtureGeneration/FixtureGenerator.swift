@@ -183,9 +183,9 @@ public struct FixtureGenerator: Sendable {
         }
         let plan = try UpgradePlan.load(from: planFile)
         let point: CrashPoint =
-            switch plan.steps.first {
-            case .split: CrashPoint(.split, .copied)
-            case .migrateSchema: CrashPoint(.migrateSchema, .migrating)
+            switch plan.steps.first?.kind {
+            case .split?: CrashPoint(.split, .copied)
+            case .migrateSchema?: CrashPoint(.migrateSchema, .migrating)
             default: CrashPoint(.relocate, isFirst ? .locked : .committed)
             }
         let outcome = try ChildProcess.run(

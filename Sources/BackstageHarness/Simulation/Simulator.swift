@@ -288,7 +288,7 @@ public struct Simulator: Sendable {
     /// and data checks say what their content must be.
     static func tablesWrittenByMigrations(_ steps: [UpgradeStep]) -> Set<String> {
         var tables: Set<String> = []
-        for case .migrateSchema(let step) in steps {
+        for step in steps.compactMap({ $0.as(UpgradeStep.MigrateSchema.self) }) {
             for migration in step.migrations {
                 let tokens = SQLTokens.tokens(migration.sql)
                 for (index, token) in tokens.enumerated()
@@ -330,11 +330,7 @@ public struct Simulator: Sendable {
         let container = catalog.container(at: root)
         let target = try catalog.version(to)
         let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
-        let discarded = Set(
-            steps.flatMap { step -> [String] in
-                if case .split(let split) = step { return split.discard }
-                return []
-            })
+        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard))
         let rewritten = Self.tablesWrittenByMigrations(steps)
         // Every row kept, where the plans say it goes.
         let source = try catalog.version(from)

@@ -118,59 +118,6 @@ struct RelocateStep: JournaledStep {
     }
 }
 
-/// A `quarantine` step: takes the strays among a folder's classified entries (``FileClassifier/strays(in:)``)
-/// into quarantine. Each file moves with a rename, or a copy removed only after it is complete.
-struct QuarantineStep: JournaledStep {
-    static let kind = StepKind.quarantine
-    let context: StepContext
-    /// The folder the entries were found in.
-    let root: URL
-    let entries: [ClassifiedFile]
-
-    var subject: String { root.path }
-
-    /// What the step set aside (`quarantined`).
-    func run(observing observer: MoveObserver) throws -> RelocationReport {
-        var report = RelocationReport()
-        try context.quarantineStrays(in: entries, root: root, report: &report)
-        return report
-    }
-
-    /// There is nothing half done to finish, and a quarantine never writes a journal.
-    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
-        try context.journal.clear()
-        return "nothing to finish"
-    }
-}
-
-extension SplitRun: JournaledStep {
-    static let kind = StepKind.split
-    var subject: String { step.store.path }
-
-    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
-        try SplitRun(context: context, record: record).recover()
-    }
-}
-
-extension MigrateRun: JournaledStep {
-    static let kind = StepKind.migrateSchema
-    var subject: String { step.store.path }
-
-    /// Each migration is one SQLite transaction: a crash rolled back the one in progress, and those
-    /// the step applied before it stay; a rerun applies what is missing.
-    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
-        try context.journal.clear()
-        return "rolled back the migration in progress, kept those it had completed"
-    }
-}
-
-/// The kinds of journaled step, for the runner (``StepRunner``): the ones a journal may name.
-enum JournaledSteps {
-    static var kinds: [any JournaledStep.Type] {
-        [RelocateStep.self, SplitRun.self, MigrateRun.self, QuarantineStep.self]
-    }
-}
-
 extension RelocationReport {
     /// Adds what a step moved and set aside to this report.
     mutating func add(_ step: RelocationReport) {

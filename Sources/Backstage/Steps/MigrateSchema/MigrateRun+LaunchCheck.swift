@@ -5,12 +5,13 @@ extension MigrateRun {
     /// Cheap: a `stat`, a 100-byte header read and a tiny stamp file. True when a migration may be pending.
     static func isNeeded(_ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem) -> Bool
     {
-        var probe = LaunchProbe()
+        var probe = PlainProbe()
         return isNeeded(step, in: container, fileSystem: fileSystem, probe: &probe)
     }
 
     static func isNeeded(
-        _ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem, probe: inout LaunchProbe
+        _ step: UpgradeStep.MigrateSchema, in container: AppContainer, fileSystem: FileSystem,
+        probe: inout some StoreProbe
     ) -> Bool {
         guard
             let (status, header) = probe.statusAndPrefix(step.store, in: container, count: 100, fileSystem: fileSystem),

@@ -229,3 +229,15 @@ final class MigrationHeartbeat {
         return 0
     }
 }
+
+extension MigrateRun: JournaledStep {
+    static let kind = StepKind.migrateSchema
+    var subject: String { step.store.path }
+
+    /// Each migration is one SQLite transaction: a crash rolled back the one in progress, and those
+    /// the step applied before it stay; a rerun applies what is missing.
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try context.journal.clear()
+        return "rolled back the migration in progress, kept those it had completed"
+    }
+}

@@ -434,3 +434,12 @@ struct SplitRun {
         }
     }
 }
+
+extension SplitRun: JournaledStep {
+    static let kind = StepKind.split
+    var subject: String { step.store.path }
+
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try SplitRun(context: context, record: record).recover()
+    }
+}

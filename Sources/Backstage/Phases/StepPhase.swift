@@ -28,30 +28,26 @@ public enum StepPhase: String, Sendable, Hashable, Codable, CaseIterable {
     case migrated
     /// The journal is cleared.
     case done
-
-    /// The boundaries a split passes, in order.
-    public static let splitBoundaries: [StepPhase] = [
-        .preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .sourceRemoved, .done,
-    ]
-    /// The boundaries a schema migration passes, in order.
-    public static let migrationBoundaries: [StepPhase] = [.journaled, .locked, .migrating, .migrated, .done]
-
-    /// The boundaries a move with `strategy` passes, in order.
-    public static func boundaries(for strategy: RelocationStrategy) -> [StepPhase] {
-        switch strategy {
-        case .copy:
-            [
-                .preflight, .journaled, .locked, .copying, .copied, .verified, .committed, .supportMoved,
-                .sourceRemoved, .done,
-            ]
-        case .rename, .auto: [.preflight, .journaled, .locked, .committed, .supportMoved, .sourceRemoved, .done]
-        }
-    }
 }
 
-/// The kinds of step an upgrade plan has; a journal names the one in progress.
-public enum StepKind: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    case relocate, split, migrateSchema, quarantine
+/// A kind of step an upgrade plan has: the key of its JSON object (`{"split": {...}}`), the name a
+/// journal record and a crash point (`split:verified@1`) give it. Each kind is declared with its step,
+/// in its folder of `Sources/Backstage/Steps` (`StepKind.split` in `Steps/Split`), and registered in
+/// `Steps/StepKinds.swift`; this layer names none.
+public struct StepKind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
 
     public var description: String { rawValue }
+
+    /// In JSON, a kind is its name: `"split"`.
+    public init(from decoder: Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }
