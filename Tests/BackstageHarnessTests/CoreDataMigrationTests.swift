@@ -290,4 +290,190 @@ import Testing
         #expect(program.metadata.versionHashesSource == .compiledModel)
         #expect(program.metadata.versionHashes == captured)
     }
+
+    // MARK: A model of our own
+
+    /// Three versions: Book inherits from Item; 1 → 2 renames Item.title to name (Renaming ID), makes
+    /// Shelf.items ordered, adds Author (entities renumbered) and a mandatory Book.edition with a
+    /// default; 2 → 3 adds Tag with a many-to-many Book.tags and makes Shelf.name mandatory with a
+    /// default.
+    static let library: [(name: String, contents: String)] = [
+        (
+            "Library",
+            """
+            <entity name="Item">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="shelf" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Shelf" inverseName="items" inverseEntity="Shelf"/>
+            </entity>
+            <entity name="Book" parentEntity="Item">
+                <attribute name="pages" optional="YES" attributeType="Integer 32" usesScalarValueType="YES"/>
+            </entity>
+            <entity name="Shelf">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="items" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="shelf" inverseEntity="Item"/>
+            </entity>
+            """
+        ),
+        (
+            "Library 2",
+            """
+            <entity name="Author">
+                <attribute name="name" optional="YES" attributeType="String"/>
+            </entity>
+            <entity name="Item">
+                <attribute name="name" optional="YES" attributeType="String" elementID="title"/>
+                <relationship name="shelf" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Shelf" inverseName="items" inverseEntity="Shelf"/>
+            </entity>
+            <entity name="Book" parentEntity="Item">
+                <attribute name="edition" attributeType="Integer 16" defaultValueString="1" usesScalarValueType="YES"/>
+                <attribute name="pages" optional="YES" attributeType="Integer 32" usesScalarValueType="YES"/>
+            </entity>
+            <entity name="Shelf">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="items" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="shelf" inverseEntity="Item"/>
+            </entity>
+            """
+        ),
+        (
+            "Library 3",
+            """
+            <entity name="Author">
+                <attribute name="name" optional="YES" attributeType="String"/>
+            </entity>
+            <entity name="Item">
+                <attribute name="name" optional="YES" attributeType="String" elementID="title"/>
+                <relationship name="shelf" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Shelf" inverseName="items" inverseEntity="Shelf"/>
+            </entity>
+            <entity name="Book" parentEntity="Item">
+                <attribute name="edition" attributeType="Integer 16" defaultValueString="1" usesScalarValueType="YES"/>
+                <attribute name="pages" optional="YES" attributeType="Integer 32" usesScalarValueType="YES"/>
+                <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="books" inverseEntity="Tag"/>
+            </entity>
+            <entity name="Shelf">
+                <attribute name="name" attributeType="String" defaultValueString="Unnamed"/>
+                <relationship name="items" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="shelf" inverseEntity="Item"/>
+            </entity>
+            <entity name="Tag">
+                <attribute name="label" optional="YES" attributeType="String"/>
+                <relationship name="books" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Book" inverseName="tags" inverseEntity="Book"/>
+            </entity>
+            """
+        ),
+    ]
+
+    static func writeLibrary(in scratch: TemporaryDirectory) throws -> CoreDataModel {
+        let bundle = scratch.url.appending(path: "Library.xcdatamodeld")
+        for (index, version) in library.enumerated() {
+            let folder = bundle.appending(path: "\(version.name).xcdatamodel")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let xml = """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model userDefinedModelVersionIdentifier="\(index + 1)" type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                \(version.contents)
+                </model>
+                """
+            try Data(xml.utf8).write(to: folder.appending(path: "contents"))
+        }
+        return try CoreDataModelReader.read(bundle)
+    }
+
+    /// A store of `version` as LayoutBuilder writes it, with Core Data's bookkeeping rows and `rows`.
+    static func generatedStore(
+        _ version: CoreDataModelVersion, at url: URL, rows: [String]
+    ) throws -> CoreDataStoreLayout {
+        let layout = try CoreDataStoreLayout(version)
+        try Model.make(layout, at: url)
+        let keys = layout.entities.map { "(\($0.id), '\($0.name)', \($0.superID), 0)" }.joined(separator: ", ")
+        let script = """
+            import sqlite3, sys, plistlib
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES \(keys)")
+            plist = plistlib.dumps({"NSStoreModelVersionIdentifiers": \(layout.versionIdentifiers),
+                "NSStoreModelVersionHashes": {}, "NSStoreType": "SQLite", "NSPersistenceFrameworkVersion": 1000},
+                fmt=plistlib.FMT_BINARY)
+            c.execute("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, 'F00D-CAFE', ?)", (plist,))
+            for sql in sys.argv[2:]: c.execute(sql)
+            for t in [r[0] for r in c.execute("select name from sqlite_master where type='table' and name like 'Z%' and name <> 'Z_PRIMARYKEY'")]:
+                if "Z_ENT" in [r[1] for r in c.execute("pragma table_info(%s)" % t)]:
+                    c.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT ifnull(max(Z_PK), 0) FROM %s) WHERE 'Z' || upper(Z_NAME) = '%s'" % (t, t))
+            c.commit()
+            """
+        let result = try PythonSQLite.run(script, [url.path] + rows)
+        #expect(result.status == 0, "\(result.stderr)")
+        return layout
+    }
+
+    /// The migrated store against LayoutBuilder's store of the destination version.
+    static func expectLayout(
+        _ migrated: URL, of version: CoreDataModelVersion, scratch: TemporaryDirectory
+    ) throws
+        -> Inspection
+    {
+        let layout = try CoreDataStoreLayout(version)
+        let fresh = scratch.url.appending(path: "\(version.name).sqlite")
+        try Model.make(layout, at: fresh)
+        let made = try Model.describe(migrated)
+        let expected = try Model.describe(fresh)
+        #expect(made.objects == expected.objects)
+        #expect(made.columns == expected.columns)
+        #expect(made.indexes == expected.indexes)
+        #expect(made.primarykey == layout.entities.map { [.int($0.id), .text($0.name), .int($0.superID)] })
+        #expect(made.identifiers == layout.versionIdentifiers)
+        let after = try inspect(migrated)
+        #expect(after.integrity == "ok")
+        #expect(after.problems.isEmpty, "\(after.problems)")
+        #expect(after.metadata.uuid == "F00D-CAFE" && after.metadata.version == 1)
+        return after
+    }
+
+    @Test func anInventedModelsHistoryKeepsEveryRowThroughInheritanceOrderingRenamesAndDefaults() throws {
+        let scratch = try TemporaryDirectory()
+        let model = try Self.writeLibrary(in: scratch)
+        #expect(model.versions.map(\.name) == ["Library", "Library 2", "Library 3"])
+        let store = scratch.url.appending(path: "library.sqlite")
+        let v1 = try Self.generatedStore(
+            model.versions[0], at: store,
+            rows: [
+                "INSERT INTO ZSHELF (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 3, 1, 'Fiction'), (2, 3, 4, NULL)",
+                "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZSHELF, ZPAGES, ZTITLE) VALUES (1, 1, 1, 1, NULL, 'Map'), "
+                    + "(2, 2, 1, 1, 320, 'Dune'), (3, 2, 2, 1, NULL, 'Emma'), (4, 2, 1, NULL, 100, NULL), "
+                    + "(5, 1, 3, 2, NULL, 'Atlas')",
+            ])
+        #expect(v1.entities.map(\.name) == ["Item", "Book", "Shelf"])
+        let before = try Self.inspect(store)
+
+        // 1 → 2: Author comes first now: Item 1 → 2, Book 2 → 3, Shelf 3 → 4.
+        let first = try CoreDataMigrationCompiler.compile(from: model.versions[0], to: model.versions[1])
+        #expect(first.unresolved == [.missingVersionHashes(entities: ["Book", "Shelf"])])
+        #expect(first.metadata.versionHashes == nil)
+        #expect(throws: CoreDataMigrationError.self) { try first.run(onStoreAt: store.path) }
+        #expect(try Self.inspect(store).rows == before.rows)  // refused: nothing ran
+        try first.run(onStoreAt: store.path, missingHashes: .omitForTesting)
+        let second = try Self.expectLayout(store, of: model.versions[1], scratch: scratch)
+        let items = Self.rows(second, "ZITEM")
+        for (key, row) in Self.rows(before, "ZITEM") {
+            let item = try #require(items[key])
+            #expect(item["ZNAME"] == row["ZTITLE"])
+            #expect(item["ZPAGES"] == row["ZPAGES"] && item["ZSHELF"] == row["ZSHELF"] && item["Z_OPT"] == row["Z_OPT"])
+            let isBook = row["Z_ENT"] == .int(2)
+            #expect(item["Z_ENT"] == .int(isBook ? 3 : 2))
+            #expect(item["ZEDITION"] == (isBook ? .int(1) : .null))
+        }
+        // Shelf 1 holds items 1, 2, 3 in that order, shelf 2 item 5; item 4 is on no shelf.
+        #expect([1, 2, 3, 4, 5].map { items[$0]?["Z_FOK_SHELF"] } == [.int(1), .int(2), .int(3), .null, .int(1)])
+        #expect(Self.rows(second, "ZSHELF").values.allSatisfy { $0["Z_ENT"] == .int(4) })
+        #expect(second.rows["ZAUTHOR"]?.isEmpty == true)
+
+        // 2 → 3: ZITEM stays as it is; Shelf.name's nil becomes its default; Tag and the join table start empty.
+        let next = try CoreDataMigrationCompiler.compile(from: model.versions[1], to: model.versions[2])
+        #expect(next.keptTables.contains("ZITEM"))
+        try next.run(onStoreAt: store.path, missingHashes: .omitForTesting)
+        let third = try Self.expectLayout(store, of: model.versions[2], scratch: scratch)
+        #expect(third.rows["ZITEM"] == second.rows["ZITEM"])
+        let shelves = Self.rows(third, "ZSHELF")
+        #expect(shelves[1]?["ZNAME"] == .text("Fiction") && shelves[2]?["ZNAME"] == .text("Unnamed"))
+        #expect(shelves[2]?["Z_OPT"] == .int(4))
+        #expect(third.rows["ZTAG"]?.isEmpty == true)
+        #expect(third.rows.keys.contains { $0.hasPrefix("Z_") && $0.hasSuffix("TAGS") })
+    }
 }

@@ -23,6 +23,8 @@ struct ProgramWriter {
     private(set) var kept: Set<String> = []
     private(set) var dropped: Set<String> = []
     private(set) var assumptions: [String] = []
+    /// Positions numbered after the rows are in, for ordered relationships the source did not order.
+    private var orderUpdates: [String] = []
 
     init(
         source: MigrationSide, destination: MigrationSide, plans: [Plan],
@@ -104,6 +106,18 @@ struct ProgramWriter {
             }
         }
         return result
+    }
+
+    /// The expressions of a row that keeps every column: its own columns copied, the others NULL.
+    private func unchanged(_ entity: String, in table: String) -> [String] {
+        let lineage = Set(destination.lineage(entity))
+        return (destination.columns[table] ?? []).map { column in
+            switch destination.roles[table]?[column] {
+            case .attribute(let owner, _)?, .toOne(let owner, _)?, .entityOf(let owner, _)?, .order(let owner, _)?:
+                lineage.contains(owner) ? "s." + column : "NULL"
+            case nil: "NULL"
+            }
+        }
     }
 
     private mutating func attributeValue(_ property: String, of entity: String, plan: Plan, from: String) -> String {
@@ -240,12 +254,19 @@ struct ProgramWriter {
         if let name = plan.relationships[relationship], let column = source.orderColumn(name, of: from) {
             return "s." + column
         }
-        let keyValue = try key(relationship, of: entity, plan: plan, from: from)
+        guard let keyColumn = destination.column(relationship, of: entity),
+            let order = destination.orderColumn(relationship, of: entity)
+        else { return "NULL" }
         note(
             "\(entity).\(relationship): an ordered relationship's positions are numbered 1, 2, … in key order where the source had none"
         )
-        return
-            "CASE WHEN \(keyValue) IS NULL THEN NULL ELSE row_number() OVER (PARTITION BY \(keyValue) ORDER BY s.Z_PK) END"
+        let table = destination.table(entity)
+        let update =
+            "UPDATE \(table) SET \(order) = w.n FROM (SELECT Z_PK AS pk, row_number() OVER (PARTITION BY "
+            + "\(keyColumn) ORDER BY Z_PK) AS n FROM \(table) WHERE \(keyColumn) IS NOT NULL) AS w "
+            + "WHERE \(table).Z_PK = w.pk"
+        if !orderUpdates.contains(update) { orderUpdates.append(update) }
+        return "NULL"
     }
 
     // MARK: Writing
@@ -275,7 +296,12 @@ struct ProgramWriter {
             if let from {
                 let mapped = Set(groups.flatMap { $0.entities.map(\.0) })
                 let present = Set(source.entities(in: from).map(\.id))
-                let identity = groups.allSatisfy { group in group.expressions == columns.map { "s." + $0 } }
+                let identity = groups.allSatisfy { group in
+                    group.entities.allSatisfy { pair in
+                        let name = destination.entities(in: table).first { $0.id == pair.1 }?.name ?? ""
+                        return group.expressions == unchanged(name, in: table)
+                    }
+                }
                 let sameStatement =
                     source.builder.tables.first { $0.name == table }?.sql
                     == destination.builder.tables.first { $0.name == table }?.sql
@@ -361,7 +387,7 @@ struct ProgramWriter {
         dropped = Set(aside.filter { old in !sourceOf.values.contains { $0.contains(old) } })
         var statements: [String] = aside.map { "ALTER TABLE \($0) RENAME TO \(Self.aside($0))" }
         statements += destination.builder.tables.filter { !kept.contains($0.name) }.map(\.sql)
-        statements += inserts + custom + joinInserts
+        statements += inserts + custom + joinInserts + orderUpdates
         statements += aside.map { "DROP TABLE \(Self.aside($0))" }
         for index in source.builder.indexes where kept.contains(index.table) {
             if !destination.builder.indexes.contains(where: { $0.name == index.name && $0.sql == index.sql }) {
