@@ -175,6 +175,15 @@ import Testing
                         policyClass: "CoreDataMigration_Example.Post2ToPost3MigrationPolicy")
                 ])
         }
+        let refusal = CoreDataMigrationError(
+            reason: .needsDeveloperSQL([
+                .init(
+                    destinationEntity: "Post", sourceEntity: "Post",
+                    policyClass: "CoreDataMigration_Example.Post2ToPost3MigrationPolicy")
+            ]))
+        #expect(
+            refusal.description.contains(
+                "entity Post (from Post) runs CoreDataMigration_Example.Post2ToPost3MigrationPolicy"))
         // What the policy does, in SQL: each post keeps its key and gets a Color of its own holding
         // its hex colour and a new UUID.
         let uuid =
@@ -475,5 +484,68 @@ import Testing
         #expect(shelves[2]?["Z_OPT"] == .int(4))
         #expect(third.rows["ZTAG"]?.isEmpty == true)
         #expect(third.rows.keys.contains { $0.hasPrefix("Z_") && $0.hasSuffix("TAGS") })
+    }
+
+    @Test func aToOneBecomingToManyFillsTheJoinTableFromTheKeysAndTheProgramRoundTripsAsJSON() throws {
+        let scratch = try TemporaryDirectory()
+        let bundle = scratch.url.appending(path: "Notes.xcdatamodeld")
+        let versions = [
+            """
+            <entity name="Folder">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
+            </entity>
+            <entity name="Note">
+                <attribute name="body" optional="YES" attributeType="String"/>
+                <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+            </entity>
+            """,
+            """
+            <entity name="Folder">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folders" inverseEntity="Note"/>
+            </entity>
+            <entity name="Note">
+                <attribute name="body" optional="YES" attributeType="String"/>
+                <relationship name="folders" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder" elementID="folder"/>
+            </entity>
+            """,
+        ]
+        for (index, contents) in versions.enumerated() {
+            let folder = bundle.appending(path: index == 0 ? "Notes.xcdatamodel" : "Notes \(index + 1).xcdatamodel")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let xml = """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model userDefinedModelVersionIdentifier="" type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                \(contents)
+                </model>
+                """
+            try Data(xml.utf8).write(to: folder.appending(path: "contents"))
+        }
+        let model = try CoreDataModelReader.read(bundle)
+        let store = scratch.url.appending(path: "notes.sqlite")
+        _ = try Self.generatedStore(
+            model.versions[0], at: store,
+            rows: [
+                "INSERT INTO ZFOLDER (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (1, 1, 1, 'Inbox'), (2, 1, 1, 'Work')",
+                "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZFOLDER, ZBODY) VALUES (1, 2, 1, 2, 'a'), (2, 2, 1, NULL, 'b'), "
+                    + "(3, 2, 5, 1, 'c')",
+            ])
+        let program = try CoreDataMigrationCompiler.compile(from: model.versions[0], to: model.versions[1])
+        // Both entities are plain: their hashes are proven, so nothing is unresolved.
+        #expect(program.unresolved.isEmpty)
+        let decoded = try JSONDecoder().decode(
+            CoreDataMigrationProgram.self, from: JSONEncoder().encode(program))
+        #expect(decoded == program)
+        try decoded.run(onStoreAt: store.path)
+        let after = try Self.expectLayout(store, of: model.versions[1], scratch: scratch)
+        // Folder is entity 1, Note 2: the join table of Folder.notes holds (folder, note) pairs.
+        let join = try #require(after.rows["Z_1NOTES"])
+        let pairs = Set(join.map { row in [row["Z_1FOLDERS"] ?? .null, row["Z_2NOTES"] ?? .null].description })
+        // Note 1 was in folder 2, note 3 in folder 1, note 2 in none.
+        #expect(pairs == [[Cell.int(2), .int(1)].description, [Cell.int(1), .int(3)].description])
+        #expect(Self.rows(after, "ZNOTE").mapValues { $0["ZBODY"] } == [1: .text("a"), 2: .text("b"), 3: .text("c")])
+        #expect(Self.rows(after, "ZNOTE")[3]?["Z_OPT"] == .int(5))
+        #expect(after.rows["ZNOTE"]?.allSatisfy { $0["ZFOLDER"] == nil } == true)
     }
 }
