@@ -25,6 +25,9 @@ public struct CoreDataMappingModel: Sendable, Hashable {
         public var migrationPolicyClassName: String?
         /// The destination attributes and relationships it has a mapping for.
         public var properties: [String]
+        /// The value expressions Xcode stored, by destination property (a property mapping without
+        /// one takes the source property of the same name).
+        public var valueExpressions: [String: CoreDataValueExpression] = [:]
     }
 
     /// The folder's name without `.xcmappingmodel`.
@@ -84,7 +87,18 @@ public struct CoreDataMappingModel: Sendable, Hashable {
                 migrationPolicyClassName: object.attributes["migrationpolicyclassname"].flatMap {
                     $0.isEmpty ? nil : $0
                 },
-                properties: propertyIDs.compactMap { byID[$0]?.attributes["name"] }.sorted())
+                properties: propertyIDs.compactMap { byID[$0]?.attributes["name"] }.sorted(),
+                valueExpressions: Dictionary(
+                    propertyIDs.compactMap { id -> (String, CoreDataValueExpression)? in
+                        guard let property = byID[id], let name = property.attributes["name"],
+                            let encoded = property.attributes["valueexpressiondata"], !encoded.isEmpty
+                        else { return nil }
+                        return (
+                            name,
+                            CoreDataValueExpression(
+                                archived: Data(base64Encoded: encoded, options: .ignoreUnknownCharacters))
+                        )
+                    }, uniquingKeysWith: { a, _ in a }))
         }
         return CoreDataMappingModel(
             name: folder.deletingPathExtension().lastPathComponent,

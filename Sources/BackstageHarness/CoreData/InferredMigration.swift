@@ -39,7 +39,10 @@ public enum InferredMigration {
         var claimed: [String: String] = [:]
         for entity in destination.entities {
             let key = entity.renamingIdentifier ?? entity.name
-            var from = source.entity(named: key)
+            // Core Data compares renaming identifiers (a property's or entity's name when it has
+            // none): an element renamed once keeps its Renaming ID in every later version.
+            var from =
+                source.entities.first { ($0.renamingIdentifier ?? $0.name) == key } ?? source.entity(named: key)
             if let earlier = from, let other = claimed[earlier.name] {
                 problem(entity.name, nil, .sameSource(earlier.name, alsoClaimedBy: other))
                 from = nil
@@ -52,7 +55,10 @@ public enum InferredMigration {
             }
             let sourceProperties = from.map { properties(of: $0, in: source) } ?? [:]
             for (name, property) in properties(of: entity, in: destination).sorted(by: { $0.key < $1.key }) {
-                let earlier = sourceProperties[property.renamingIdentifier ?? name]
+                let identifier = property.renamingIdentifier ?? name
+                let earlier =
+                    sourceProperties.values.first { ($0.renamingIdentifier ?? $0.name) == identifier }
+                    ?? sourceProperties[identifier]
                 sourceProperty = earlier?.name
                 switch (property, earlier) {
                 case (.attribute(let new), .attribute(let old)?):

@@ -25,11 +25,31 @@ struct LayoutBuilder {
         var name = ""
     }
 
+    /// One many-to-many join table: which column holds which side's keys and positions.
+    struct JoinTable {
+        var table: String
+        /// The entity declaring `relationship`, and the column holding its objects' keys.
+        var entity: String
+        var relationship: String
+        var entityKey: String
+        /// The entity declaring the inverse, and the column holding its objects' keys.
+        var inverseEntity: String
+        var inverse: String
+        var inverseKey: String
+        /// Position of each inverse-side object within `entity.relationship`, when ordered.
+        var relationshipOrder: String?
+        /// Position of each entity-side object within `inverseEntity.inverse`, when ordered.
+        var inverseOrder: String?
+        var reflexive: Bool
+    }
+
     let version: CoreDataModelVersion
     var numbered: [Numbered] = []
     var tables: [StoreSchema.Object] = []
     var indexes: [StoreSchema.Object] = []
     var assumptions: [String] = []
+    /// The many-to-many join tables, as the migration compiler needs to read and write them.
+    var joins: [JoinTable] = []
     private var ids: [String: Int] = [:]
     private var roots: [String: String] = [:]
     private var children: [String: [CoreDataEntity]] = [:]
@@ -298,6 +318,7 @@ struct LayoutBuilder {
                 let table: String
                 var columns: [String]
                 var orderKeys: [String] = []
+                var (keyA, keyB) = ("", "")
                 if reflexive {
                     let column = unique("Z_\(a)" + relationship.name.uppercased())
                     table = "Z_\(a)" + relationship.name.uppercased()
@@ -310,6 +331,7 @@ struct LayoutBuilder {
                 } else {
                     let columnA = unique("Z_\(a)" + inverseName.uppercased())
                     let columnB = unique("Z_\(b)" + relationship.name.uppercased())
+                    (keyA, keyB) = (columnA, columnB)
                     let aFirst = columnA < columnB
                     table = aFirst ? "Z_\(a)" + relationship.name.uppercased() : "Z_\(b)" + inverseName.uppercased()
                     columns = aFirst ? [columnA, columnB] : [columnB, columnA]
@@ -324,6 +346,14 @@ struct LayoutBuilder {
                         )
                     }
                 }
+                if reflexive { (keyA, keyB) = (columns[0], columns[1]) }
+                joins.append(
+                    JoinTable(
+                        table: table, entity: entity.name, relationship: relationship.name, entityKey: keyA,
+                        inverseEntity: inverseOwner, inverse: inverseName, inverseKey: keyB,
+                        relationshipOrder: !reflexive && relationship.isOrdered ? "Z_FOK_" + keyB.dropFirst(2) : nil,
+                        inverseOrder: !reflexive && inverse.isOrdered ? "Z_FOK_" + keyA.dropFirst(2) : nil,
+                        reflexive: reflexive))
                 let definitions = (columns + orderKeys).map { "\($0) INTEGER" }
                 tables.append(
                     .init(
