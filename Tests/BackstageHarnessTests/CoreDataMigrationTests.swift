@@ -1,5 +1,6 @@
 import BackstageHarness
 import BackstageTestSupport
+import Backstage
 import Foundation
 import Testing
 

@@ -7,6 +7,7 @@ enum StepKinds {
         UpgradeStep.Split.self,
         UpgradeStep.MigrateSchema.self,
         UpgradeStep.Quarantine.self,
+        UpgradeStep.CoreDataMigration.self,
     ]
 
     /// The kind named `kind`, nil for a name no kind has.

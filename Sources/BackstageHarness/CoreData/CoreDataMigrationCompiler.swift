@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 
 /// Compiles what Core Data's migration does between two model versions into a

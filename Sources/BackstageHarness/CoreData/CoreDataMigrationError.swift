@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 
 /// Why a Core Data migration program cannot be compiled or run: model version, entity, property,

@@ -1,48 +1,26 @@
+import Backstage
 import Foundation
 import GRDB
 
 extension CoreDataMigrationProgram {
-    /// What the runner does when the program's version hashes are unknown.
-    public enum MissingHashes: Sendable, Hashable {
-        /// Refuse to run (``CoreDataMigrationError/Reason/unresolved(_:)``): the store would be
-        /// refused by the app.
-        case refuse
-        /// Run, and leave `NSStoreModelVersionHashes` out of the metadata: for tests and benches of
-        /// the table rewrites only, never for a store an app will open.
-        case omitForTesting
-    }
-
-    /// Runs every statement on `db`, which must be inside a transaction the caller commits.
+    /// Runs the program on the store at `path` in one transaction (all of it, or nothing).
     ///
     /// - throws: ``CoreDataMigrationError`` when something is unresolved (and `missingHashes` is
     ///   `.refuse`) or `Z_METADATA` holds no plist; `DatabaseError` from SQLite.
-    public func apply(to db: Database, missingHashes: MissingHashes = .refuse) throws {
-        if !unresolved.isEmpty, missingHashes == .refuse {
-            throw CoreDataMigrationError(reason: .unresolved(unresolved))
-        }
-        for statement in statements {
-            switch statement {
-            case .sql(let sql): try db.execute(sql: sql)
-            case .writeMetadata:
-                guard let row = try Row.fetchOne(db, sql: "SELECT Z_VERSION, Z_PLIST FROM Z_METADATA"),
-                    let existing = row["Z_PLIST"] as Data?
-                else { throw CoreDataMigrationError(reason: .metadataIsNotADictionary) }
-                let version: Int64 = row["Z_VERSION"]
-                let rewritten = try Self.rewrittenMetadataPlist(existing, with: metadata)
-                try db.execute(
-                    sql: "UPDATE Z_METADATA SET Z_PLIST = ? WHERE Z_VERSION = ?", arguments: [rewritten, version])
-            }
-        }
-    }
-
-    /// Runs the program on the store at `path` in one transaction (all of it, or nothing).
     public func run(onStoreAt path: String, missingHashes: MissingHashes = .refuse) throws {
         let queue = try DatabaseQueue(path: path)
-        try queue.inTransaction { db in
-            try apply(to: db, missingHashes: missingHashes)
-            return .commit
+        defer { try? queue.close() }
+        do {
+            try queue.inTransaction { db in
+                try apply(to: db, missingHashes: missingHashes)
+                return .commit
+            }
+        } catch let refusal as Refusal {
+            switch refusal {
+            case .unresolved(let problems): throw CoreDataMigrationError(reason: .unresolved(problems))
+            case .metadataIsNotADictionary: throw CoreDataMigrationError(reason: .metadataIsNotADictionary)
+            }
         }
-        try queue.close()
     }
 }
 

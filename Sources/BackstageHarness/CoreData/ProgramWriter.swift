@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 
 /// Writes a migration program's table statements from the two sides and the entity plans.

@@ -4,9 +4,9 @@ import Foundation
 /// SQL statements that turn a store of the source version into the store Core Data leaves for the
 /// destination version, the metadata to write, and what a runner or a bench needs to know about it.
 ///
-/// Compile one with ``CoreDataMigrationCompiler``; run it with
-/// ``CoreDataMigrationProgram/apply(to:versionHashes:)`` inside one transaction. It holds no
-/// harness type: it is the `coreDataMigration` step's parameters.
+/// Compile one with `CoreDataMigrationCompiler` (BackstageHarness, from the app's model bundle); run
+/// it as an upgrade plan's `coreDataMigration` step (``UpgradeStep/CoreDataMigration``), which holds
+/// it, or with ``apply(to:missingHashes:)`` inside one transaction.
 ///
 /// For example:
 ///
@@ -142,7 +142,7 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
         var format = PropertyListSerialization.PropertyListFormat.binary
         let decoded = try PropertyListSerialization.propertyList(from: existing, options: [], format: &format)
         guard var plist = decoded as? [String: Any] else {
-            throw CoreDataMigrationError(reason: .metadataIsNotADictionary)
+            throw Refusal.metadataIsNotADictionary
         }
         plist["NSStoreModelVersionIdentifiers"] = metadata.versionIdentifiers
         plist["NSStoreModelVersionHashes"] = metadata.versionHashes

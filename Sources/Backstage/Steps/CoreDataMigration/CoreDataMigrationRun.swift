@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Runs a ``CoreDataMigrationProgram`` on its store: journaled, the store opened as the app opens it
+/// (Core Data's functions registered for its triggers), the whole program one `IMMEDIATE` transaction
+/// with `synchronous = FULL`. A crash or a power cut before the commit leaves the store as it was
+/// (SQLite rolls the transaction back), after it the store of the new version; recovery only clears
+/// the journal, and a rerun finds the store's metadata naming the destination and does nothing.
+struct CoreDataMigrationRun: JournaledStep {
+    static let kind = StepKind.coreDataMigration
+    let context: StepContext
+    let step: UpgradeStep.CoreDataMigration
+
+    var subject: String { step.store.path }
+    private var path: String { step.store.filePath(in: context.container) }
+
+    /// The store's `Z_METADATA.Z_PLIST`, read without writing anything; nil when it has none.
+    static func metadata(of path: String) throws -> Data? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "Backstage.CoreDataMigration"
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            guard try db.tableExists("Z_METADATA") else { return nil }
+            return try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA")
+        }
+    }
+
+    /// - returns: False when the store already is of the destination version (checked under its lock).
+    func run(observing observer: MoveObserver) throws -> Bool {
+        guard context.fileSystem.exists(path) else { return false }
+        try context.journal.write(
+            UpgradeJournal(step: Self.kind, phase: .journaled, source: step.store, destination: step.store))
+        observer.phase(.journaled)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(context.busyTimeout)
+        configuration.foreignKeysEnabled = false
+        MissingFunctions.configureAsTheApp(&configuration)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA threads = \(MigrateRun.sorterThreads)")
+        }
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: BulkCopy.migrationURI(path), configuration: configuration)
+        } catch let error as DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                throw RelocationError.storeInUse(path: path, timeout: context.busyTimeout)
+            }
+            throw UpgradeError(error, path: path)
+        }
+        defer { try? queue.close() }
+        let heartbeat = MigrationHeartbeat(observer: observer, phase: .locked)
+        queue.inDatabase { db in heartbeat.install(on: db) }
+        defer {
+            queue.inDatabase { db in
+                if let connection = db.sqliteConnection { sqlite3_progress_handler(connection, 0, nil, nil) }
+            }
+            withExtendedLifetime(heartbeat) {}
+        }
+        let program = step.program
+        let half = max(1, program.statements.count / 2)
+        var ran = false
+        do {
+            try queue.inTransaction(.immediate) { db in
+                observer.phase(.locked)
+                // Under the lock: a store already of the destination version (another run, the app's own
+                // Core Data) is left alone.
+                if let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"),
+                    program.isDestination(plist)
+                {
+                    return .rollback
+                }
+                if context.isCancelled() { throw UpgradeError.cancelled(step: step.description) }
+                try program.apply(to: db, missingHashes: step.missingHashes ?? .refuse) { done in
+                    // Inside the transaction: a crash here leaves nothing of the migration.
+                    if done == half {
+                        heartbeat.phase = .migrating
+                        observer.phase(.migrating)
+                    }
+                }
+                ran = true
+                return .commit
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && context.isCancelled() {
+            throw UpgradeError.cancelled(step: step.description)
+        } catch let error as DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                throw RelocationError.storeInUse(path: path, timeout: context.busyTimeout)
+            }
+            throw UpgradeError.migrationFailed(
+                store: path, id: step.migrationID, message: error.message ?? "\(error.resultCode)")
+        } catch let refusal as CoreDataMigrationProgram.Refusal {
+            throw UpgradeError.migrationFailed(store: path, id: step.migrationID, message: refusal.description)
+        }
+        observer.phase(.migrated)
+        try queue.close()
+        try context.journal.clear()
+        observer.phase(.done)
+        return ran
+    }
+
+    /// The program is one transaction: a crash rolled it back, or it had committed. Either way the
+    /// store is whole; a rerun migrates it when its metadata does not name the destination.
+    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+        try context.journal.clear()
+        return "the Core Data migration in progress was rolled back by SQLite, or had committed"
+    }
+}

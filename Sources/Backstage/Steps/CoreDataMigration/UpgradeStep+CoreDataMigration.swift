@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+
+extension StepKind {
+    /// Core Data's migration between two model versions: ``UpgradeStep/CoreDataMigration``.
+    public static let coreDataMigration = StepKind(rawValue: "coreDataMigration")
+}
+
+extension UpgradeStep {
+    /// Does to a Core Data store what Core Data's migration from one model version to the next does
+    /// (``CoreDataMigrationProgram``), in one transaction: the tables rewritten, `Z_PRIMARYKEY` and
+    /// `Z_METADATA` left as Core Data leaves them for the new version, every row kept.
+    public static func coreDataMigration(_ step: CoreDataMigration) -> UpgradeStep { UpgradeStep(step) }
+
+    /// The parameters of ``UpgradeStep/coreDataMigration(_:)``.
+    public struct CoreDataMigration: Sendable, Hashable, Codable {
+        /// The Core Data store.
+        public var store: ContainerLocation
+        /// What the migration does, compiled from the two model versions.
+        public var program: CoreDataMigrationProgram
+        /// `omitForTesting` runs a program whose version hashes are unknown, leaving them out of the
+        /// metadata: for simulations and benches of the rewrites only. Refused by default.
+        public var missingHashes: CoreDataMigrationProgram.MissingHashes?
+
+        public init(
+            store: ContainerLocation, program: CoreDataMigrationProgram,
+            missingHashes: CoreDataMigrationProgram.MissingHashes? = nil
+        ) {
+            self.store = store
+            self.program = program
+            self.missingHashes = missingHashes
+        }
+    }
+}
+
+extension UpgradeStep.CoreDataMigration: StepDefinition {
+    static let kind = StepKind.coreDataMigration
+    /// As a schema migration's: the whole program is one transaction, `migrating` inside it.
+    static let phases: [StepPhase] = [.journaled, .locked, .migrating, .migrated, .done]
+    static var journaled: any JournaledStep.Type { CoreDataMigrationRun.self }
+
+    /// The id journal records and errors name: `Model 2 → Model 3`.
+    var migrationID: String { "\(program.sourceVersion) → \(program.destinationVersion)" }
+
+    public var description: String { "migrate Core Data \(store): \(migrationID)" }
+
+    var locations: [ContainerLocation] { [store] }
+
+    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+        predicate(store) ? store : nil
+    }
+
+    var storeFields: [(field: String, location: ContainerLocation)] { [("store", store)] }
+    var launchLook: LaunchLook? { .store(store) }
+
+    var fieldProblems: [String] {
+        var problems = [StepFields.problem(store, ".store")].compactMap { $0 }
+        if program.statements.isEmpty { problems.append(".program has no statement: compile it from the two models") }
+        if !program.unresolved.isEmpty, missingHashes != .omitForTesting {
+            problems.append(
+                ".program is unresolved (\(program.unresolved.map(\.description).joined(separator: "; "))): "
+                    + "give the destination's version hashes (a compiled model's VersionInfo.plist or a captured store)"
+            )
+        }
+        return problems
+    }
+
+    func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
+        flow.migrate(store, [(migrationID, program.sql.joined(separator: ";\n"))], at: index)
+    }
+
+    /// The store is there and its metadata does not name the destination yet (one read of `Z_METADATA`).
+    func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
+        guard probe.exists(store, in: container, fileSystem: fileSystem) else { return false }
+        guard let plist = try? CoreDataMigrationRun.metadata(of: store.filePath(in: container)) else { return true }
+        return !program.isDestination(plist)
+    }
+
+    /// The rewritten tables' bytes at the migration rate; the store's when they cannot be read.
+    func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
+        var probe = PlainProbe()
+        let pending =
+            estimator.produced[store] != nil
+            || isNeeded(in: estimator.container, fileSystem: estimator.fileSystem, probe: &probe)
+        guard pending, let bytes = estimator.size(store, withSupportFolder: false) else { return nil }
+        let path = (estimator.movedFrom[store] ?? store).filePath(in: estimator.container)
+        let read = Set(program.tablesRead.map { $0.lowercased() })
+        let sizes = try? BTreeSizes.read(path, fileSystem: estimator.fileSystem, tables: read)
+        let rewritten =
+            sizes.map { sizes in read.reduce(Int64(0)) { $0 + (sizes.bytesWithIndexes(of: $1) ?? 0) } } ?? bytes
+        return (bytes, estimator.throughput.perStep + Double(rewritten) / estimator.throughput.migrate)
+    }
+
+    func run(_ run: StepRun) throws -> StepOutcome {
+        var outcome = StepOutcome()
+        if try !run.run(CoreDataMigrationRun(context: run.context, step: self)) { outcome.unchanged = "up to date" }
+        return outcome
+    }
+
+    func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
+        account.exists(store) ? ("up to date", nil) : account.absentInPlace(store, index: index)
+    }
+
+    /// Runs the program's SQL on the empty copy of the schema the store will have: a statement that
+    /// does not compile there fails the dry run, before anything is changed.
+    func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
+        let current = rehearsal.store(at: store)
+        if current.isAbsent { try rehearsal.refuseTypo(of: store, at: index) }
+        var probe = PlainProbe()
+        if case .disk(let path) = current, path == store.filePath(in: rehearsal.container),
+            !isNeeded(in: rehearsal.container, fileSystem: rehearsal.fileSystem, probe: &probe)
+        {
+            return
+        }
+        guard let copy = try rehearsal.schema(of: current) else { return }
+        do {
+            try copy.queue.inTransaction { db in
+                try program.apply(to: db, missingHashes: .omitForTesting, metadata: false)
+                return .commit
+            }
+            rehearsal.place(.copy(copy.queue, exact: copy.exact), at: store)
+        } catch let error as DatabaseError {
+            let path = store.filePath(in: rehearsal.container)
+            guard copy.exact else {
+                rehearsal.logger.notice(
+                    "Core Data migration not rehearsed past a failure", metadata: ["store": "\(path)"])
+                rehearsal.place(.unknown, at: store)
+                return
+            }
+            throw UpgradeError.migrationWouldFail(
+                store: path, id: migrationID, message: error.message ?? "\(error.resultCode)")
+        }
+    }
+}
