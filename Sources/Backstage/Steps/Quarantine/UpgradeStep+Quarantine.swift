@@ -58,12 +58,15 @@ extension UpgradeStep.Quarantine: StepDefinition {
         let path = folder.filePath(in: container)
         // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
         // support folder): one listing without a stat rules them out, the usual launch.
-        guard (try? fileSystem.anyEntry(of: path, where: FileClassifier.mayBeStray)) == true else { return false }
-        let entries =
-            (try? FileClassifier(fileSystem: fileSystem).scan(
-                URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false))
-            ?? []
-        return !FileClassifier.strays(in: entries).isEmpty
+        // A folder that cannot be read is not "nothing to quarantine": the run reads it and says why.
+        do {
+            guard try fileSystem.anyEntry(of: path, where: FileClassifier.mayBeStray) else { return false }
+            let entries = try FileClassifier(fileSystem: fileSystem).scan(
+                URL(filePath: path, directoryHint: .isDirectory), recursive: false, measuringFolders: false)
+            return !FileClassifier.strays(in: entries).isEmpty
+        } catch {
+            return fileSystem.exists(path)
+        }
     }
 
     func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {

@@ -101,8 +101,24 @@ struct SplitRun {
             try removeSource(lockedBy: lock)
         } catch {
             if !committed {
-                for target in targets { try? removeTemporaries(target) }
-                try? context.journal.clear()
+                // Undone only when every temporary is gone: else the journal stays, and the next run's
+                // recovery discards what is left before it splits again.
+                var undone = true
+                for target in targets {
+                    do { try removeTemporaries(target) } catch let failure {
+                        undone = false
+                        context.logger.warning(
+                            "a split's temporary could not be removed; the journal is kept",
+                            metadata: ["store": "\(target.main.path)", "error": "\(failure)"])
+                    }
+                }
+                if undone {
+                    do { try context.journal.clear() } catch let failure {
+                        context.logger.warning(
+                            "the journal of an undone split stays; the next run clears it",
+                            metadata: ["error": "\(failure)"])
+                    }
+                }
             }
             // SQLite's failures reading the source (its schema, under the lock) name the source.
             if let error = error as? DatabaseError { throw UpgradeError(error, path: src.main.path) }
