@@ -4,7 +4,6 @@ import BackstageHarness
 import Foundation
 
 extension FixtureState: ExpressibleByArgument {}
-extension SchemaGenerator.Ending: ExpressibleByArgument {}
 
 /// `--catalog DIR`: an app's catalog; without it, the bundled Notes sample.
 struct CatalogOption: ParsableArguments {
@@ -114,32 +113,5 @@ struct Fixture: AsyncParsableCommand {
         }
         lines.append("  run with --json for per-table row counts and content hashes")
         Output.out(lines.joined(separator: "\n"))
-    }
-}
-
-/// The killed writer of the fixture states: appends rows to a store of a catalog, then closes or
-/// dies as asked. Runs in a child process.
-struct FixtureWriter: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "fixture-writer",
-        abstract: "Append generated rows to a store, then close or die by SIGKILL.",
-        shouldDisplay: false
-    )
-
-    @Argument var store: String
-    @Option var catalog: String
-    /// The store's schema file, relative to the catalog.
-    @Option var schema: String
-    @Option var seed: UInt64 = 1
-    @Option var rows = 10
-    @Option var ending: SchemaGenerator.Ending = .close
-
-    func run() throws {
-        let folder = try CatalogFolder(at: URL(filePath: catalog))
-        guard let entry = folder.manifest.versions.flatMap(\.stores).first(where: { $0.schema == schema }) else {
-            throw CatalogError.unreadable(path: schema, reason: "no store of the catalog has this schema file")
-        }
-        try SchemaGenerator(schema: try folder.schema(of: entry), seed: seed, mainTable: entry.mainTable).append(
-            to: StoreFileSet(main: URL(filePath: store)), rows: rows, ending: ending)
     }
 }

@@ -260,7 +260,8 @@ public struct Simulator: Sendable {
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
             run.crashed = try runner.run(base, cut: powerCut).cut
         } else if let crashPoint {
-            let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint.description])
+            let killed = try ChildProcess.run(
+                ChildProcess.simulateChild(beside: executable), base + ["--crash-at", crashPoint.description])
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 {
                 run.failures.append("the interrupted run failed: \(killed.stderr)")
