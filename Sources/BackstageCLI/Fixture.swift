@@ -37,7 +37,7 @@ struct Fixture: AsyncParsableCommand {
     var documents: String?
 
     @Option(help: "Approximate size of the stores and their external data, such as 500KB, 2MB, 1GB.")
-    var size: String = "2MB"
+    var size = ByteCount(2_000_000, written: "2MB")
 
     @Option(help: "clean, wal-pending, hot-journal, both-locations, interrupted or orphan-sidecars.")
     var state: FixtureState = .clean
@@ -49,9 +49,6 @@ struct Fixture: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard FixtureSpec.parseSize(size) != nil else {
-            throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.")
-        }
         if catalogOption.catalog == nil, let notes = try? CatalogFolder.notes(),
             !notes.manifest.versions.contains(where: { $0.name == layout })
         {
@@ -67,7 +64,7 @@ struct Fixture: AsyncParsableCommand {
             filePath: directory,
             relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
         ).standardizedFileURL
-        let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
+        let spec = FixtureSpec(layout: layout, size: size.bytes, state: state, seed: seed)
         let started = ContinuousClock.now
         let given = documents.map {
             URL(

@@ -10,17 +10,6 @@ public enum CrashPoints: Sendable, Hashable, Codable {
     case none
     /// The first `n` boundaries, spread evenly over the chain.
     case count(Int)
-
-    /// Parses `all`, `none` or a number.
-    public init?(_ text: String) {
-        switch text {
-        case "all": self = .all
-        case "none": self = .none
-        default:
-            guard let n = Int(text), n >= 0 else { return nil }
-            self = .count(n)
-        }
-    }
 }
 
 /// One simulated upgrade: a fixture, the plan chain killed at one point (or not), rerun, checked.
