@@ -29,8 +29,9 @@ let package = Package(
         .library(name: "BackstageExport", targets: ["BackstageExport"]),
         .library(name: "BackstageHarness", targets: ["BackstageHarness"]),
         .executable(name: "backstage", targets: ["BackstageMain"]),
-        // The simulator's child: `backstage`'s commands run with the disk recorder installed (power
-        // cuts), so that neither `backstage` nor any library an app links carries the recorder.
+        // The simulator's child: `backstage`'s commands with the crash hooks (`--crash-at`), the fixture
+        // states' killed writer and the disk recorder (power cuts), so that neither `backstage` nor any
+        // library an app links carries them.
         .executable(name: "backstage-simulate-child", targets: ["BackstageSimulateChild"]),
     ],
     dependencies: [
@@ -91,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "BackstageSimulateChild",
             dependencies: [
-                "Backstage", "BackstageCLI", "CBackstageDiskRecorder",
+                "Backstage", "BackstageExport", "BackstageHarness", "BackstageCLI", "CBackstageDiskRecorder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -14,7 +14,7 @@ struct BackstageCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
-            Inspect.self, Fixture.self, Simulate.self, Bench.self, FixtureWriter.self,
+            Inspect.self, Fixture.self, Simulate.self, Bench.self,
         ]
     )
 
@@ -30,20 +30,22 @@ struct BackstageCommand: AsyncParsableCommand {
 }
 
 /// The command line's entry point, shared by `backstage` (Sources/BackstageMain) and the simulator's
-/// child (Sources/BackstageSimulateChild), which runs these same commands with a disk recorder.
+/// child (Sources/BackstageSimulateChild), whose own root wraps these commands with its crash hooks.
 package enum BackstageCommandLine {
-    /// Parses `arguments` (nil: the process's, after its name), runs the command and exits with its
-    /// status.
-    package static func run(_ arguments: [String]? = nil) async -> Never {
+    /// Parses `arguments` (nil: the process's, after its name) as commands of `root`, runs the
+    /// command and exits with its status, the CLI contract's.
+    package static func run(
+        _ root: any ParsableCommand.Type = BackstageCommand.self, _ arguments: [String]? = nil
+    ) async -> Never {
         do {
-            var command = try BackstageCommand.parseAsRoot(arguments)
+            var command = try root.parseAsRoot(arguments)
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
         } catch {
-            exit(Output.report(error))
+            exit(Output.report(error, root: root))
         }
         exit(0)
     }

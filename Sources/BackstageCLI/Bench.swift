@@ -64,25 +64,25 @@ struct Bench: AsyncParsableCommand {
     var budget: Double = Upgrader.defaultBudget
 
     @Option(help: "Comma-separated data sizes, such as 10MB,100MB,1GB.")
-    var sizes = "10MB,100MB"
+    var sizes = CommaSeparated([ByteCount(10_000_000, written: "10MB"), ByteCount(100_000_000, written: "100MB")])
 
     @Option(help: "Runs per case; the median is reported, with the spread (default: 3; with --store-size, 1).")
     var runs: Int?
 
     @Option(help: "The size the schema migration step is timed at, such as 1GB (default: every size).")
-    var migrationSize: String?
+    var migrationSize: ByteCount?
 
     @Option(help: "Which caches to time each case with: warm, cold, or warm,cold.")
-    var cache = "warm,cold"
+    var cache = CommaSeparated(BenchCache.allCases)
 
     @Option(help: "Where to generate the data (default: a new temporary folder, removed afterwards).")
     var workspace: String?
 
     @Option(help: "Comma-separated file counts, such as 10000,100000: time how cost grows with the files.")
-    var files: String?
+    var files: CommaSeparated<FileCount>?
 
     @Option(help: "With --files, also time a store of this size (such as 10GB) through relocate, split and migrate.")
-    var storeSize: String?
+    var storeSize: ByteCount?
 
     @Option(help: "Write the full report as JSON to this file.")
     var json: String?
@@ -116,39 +116,16 @@ struct Bench: AsyncParsableCommand {
             valueName: "file.sql"))
     var generateSchemas: [String] = []
 
-    var parsedCaches: [BenchCache]? {
-        let names = cache.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let caches = names.compactMap(BenchCache.init(rawValue:))
-        return caches.count == names.count && !caches.isEmpty ? caches : nil
-    }
-
-    var parsedFileCounts: [Int]? {
-        files.map { $0.split(separator: ",").compactMap { Int($0.replacingOccurrences(of: "_", with: "")) } }
-    }
-
-    var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
+    var parsedSizes: [Int64] { sizes.items.map(\.bytes) }
 
     func validate() throws {
-        guard !parsedSizes.isEmpty, parsedSizes.count == sizes.split(separator: ",").count else {
-            throw ValidationError(
-                "--sizes \(sizes) is not a list of sizes: write numbers with KB, MB or GB, such as 10MB,600MB.")
-        }
-        if let files, parsedFileCounts?.count != files.split(separator: ",").count {
-            throw ValidationError("--files \(files) is not a list of file counts, such as 10000,100000.")
-        }
         if files != nil, svg != nil || markdown {
             throw ValidationError("--svg and --markdown chart --sizes and --catalog runs: with --files, use --json.")
         }
-        if let storeSize {
-            guard files != nil, FixtureSpec.parseSize(storeSize) != nil else {
-                throw ValidationError("--store-size \(storeSize) needs --files and a size such as 10GB.")
-            }
+        if let storeSize, files == nil {
+            throw ValidationError("--store-size \(storeSize.defaultValueDescription) needs --files.")
         }
         guard (runs ?? 1) >= 1 else { throw ValidationError("--runs must be at least 1.") }
-        guard parsedCaches != nil else { throw ValidationError("--cache \(cache) is not warm, cold or warm,cold.") }
-        if let migrationSize, FixtureSpec.parseSize(migrationSize) == nil {
-            throw ValidationError("--migration-size \(migrationSize) is not a size: write it as 1GB or 600MB.")
-        }
         guard !BuildConfiguration.isDebug || allowDebug || replot != nil else {
             throw ValidationError(
                 """
@@ -170,7 +147,7 @@ struct Bench: AsyncParsableCommand {
             try redraw(URL(filePath: replot))
             return
         }
-        if let counts = parsedFileCounts {
+        if let counts = files?.items.map(\.count) {
             try runScaling(counts, in: folder)
             return
         }
@@ -181,8 +158,8 @@ struct Bench: AsyncParsableCommand {
         var runner = BenchRunner(executable: Executable.url, sizes: parsedSizes, runs: runs ?? 3, workspace: folder)
         runner.generationCatalogs = try generateCatalogs.map { try CatalogFolder(at: URL(filePath: $0)) }
         runner.generationSchemas = generateSchemas.map { URL(filePath: $0) }
-        runner.migrationSize = migrationSize.flatMap(FixtureSpec.parseSize)
-        runner.caches = parsedCaches ?? BenchCache.allCases
+        runner.migrationSize = migrationSize?.bytes
+        runner.caches = cache.items
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         progress.show(ProgressText(label: "bench", total: nil, unit: "runs", detail: "preparing the data"))
         runner.log = { line, _ in progress.show { $0.detail = line } }
@@ -252,9 +229,9 @@ struct Bench: AsyncParsableCommand {
     /// How cost grows with the number of files, and a large store's operations.
     private func runScaling(_ counts: [Int], in folder: URL) throws {
         var bench = ScalingBench(executable: Executable.url, fileCounts: counts, workspace: folder)
-        bench.storeBytes = storeSize.flatMap { FixtureSpec.parseSize($0) }
+        bench.storeBytes = storeSize?.bytes
         bench.storeRuns = runs ?? 1
-        bench.caches = parsedCaches ?? BenchCache.allCases
+        bench.caches = cache.items
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         progress.show(ProgressText(label: "bench", total: nil, unit: "runs"))
         bench.log = { line in progress.show { $0.detail = line } }

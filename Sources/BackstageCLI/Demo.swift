@@ -24,7 +24,7 @@ struct Demo: AsyncParsableCommand {
     var directory: String?
 
     @Option(help: "Approximate size of the version-1 store, such as 2MB.")
-    var size = "2MB"
+    var size = ByteCount(2_000_000, written: "2MB")
 
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
@@ -44,12 +44,6 @@ struct Demo: AsyncParsableCommand {
         var archiveEntries: Int
         var documentsReadBack: Int
         var documentsDiffering: [String]
-    }
-
-    func validate() throws {
-        guard FixtureSpec.parseSize(size) != nil else {
-            throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.")
-        }
     }
 
     func run() async throws {
@@ -77,7 +71,7 @@ struct Demo: AsyncParsableCommand {
 
         say("1. Building the version-1 container of the sample Notes app in \(root.path)")
         let spec = FixtureSpec(
-            layout: "v1", size: FixtureSpec.parseSize(size) ?? 2_000_000, state: .walPending, seed: 1)
+            layout: "v1", size: size.bytes, state: .walPending, seed: 1)
         _ = try await timed("build") {
             try FixtureGenerator(executable: Executable.url, catalog: try CatalogFolder.notes()).generate(
                 spec, at: root)

@@ -4,27 +4,6 @@ import BackstageHarness
 import Foundation
 
 extension FixtureState: ExpressibleByArgument {}
-extension SchemaGenerator.Ending: ExpressibleByArgument {}
-
-/// `--catalog DIR`: an app's catalog; without it, the bundled Notes sample.
-struct CatalogOption: ParsableArguments {
-    @Option(
-        help: ArgumentHelp(
-            "The app's catalog folder (made with `backstage catalog init`); default: the bundled Notes sample.",
-            valueName: "dir"),
-        completion: .directory)
-    var catalog: String?
-
-    func load() throws -> CatalogFolder {
-        try CatalogFolder.at(
-            catalog.map {
-                URL(
-                    filePath: $0,
-                    relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
-                ).standardizedFileURL
-            })
-    }
-}
 
 struct Fixture: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -58,7 +37,7 @@ struct Fixture: AsyncParsableCommand {
     var documents: String?
 
     @Option(help: "Approximate size of the stores and their external data, such as 500KB, 2MB, 1GB.")
-    var size: String = "2MB"
+    var size = ByteCount(2_000_000, written: "2MB")
 
     @Option(help: "clean, wal-pending, hot-journal, both-locations, interrupted or orphan-sidecars.")
     var state: FixtureState = .clean
@@ -70,9 +49,6 @@ struct Fixture: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard FixtureSpec.parseSize(size) != nil else {
-            throw ValidationError("--size \(size) is not a size: write a number with KB, MB or GB, such as 2MB.")
-        }
         if catalogOption.catalog == nil, let notes = try? CatalogFolder.notes(),
             !notes.manifest.versions.contains(where: { $0.name == layout })
         {
@@ -88,7 +64,7 @@ struct Fixture: AsyncParsableCommand {
             filePath: directory,
             relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
         ).standardizedFileURL
-        let spec = FixtureSpec(layout: layout, size: FixtureSpec.parseSize(size) ?? 0, state: state, seed: seed)
+        let spec = FixtureSpec(layout: layout, size: size.bytes, state: state, seed: seed)
         let started = ContinuousClock.now
         let given = documents.map {
             URL(
@@ -114,32 +90,5 @@ struct Fixture: AsyncParsableCommand {
         }
         lines.append("  run with --json for per-table row counts and content hashes")
         Output.out(lines.joined(separator: "\n"))
-    }
-}
-
-/// The killed writer of the fixture states: appends rows to a store of a catalog, then closes or
-/// dies as asked. Runs in a child process.
-struct FixtureWriter: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "fixture-writer",
-        abstract: "Append generated rows to a store, then close or die by SIGKILL.",
-        shouldDisplay: false
-    )
-
-    @Argument var store: String
-    @Option var catalog: String
-    /// The store's schema file, relative to the catalog.
-    @Option var schema: String
-    @Option var seed: UInt64 = 1
-    @Option var rows = 10
-    @Option var ending: SchemaGenerator.Ending = .close
-
-    func run() throws {
-        let folder = try CatalogFolder(at: URL(filePath: catalog))
-        guard let entry = folder.manifest.versions.flatMap(\.stores).first(where: { $0.schema == schema }) else {
-            throw CatalogError.unreadable(path: schema, reason: "no store of the catalog has this schema file")
-        }
-        try SchemaGenerator(schema: try folder.schema(of: entry), seed: seed, mainTable: entry.mainTable).append(
-            to: StoreFileSet(main: URL(filePath: store)), rows: rows, ending: ending)
     }
 }

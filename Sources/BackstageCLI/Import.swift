@@ -5,12 +5,8 @@ import Foundation
 
 extension ConflictPolicy: ExpressibleByArgument {}
 
-extension ImportBoundary: ExpressibleByArgument {
-    package init?(argument: String) { self.init(argument) }
-}
-
-struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Import: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         abstract: "Restore an archive into a container's Documents folder, all or nothing.",
         discussion: """
             Every entry is checked before it is written, and written only into a staging folder; the \
@@ -37,6 +33,8 @@ struct Import: AsyncParsableCommand {
               backstage import notes.zip ~/Containers/MyApp --on-conflict keep-both
             """
     )
+
+    package init() {}
 
     @Argument(help: "The archive to restore (zip, tar, tar.gz, tar.bz2, tar.xz, tar.zst, 7z...).", completion: .file())
     var archive: String
@@ -68,10 +66,7 @@ struct Import: AsyncParsableCommand {
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
-    @Option(help: .private)
-    var crashAt: ImportBoundary?
-
-    func validate() throws {
+    package func validate() throws {
         // `import CONTAINER ARCHIVE`, the arguments swapped: say so, rather than "ARCHIVE is not a folder".
         var isFolder: ObjCBool = false
         if let container = options.container, options.layout == .ios,
@@ -84,7 +79,11 @@ struct Import: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    package func run() async throws { try await run(boundaryHook: nil) }
+
+    /// The run, with `boundaryHook` called at each boundary of the move-in: the simulator's child
+    /// (Sources/BackstageSimulateChild) kills itself there; `backstage` passes none.
+    package func run(boundaryHook: (@Sendable (ImportBoundary) -> Void)?) async throws {
         let container = try declared.declaring(in: try options.resolve())
         let source = URL(
             filePath: archive,
@@ -95,11 +94,7 @@ struct Import: AsyncParsableCommand {
         let started = ContinuousClock.now
         var finished: ImportReport?
         var importer = Importer(container: container)
-        if let crashAt {
-            importer.boundaryHook = { boundary in
-                if boundary == crashAt { kill(getpid(), SIGKILL) }
-            }
-        }
+        importer.boundaryHook = boundaryHook
         for try await event in importer.events(
             from: source,
             options: ImportOptions(

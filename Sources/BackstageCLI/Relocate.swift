@@ -4,7 +4,6 @@ import Foundation
 import Logging
 
 extension RelocationStrategy: ExpressibleByArgument {}
-extension StepPhase: ExpressibleByArgument {}
 extension ContainerRoot {
     /// A root named on the command line, or a usage error that says which names a root takes (the
     /// parser's own "the value 'g' is invalid" left the `group.` rule unsaid).
@@ -17,8 +16,8 @@ extension ContainerRoot {
     }
 }
 
-struct Relocate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Relocate: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         abstract: "Move the stores in Documents to Application Support (or an App Group) without losing a row.",
         discussion: """
             Every store of the app found in Documents (those its --plan or --catalog declare, or each \
@@ -41,6 +40,8 @@ struct Relocate: AsyncParsableCommand {
               backstage relocate ~/Containers/MyApp --from applicationSupport --to group.com.example.notes --app-group group.com.example.notes=/srv/Shared/notes
             """
     )
+
+    package init() {}
 
     @OptionGroup var options: ContainerOptions
     @OptionGroup var groups: AppGroupOptions
@@ -74,15 +75,16 @@ struct Relocate: AsyncParsableCommand {
     @Flag(help: "Log each phase of each move, with its duration, on stderr.")
     var verbose = false
 
-    @Option(help: .private)
-    var crashAt: StepPhase?
-
-    func validate() throws {
+    package func validate() throws {
         guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more seconds.") }
         guard from != to else { throw ValidationError("--from and --to are both \(to): the stores would not move.") }
     }
 
-    func run() async throws {
+    package func run() async throws { try await run(phaseHook: nil) }
+
+    /// The run, with `phaseHook` called at every phase boundary of every move: the simulator's child
+    /// (Sources/BackstageSimulateChild) kills itself there; `backstage` passes none.
+    package func run(phaseHook: (@Sendable (String, StepPhase) -> Void)?) async throws {
         let container = try declared.declaring(
             in: try groups.adding(to: try options.resolve(), layout: options.layout), root: from)
         let stores = container.defines(from) ? try declared.storePaths(in: container[from]) : stores
@@ -91,11 +93,7 @@ struct Relocate: AsyncParsableCommand {
         }
         try InterruptedImport.recover(in: container)
         var relocator = Relocator(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
-        if let crashAt {
-            relocator.phaseHook = { _, phase in
-                if phase == crashAt { kill(getpid(), SIGKILL) }
-            }
-        }
+        relocator.phaseHook = phaseHook
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
         var report = RelocationReport()
         for try await event in relocator.events(

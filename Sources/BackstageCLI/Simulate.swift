@@ -37,13 +37,13 @@ struct Simulate: AsyncParsableCommand {
     var to = "v4"
 
     @Option(help: "Comma-separated fixture sizes, such as 500KB,2MB.")
-    var sizes = "1MB"
+    var sizes = CommaSeparated([ByteCount(1_000_000, written: "1MB")])
 
     @Option(help: "Comma-separated states, or all.")
-    var states = "all"
+    var states = FixtureStates.all
 
     @Option(help: "all (every boundary), none (uninterrupted runs) or a number of boundaries spread over the chain.")
-    var crashPoints = "all"
+    var crashPoints = CrashPoints.all
 
     @Option(help: "Extra runs per size and state, each killed by SIGKILL at a random instant of the upgrade.")
     var randomKills = 0
@@ -52,7 +52,7 @@ struct Simulate: AsyncParsableCommand {
     var powerLoss = false
 
     @Option(help: "With --power-loss: all (a cut after every operation) or at most this many cuts.")
-    var powerCuts = "all"
+    var powerCuts = PowerCutScope.all
 
     @Option(help: "The launch budget in seconds: slower runs are flagged \"would be killed at launch\".")
     var budget: Double = Upgrader.defaultBudget
@@ -76,12 +76,6 @@ struct Simulate: AsyncParsableCommand {
             valueName: "file"))
     var plans: [String] = []
 
-    var parsedSizes: [Int64] { sizes.split(separator: ",").compactMap { FixtureSpec.parseSize(String($0)) } }
-    var parsedStates: [FixtureState] {
-        states == "all"
-            ? FixtureState.allCases : states.split(separator: ",").compactMap { FixtureState(rawValue: String($0)) }
-    }
-
     func validate() throws {
         if catalogOption.catalog == nil, let versions = try? CatalogFolder.notes().manifest.versions.map(\.name) {
             for version in [from, to] where !versions.contains(version) {
@@ -93,21 +87,7 @@ struct Simulate: AsyncParsableCommand {
                 throw ValidationError("--from must not be newer than --to.")
             }
         }
-        guard parsedSizes.count == sizes.split(separator: ",").count, !parsedSizes.isEmpty else {
-            throw ValidationError("--sizes \(sizes): write sizes such as 500KB,2MB.")
-        }
-        guard states == "all" || parsedStates.count == states.split(separator: ",").count else {
-            throw ValidationError(
-                "--states \(states): use all or some of \(FixtureState.allCases.map(\.rawValue).joined(separator: ", "))."
-            )
-        }
-        guard CrashPoints(crashPoints) != nil else {
-            throw ValidationError("--crash-points must be all, none or a number.")
-        }
         guard randomKills >= 0 else { throw ValidationError("--random-kills must be 0 or more.") }
-        guard powerCuts == "all" || (Int(powerCuts) ?? 0) > 0 else {
-            throw ValidationError("--power-cuts must be all or a number above 0.")
-        }
     }
 
     struct Summary: Encodable {
@@ -126,7 +106,7 @@ struct Simulate: AsyncParsableCommand {
         simulator.budget = budget
         if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }
         simulator.randomKills = randomKills
-        if powerLoss { simulator.powerCuts = Int(powerCuts).map(PowerCutScope.bounded) ?? .all }
+        if powerLoss { simulator.powerCuts = powerCuts }
         let started = Date()
         // Live on a terminal: runs done of all, the run's crash point and stage, the time left.
         let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
@@ -139,7 +119,7 @@ struct Simulate: AsyncParsableCommand {
             }
         }
         let runs = try simulator.simulate(
-            from: from, to: to, sizes: parsedSizes, states: parsedStates, crashPoints: CrashPoints(crashPoints) ?? .all
+            from: from, to: to, sizes: sizes.items.map(\.bytes), states: states.states, crashPoints: crashPoints
         )
         progress.finish()
         let cuts = runs.filter { $0.interruption == .powerCut }

@@ -2,8 +2,8 @@ import ArgumentParser
 import Backstage
 import Foundation
 
-struct Upgrade: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Upgrade: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         abstract: "Run upgrade plans on a container: relocate, split, migrate, quarantine.",
         discussion: """
             Each --plan is a JSON upgrade plan (see the DocC article "Upgrading an app's storage"); plans \
@@ -23,12 +23,14 @@ struct Upgrade: AsyncParsableCommand {
             """
     )
 
+    package init() {}
+
     @OptionGroup var options: ContainerOptions
     @OptionGroup var groups: AppGroupOptions
 
     @Option(
         name: .customLong("plan"), help: "A JSON upgrade plan (repeatable).", completion: .file(extensions: ["json"]))
-    var plans: [String] = []
+    package var plans: [String] = []
 
     @Option(help: "The launch budget in seconds: the estimate says whether the upgrade fits in it.")
     var budget: Double = Upgrader.defaultBudget
@@ -45,28 +47,9 @@ struct Upgrade: AsyncParsableCommand {
     @Flag(help: "Log each phase of each step, with its duration, on stderr.")
     var verbose = false
 
-    @Option(
-        help: ArgumentHelp(
-            "Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2, the Nth time that boundary is reached (see `backstage simulate`). A point the plans never reach is a usage error listing those they do.",
-            valueName: "boundary"))
-    var crashAt: CrashPoint?
-
-    func validate() throws {
+    package func validate() throws {
         guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
         guard budget > 0 else { throw ValidationError("--budget must be more than 0 seconds.") }
-        // A crash test that never crashes tests nothing: the point must be one the plans reach.
-        // (A plan that cannot be read is reported by run(), as an operational failure.)
-        if let crashAt, let loaded = try? plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) }) {
-            let reachable = CrashPoint.possibleBoundaries(of: UpgradePlan(chain: loaded))
-            guard reachable.contains(crashAt) else {
-                let listed =
-                    reachable.isEmpty
-                    ? "none (no step of them has a boundary)" : reachable.map(\.description).joined(separator: ", ")
-                throw ValidationError(
-                    "--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed)."
-                )
-            }
-        }
     }
 
     struct DryRun: Encodable {
@@ -78,16 +61,16 @@ struct Upgrade: AsyncParsableCommand {
         var problems: [String]
     }
 
-    func run() async throws {
+    package func run() async throws { try await run(boundaryHook: nil) }
+
+    /// The run, with `boundaryHook` called at every step/phase boundary: the simulator's child
+    /// (Sources/BackstageSimulateChild) kills itself there; `backstage` passes none.
+    package func run(boundaryHook: (@Sendable (CrashPoint) -> Void)?) async throws {
         let container = try groups.adding(to: try options.resolve(), layout: options.layout)
         let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
         var upgrader = Upgrader(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
         upgrader.busyTimeout = timeout
-        if let crashAt {
-            upgrader.boundaryHook = { point in
-                if point == crashAt { kill(getpid(), SIGKILL) }
-            }
-        }
+        upgrader.boundaryHook = boundaryHook
         // The plans run as one chain, and the dry run answers for that chain: each plan alone would
         // call storage a later plan reached "newer", so pending. A container a newer build upgraded
         // past the versions they reach is refused before anything is touched.
@@ -142,13 +125,6 @@ struct Upgrade: AsyncParsableCommand {
             throw StoppedPartway(cause: error, completed: completed, command: Self.resumeCommand())
         }
         progress.finish()
-        if let crashAt {
-            // Still alive: the boundary exists in the plans but this run never passed it (its step
-            // had nothing to do, or a relocation renamed where it could have copied). Say so.
-            Output.err(
-                "warning: the upgrade never reached --crash-at \(crashAt): its step had nothing to do here or took "
-                    + "another path (a rename, not a copy); nothing was killed")
-        }
         if json {
             try Output.json(reports)
         } else {
@@ -240,23 +216,12 @@ struct StoppedPartway: Error, CustomStringConvertible {
 }
 
 extension Upgrade {
-    /// This command line without the options that only test or trace it, quoted for a shell.
+    /// This command line without the option that only traces it, quoted for a shell.
     static func resumeCommand() -> String {
-        var words: [String] = ["backstage"]
-        var arguments = CommandLine.arguments.dropFirst()[...]
-        while let word = arguments.popFirst() {
-            if word == "--crash-at" { _ = arguments.popFirst(); continue }
-            if word.hasPrefix("--crash-at=") || word == "--verbose" { continue }
-            words.append(word)
-        }
+        let words = ["backstage"] + CommandLine.arguments.dropFirst().filter { $0 != "--verbose" }
         return words.map { word in
             word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:@".contains($0) }
                 ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }.joined(separator: " ")
     }
-}
-
-extension CrashPoint: ExpressibleByArgument {
-    public init?(argument: String) { self.init(argument) }
-    public static var allValueStrings: [String] { forms }
 }

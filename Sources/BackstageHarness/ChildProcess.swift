@@ -15,6 +15,13 @@ package enum ChildProcess {
         package var killedBySIGKILL: Bool { signal == SIGKILL }
     }
 
+    /// `backstage-simulate-child`, the harness's own executable beside `backstage`: the commands that
+    /// write with their crash hooks (`upgrade --crash-at`...), the fixture states' killed writer
+    /// (`fixture-writer`) and the disk recorder (`record`), which `backstage` does not carry.
+    package static func simulateChild(beside backstage: URL) -> URL {
+        backstage.deletingLastPathComponent().appending(path: "backstage-simulate-child")
+    }
+
     /// Runs `arguments` to the end, stdin closed; with `killAfter`, sends SIGKILL after that many
     /// seconds. stdout is kept when `capturingOutput`, else discarded. Both pipes are drained at
     /// once, so a child that fills one while the other is read never blocks.

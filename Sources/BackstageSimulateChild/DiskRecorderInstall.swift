@@ -40,10 +40,3 @@ enum DiskRecorderInstall {
         DiskRecording.install(Recorder(skippedSuffix: suffix))
     }
 }
-
-/// Standard error, for the one sentence this process writes itself.
-enum FileHandleOutput {
-    static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
-}

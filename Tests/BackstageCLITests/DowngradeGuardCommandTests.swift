@@ -26,7 +26,8 @@ import Testing
 
         func upgrade(_ plans: [URL], _ extra: [String] = []) throws -> ProcessResult {
             try runProcess(
-                backstageExecutable, ["upgrade", app.root.path] + plans.flatMap { ["--plan", $0.path] } + extra)
+                extra.contains("--crash-at") ? simulateChildExecutable : backstageExecutable,
+                ["upgrade", app.root.path] + plans.flatMap { ["--plan", $0.path] } + extra)
         }
 
         func expectOlderBuildRefused() throws {

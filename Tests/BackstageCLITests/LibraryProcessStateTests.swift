@@ -60,10 +60,34 @@ import Testing
         let recorded = try TestContainer()
         try PythonSQLite.writeThenKill(recorded.documentsStore().main, committed: 20, walOnly: 5, bodyBytes: 100)
         let child = try runProcess(
-            Self.sibling("backstage-simulate-child"), ["--disk-log", log.path, "--", "relocate", recorded.root.path, "--store", "Notes.sqlite"])
+            simulateChildExecutable, ["record", "--disk-log", log.path, "--", "relocate", recorded.root.path, "--store", "Notes.sqlite"])
         #expect(child.status == 0, "\(child.stderr)")
         let logged = try String(contentsOf: log, encoding: .utf8)
         #expect(logged.contains("\trename\t"), "the child's log names the move's rename: \(logged.prefix(400))")
         #expect(try PythonSQLite.inspect(recorded.supportStore()).rows == 25)
+    }
+
+    /// The crash hooks are the child's: `backstage upgrade --crash-at` is an unknown option (a usage
+    /// error, exit 2, nothing touched) and `backstage` has no `fixture-writer`, while the child's
+    /// `upgrade --crash-at` really kills the upgrade there.
+    @Test func onlyTheSimulateChildOffersCrashHooks() throws {
+        let app = try TestContainer()
+        try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 20, walOnly: 5, bodyBytes: 100)
+        let plan = app.root.appending(path: "plan.json")
+        try Data(#"{"name": "v1-to-v2", "steps": [{"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}}]}"#.utf8)
+            .write(to: plan)
+        let before = snapshot(app.root)
+
+        let refused = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--crash-at", "relocate:committed"])
+        #expect(refused.status == 2 && refused.stderr == "error: unknown option '--crash-at'\n", "\(refused.stderr)")
+        #expect(snapshot(app.root) == before, "a refused command line touches nothing")
+        let writer = try runProcess(backstageExecutable, ["fixture-writer", app.documentsStore().main.path])
+        #expect(writer.status == 2 && writer.stderr.contains("unexpected arguments: 'fixture-writer'"), "\(writer.stderr)")
+
+        let killed = try runProcess(simulateChildExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--crash-at", "relocate:committed"])
+        #expect(killed.killedBySignal == SIGKILL, "\(killed.stderr)")
+        let rerun = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try PythonSQLite.inspect(app.supportStore()).rows == 25)
     }
 }

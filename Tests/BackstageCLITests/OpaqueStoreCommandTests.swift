@@ -22,7 +22,7 @@ import Testing
         let app = try TestContainer()
         let files = try OpaqueStore.write("Vault.sqlite", into: app)
 
-        let killed = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite",
+        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite",
                                                           "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
         #expect(killed.killedBySignal == SIGKILL, "the move must really be interrupted at \(crash.phase)")
         let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite"])

@@ -98,7 +98,7 @@ import Testing
         let before = snapshot(scratch.url.appending(path: "app"))
 
         let result = try runProcess(
-            backstageExecutable,
+            simulateChildExecutable,
             ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", point])
 
         #expect(result.status == 2 && result.killedBySignal == nil)
@@ -119,7 +119,7 @@ import Testing
         let before = snapshot(scratch.url.appending(path: "app"))
 
         let result = try runProcess(
-            backstageExecutable,
+            simulateChildExecutable,
             ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", point])
 
         #expect(result.status == 2 && result.killedBySignal == nil)
@@ -142,7 +142,7 @@ import Testing
 
         // A relocation may copy (across file systems): copying is one of its boundaries, but on one
         // file system it renames, and the run ends without passing it.
-        let result = try runProcess(backstageExecutable, ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", "relocate:copying"])
+        let result = try runProcess(simulateChildExecutable, ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", "relocate:copying"])
 
         #expect(result.status == 0 && result.killedBySignal == nil)
         #expect(result.stderr.contains("warning: the upgrade never reached --crash-at relocate:copying@1"), "\(result.stderr)")
@@ -154,7 +154,7 @@ import Testing
         try Data(#"{"name": "v1-to-v2", "steps": [\#(Self.relocation)]}"#.utf8).write(to: file)
 
         let result = try runProcess(
-            backstageExecutable,
+            simulateChildExecutable,
             [
                 "upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at",
                 "relocate:committed",

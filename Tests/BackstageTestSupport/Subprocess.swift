@@ -28,11 +28,17 @@ public func shell(_ command: String) throws {
 }
 
 /// The `backstage` executable built beside the test bundle.
-public var backstageExecutable: String {
+public var backstageExecutable: String { builtExecutable("backstage") }
+
+/// `backstage-simulate-child`, built beside the test bundle: `backstage`'s commands with their
+/// crash hooks (`upgrade`/`relocate`/`import --crash-at`), `fixture-writer` and `record`.
+public var simulateChildExecutable: String { builtExecutable("backstage-simulate-child") }
+
+private func builtExecutable(_ name: String) -> String {
     let bundleDirectory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
     for candidate in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
-        let url = candidate.appending(path: "backstage")
+        let url = candidate.appending(path: name)
         if FileManager.default.isExecutableFile(atPath: url.path) { return url.path }
     }
-    return bundleDirectory.appending(path: "backstage").path
+    return bundleDirectory.appending(path: name).path
 }

@@ -39,12 +39,12 @@ enum Output {
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
     /// Prints an error as one sentence on stderr and returns the exit status of the contract.
-    static func report(_ error: Error) -> Int32 {
+    static func report(_ error: Error, root: any ParsableCommand.Type = BackstageCommand.self) -> Int32 {
         if let exit = error as? ExitCode { return exit.rawValue }
-        let parserCode = BackstageCommand.exitCode(for: error)
+        let parserCode = root.exitCode(for: error)
         if parserCode == .success {
             // --help, --version
-            var message = BackstageCommand.fullMessage(for: error)
+            var message = root.fullMessage(for: error)
             while message.hasSuffix("\n") { message.removeLast() }
             out(message)
             return ExitStatus.success
@@ -53,7 +53,9 @@ enum Output {
         // every other failure is operational: exit 3 with one sentence.
         // A version named on the command line that the catalog lacks is a usage error too.
         if parserCode == .validationFailure || Self.isUsage(error) {
-            err("error: \(parserCode == .validationFailure ? usageSentence(for: error) : sentence(for: error))")
+            let message =
+                parserCode == .validationFailure ? usageSentence(for: error, root: root) : sentence(for: error)
+            err("error: \(message)")
             return ExitStatus.usage
         }
         err("error: \(sentence(for: error))")
@@ -67,8 +69,8 @@ enum Output {
     }
 
     /// The parser's message for a usage error as one sentence (no usage lines: `--help` has them).
-    static func usageSentence(for error: Error) -> String {
-        let lines = BackstageCommand.message(for: error).split(separator: "\n").map(String.init)
+    static func usageSentence(for error: Error, root: any ParsableCommand.Type) -> String {
+        let lines = root.message(for: error).split(separator: "\n").map(String.init)
         var message = lines.first ?? ""
         // A list the parser gives after its sentence (the values an option takes) stays, on the same line.
         let items = lines.dropFirst().prefix { $0.hasPrefix("  - ") }.map { String($0.dropFirst(4)) }

@@ -72,7 +72,8 @@ extension CatalogFolder {
 /// child processes, for a user's test target.
 ///
 /// SwiftPM does not build a dependency's executables for `swift test`: build it first, with
-/// `swift build --product backstage`, and it is found beside the test bundle. Or set
+/// `swift build --product backstage` (and `--product backstage-simulate-child`, which runs the
+/// killed writers and upgrades beside it), and it is found beside the test bundle. Or set
 /// `BACKSTAGE_EXECUTABLE` to its path (an installed one, `make install`).
 public enum BackstageExecutable {
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {

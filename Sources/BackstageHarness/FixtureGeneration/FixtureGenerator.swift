@@ -8,7 +8,8 @@ import Foundation
 /// and each state made by what causes
 /// it in the field — a writer process killed by SIGKILL, an upgrade killed mid-step.
 public struct FixtureGenerator: Sendable {
-    /// The `backstage` executable: killed writers and killed upgrades run in child processes.
+    /// The `backstage` executable: killed writers and killed upgrades run in child processes, made by
+    /// the `backstage-simulate-child` beside it.
     public var executable: URL
     /// The app whose layouts are built (the bundled Notes sample by default).
     public var catalog: CatalogFolder
@@ -147,7 +148,7 @@ public struct FixtureGenerator: Sendable {
         _ store: StoreFileSet, schema: String, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64
     ) throws {
         let outcome = try ChildProcess.run(
-            executable,
+            try child(),
             [
                 "fixture-writer", store.main.path, "--catalog", catalog.url.path, "--schema", schema,
                 "--seed", String(seed), "--rows", String(rows), "--ending", ending.rawValue,
@@ -189,7 +190,7 @@ public struct FixtureGenerator: Sendable {
             default: CrashPoint(.relocate, isFirst ? .locked : .committed)
             }
         let outcome = try ChildProcess.run(
-            executable,
+            try child(),
             [
                 "upgrade", container.documents.deletingLastPathComponent().path,
                 "--plan", planFile.path, "--crash-at", point.description,
@@ -197,6 +198,18 @@ public struct FixtureGenerator: Sendable {
         guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(path: planFile.path, reason: "the upgrade was not killed at \(point)")
         }
+    }
+
+    /// `backstage-simulate-child` beside ``executable``: it runs the killed writers and upgrades.
+    private func child() throws -> URL {
+        let child = ChildProcess.simulateChild(beside: executable)
+        guard FileManager.default.isExecutableFile(atPath: child.path) else {
+            throw FixtureError.executableNotFound(
+                reason:
+                    "\(child.path) is missing: killed writers and upgrades run it; build it beside backstage "
+                    + "(`swift build --product backstage-simulate-child`) or install both (`make install`)")
+        }
+        return child
     }
 
     private func copyStore(_ from: StoreFileSet, to: StoreFileSet) throws {

@@ -249,7 +249,7 @@ public struct PowerLossRun: Sendable {
     }
 
     /// The executable that runs a command recorded: `backstage-simulate-child` beside `executable`.
-    public var child: URL { executable.deletingLastPathComponent().appending(path: "backstage-simulate-child") }
+    public var child: URL { ChildProcess.simulateChild(beside: executable) }
 
     var log: URL { scratch.appending(path: "disk.log") }
     var stash: URL { scratch.appending(path: "stash") }
@@ -301,9 +301,9 @@ public struct PowerLossRun: Sendable {
         ProcessInfo.processInfo.environment.merging(extra) { $1 }
     }
 
-    /// The child's arguments: the recorder's, then `arguments` (the `backstage` command) after `--`.
+    /// The child's arguments: `record` with the recorder's options, then `arguments` (the command) after `--`.
     private func childArguments(_ arguments: [String], cut: Int?) -> [String] {
-        var recorder = ["--disk-log", log.path, "--disk-stash", stash.path]
+        var recorder = ["record", "--disk-log", log.path, "--disk-stash", stash.path]
         if let cut { recorder += ["--disk-cut", String(cut)] }
         if let skipsFolderFsync { recorder += ["--skip-folder-fsync", skipsFolderFsync] }
         return recorder + ["--"] + arguments

@@ -10,17 +10,6 @@ public enum CrashPoints: Sendable, Hashable, Codable {
     case none
     /// The first `n` boundaries, spread evenly over the chain.
     case count(Int)
-
-    /// Parses `all`, `none` or a number.
-    public init?(_ text: String) {
-        switch text {
-        case "all": self = .all
-        case "none": self = .none
-        default:
-            guard let n = Int(text), n >= 0 else { return nil }
-            self = .count(n)
-        }
-    }
 }
 
 /// One simulated upgrade: a fixture, the plan chain killed at one point (or not), rerun, checked.
@@ -260,7 +249,8 @@ public struct Simulator: Sendable {
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
             run.crashed = try runner.run(base, cut: powerCut).cut
         } else if let crashPoint {
-            let killed = try ChildProcess.run(executable, base + ["--crash-at", crashPoint.description])
+            let killed = try ChildProcess.run(
+                ChildProcess.simulateChild(beside: executable), base + ["--crash-at", crashPoint.description])
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 {
                 run.failures.append("the interrupted run failed: \(killed.stderr)")
