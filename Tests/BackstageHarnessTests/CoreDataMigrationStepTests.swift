@@ -71,7 +71,7 @@ import Testing
         let app = try Self.app()
         let before = try Migration.inspect(app.store)
         let killed = try runProcess(
-            backstageExecutable,
+            simulateChildExecutable,
             ["upgrade", app.app.root.path, "--plan", app.planFile.path, "--crash-at", "coreDataMigration:\(phase)"])
         #expect(killed.killedBySignal == SIGKILL, "the upgrade must really be interrupted at \(phase): \(killed.stderr)")
         let rerun = try runProcess(backstageExecutable, ["upgrade", app.app.root.path, "--plan", app.planFile.path])
