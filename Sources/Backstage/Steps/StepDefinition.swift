@@ -293,3 +293,24 @@ protocol StepRehearsal {
     /// `store` and one a few letters away is: the plan misspelled it.
     mutating func refuseTypo(of store: ContainerLocation, at index: Int) throws
 }
+
+extension StepRehearsal {
+    /// The empty copy of the schema of the store a step changes in place (a migration) at `location`;
+    /// nil when there is none, or when it is on disk where it was and `isNeeded` says it has nothing
+    /// to do (stamped as migrated since it last changed: not opened). A store absent a few letters
+    /// from one that is there is refused (``refuseTypo(of:at:)``).
+    mutating func copyToChange(
+        _ location: ContainerLocation, at index: Int,
+        isNeeded: (AppContainer, FileSystem, inout PlainProbe) -> Bool
+    ) throws -> (queue: DatabaseQueue, exact: Bool)? {
+        let current = store(at: location)
+        if current.isAbsent { try refuseTypo(of: location, at: index) }
+        var probe = PlainProbe()
+        if case .disk(let path) = current, path == location.filePath(in: container),
+            !isNeeded(container, fileSystem, &probe)
+        {
+            return nil
+        }
+        return try schema(of: current)
+    }
+}

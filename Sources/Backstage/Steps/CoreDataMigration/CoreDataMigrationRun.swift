@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 
 /// Runs a ``CoreDataMigrationProgram`` on its store: journaled, the store opened as the app opens it
 /// (Core Data's functions registered for its triggers), the whole program one `IMMEDIATE` transaction
@@ -52,13 +51,8 @@ struct CoreDataMigrationRun: JournaledStep {
         }
         defer { try? queue.close() }
         let heartbeat = MigrationHeartbeat(observer: observer, phase: .locked)
-        queue.inDatabase { db in heartbeat.install(on: db) }
-        defer {
-            queue.inDatabase { db in
-                if let connection = db.sqliteConnection { sqlite3_progress_handler(connection, 0, nil, nil) }
-            }
-            withExtendedLifetime(heartbeat) {}
-        }
+        heartbeat.install(on: queue)
+        defer { heartbeat.uninstall(from: queue) }
         let program = step.program
         let half = max(1, program.statements.count / 2)
         var ran = false

@@ -104,15 +104,10 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
     /// Runs the program's SQL on the empty copy of the schema the store will have: a statement that
     /// does not compile there fails the dry run, before anything is changed.
     func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
-        let current = rehearsal.store(at: store)
-        if current.isAbsent { try rehearsal.refuseTypo(of: store, at: index) }
-        var probe = PlainProbe()
-        if case .disk(let path) = current, path == store.filePath(in: rehearsal.container),
-            !isNeeded(in: rehearsal.container, fileSystem: rehearsal.fileSystem, probe: &probe)
-        {
-            return
-        }
-        guard let copy = try rehearsal.schema(of: current) else { return }
+        guard
+            let copy = try rehearsal.copyToChange(
+                store, at: index, isNeeded: { isNeeded(in: $0, fileSystem: $1, probe: &$2) })
+        else { return }
         do {
             try copy.queue.inTransaction { db in
                 try program.apply(to: db, missingHashes: .omitForTesting, metadata: false)

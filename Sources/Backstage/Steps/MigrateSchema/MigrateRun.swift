@@ -72,14 +72,8 @@ struct MigrateRun {
         let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
         observer.phase(.locked)
         let heartbeat = MigrationHeartbeat(observer: observer, phase: .locked)
-        queue.inDatabase { db in heartbeat.install(on: db) }
-        defer {
-            // Off before the heartbeat goes (a closed queue has no connection left to call it).
-            queue.inDatabase { db in
-                if let connection = db.sqliteConnection { sqlite3_progress_handler(connection, 0, nil, nil) }
-            }
-            withExtendedLifetime(heartbeat) {}
-        }
+        heartbeat.install(on: queue)
+        defer { heartbeat.uninstall(from: queue) }
         // Each migration commits on its own: one that fails after others leaves them applied, and says so.
         var appliedNow: [String] = []
         for migration in step.migrations where !applied.contains(migration.id) {
@@ -204,6 +198,19 @@ final class MigrationHeartbeat {
     init(observer: MoveObserver, phase: StepPhase) {
         self.observer = observer
         self.phase = phase
+    }
+
+    /// Installs SQLite's progress handler on `queue`'s connection; ``uninstall(from:)`` takes it off.
+    func install(on queue: DatabaseQueue) {
+        queue.inDatabase { db in install(on: db) }
+    }
+
+    /// Takes the handler off, before this object goes (a closed queue has no connection left to call it).
+    func uninstall(from queue: DatabaseQueue) {
+        queue.inDatabase { db in
+            if let connection = db.sqliteConnection { sqlite3_progress_handler(connection, 0, nil, nil) }
+        }
+        withExtendedLifetime(self) {}
     }
 
     /// Installs SQLite's progress handler on `db` (every 10,000 virtual machine instructions); the

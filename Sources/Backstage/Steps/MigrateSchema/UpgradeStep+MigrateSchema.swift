@@ -149,16 +149,10 @@ extension UpgradeStep.MigrateSchema: StepDefinition {
     /// Runs the pending migrations on the empty copy of the schema the store will have, as
     /// ``MigrateRun`` runs them on the store.
     func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
-        let current = rehearsal.store(at: store)
-        if current.isAbsent { try rehearsal.refuseTypo(of: store, at: index) }
-        // The store where it is, stamped as migrated since it last changed: not opened.
-        var probe = PlainProbe()
-        if case .disk(let path) = current, path == store.filePath(in: rehearsal.container),
-            !isNeeded(in: rehearsal.container, fileSystem: rehearsal.fileSystem, probe: &probe)
-        {
-            return
-        }
-        guard let copy = try rehearsal.schema(of: current) else { return }
+        guard
+            let copy = try rehearsal.copyToChange(
+                store, at: index, isNeeded: { isNeeded(in: $0, fileSystem: $1, probe: &$2) })
+        else { return }
         let migrated = try rehearse(on: copy.queue, exact: copy.exact, rehearsal)
         rehearsal.place(migrated ? .copy(copy.queue, exact: copy.exact) : .unknown, at: store)
     }
