@@ -155,6 +155,7 @@ extension SchemaGenerator {
         let strict =
             (object?.sql ?? "").uppercased().range(
                 of: #"\)\s*(WITHOUT\s+ROWID\s*,\s*)?STRICT"#, options: .regularExpression) != nil
+        let json = isTable ? jsonColumns(of: table, names: names) : []
         var plans: [ColumnPlan] = []
         for column in columns where (column["hidden"] as Int) == 0 {
             let name: String = column["name"], declared: String = column["type"] ?? ""
@@ -182,6 +183,11 @@ extension SchemaGenerator {
                 statistics: stats, affinity: affinity)
             plan.link = link
             plan.domain = parsed.1[name.lowercased()]
+            if json.contains(name.lowercased()) && plan.isFree {
+                var domain = plan.domain ?? ColumnDomain()
+                domain.json = true
+                plan.domain = domain
+            }
             if plan.domain?.notNull == true { plan.notNull = true }
             plans.append(plan)
         }
