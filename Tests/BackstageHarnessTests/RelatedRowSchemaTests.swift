@@ -79,6 +79,28 @@ import Testing
         #expect(simulated.status == 0, "\(schema.name): \(simulated.stderr.suffix(2000))")
     }
 
+    @Test func aParentWithThePropertyATriggerDemandsIsChosenNotLeftToRetries() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.captured(.ownStock, in: scratch)
+        let out = scratch.url.appending(path: "fixture")
+        let made = try runProcess(
+            backstageExecutable,
+            ["fixture", out.path, "--catalog", catalog.path, "--layout", "v1", "--size", "1MB", "--json"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])
+        let tables = try #require(
+            (manifest["stores"] as? [String: Any])?["documents/App.sqlite"] as? [String: [String: Any]])
+        let stock = try #require(tables["stock"]?["rows"] as? Int), products = try #require(
+            tables["products"]?["rows"] as? Int)
+        // The capture holds 3.75 stock rows a product (150 to 40), though one product in ten may be
+        // stocked: drawn at random and retried, about a third of the stock rows were refused.
+        #expect(Double(stock) >= 3.4 * Double(products), "\(stock) stock rows for \(products) products")
+        let checked = try PythonSQLite.run(
+            RelatedRowScripts.check, [out.appending(path: "Documents/App.sqlite").path, "1000000"])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+    }
+
     @Test func aSchemaWhoseTriggerRefusesEveryRowIsRefusedNamingTheTrigger() throws {
         let frozen = RelatedRowSchema(
             name: "frozen",
