@@ -31,6 +31,8 @@ final class ReferencePlan {
     var sound = false
     /// A row kept a drawn value in one of its NOT NULL columns (no parent row to take a key from).
     var madeUp = false
+    /// The trigger that demands a parent row meeting a condition (none other will do), when one does.
+    var demanded: TriggerReference?
 
     init(parent: String, columns: [String], values: [DatabaseValue], ownColumns: [Int]?, nullable: Bool) {
         self.parent = parent
@@ -351,6 +353,7 @@ extension SchemaGenerator {
             }
             let plan = ReferencePlan(
                 parent: parent, columns: group.from, values: tuples, ownColumns: own, nullable: nullable)
+            if group.condition?.required == true { plan.demanded = group.condition }
             plan.sound =
                 try number < declaredCount && keyIsUnique(parent, columns: to, in: db)
                 && sameAffinity(table, group.from, parent, to, in: db) && keysWhole

@@ -29,6 +29,9 @@ struct TriggerReference {
     var alias: String?
     /// The trigger that says so.
     var trigger: String
+    /// The trigger refuses a row naming no such parent (false: it refuses one naming a parent that
+    /// does not meet the condition, and naming none is allowed).
+    var required = false
 }
 
 extension SchemaGenerator {
@@ -91,7 +94,9 @@ extension SchemaGenerator {
                     column: key.column, parent: parent, parentColumn: key.parentColumn, condition: nil,
                     alias: subquery.alias, trigger: trigger.name)
                 switch Self.demand(tokens, subquery) {
-                case .some(true): reference.condition = condition.map { "(\($0))" }
+                case .some(true):
+                    reference.condition = condition.map { "(\($0))" }
+                    reference.required = condition != nil
                 case .some(false):
                     // A row matching it is refused: take a row that does not match (none to take
                     // without a condition: the new row need name no such row).
