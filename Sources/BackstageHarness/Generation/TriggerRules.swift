@@ -204,7 +204,7 @@ extension SchemaGenerator {
                 word.range(of: #"^[a-z_][a-z0-9_$]*$"#, options: .regularExpression) == nil
             else { return token.text }
             return word.quotedSQLIdentifier
-        }.joined(separator: " ")
+        }.joined(separator: " ").replacingOccurrences(of: " . ", with: ".")
     }
 
     /// Whether the trigger refuses the row when no parent row matches (true: one must), when one
