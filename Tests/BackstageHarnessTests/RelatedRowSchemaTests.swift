@@ -79,6 +79,56 @@ import Testing
         #expect(simulated.status == 0, "\(schema.name): \(simulated.stderr.suffix(2000))")
     }
 
+    @Test func aParentWithThePropertyATriggerDemandsIsChosenNotLeftToRetries() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.captured(.ownStock, in: scratch)
+        let out = scratch.url.appending(path: "fixture")
+        let made = try runProcess(
+            backstageExecutable,
+            ["fixture", out.path, "--catalog", catalog.path, "--layout", "v1", "--size", "1MB", "--json"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])
+        let tables = try #require(
+            (manifest["stores"] as? [String: Any])?["documents/App.sqlite"] as? [String: [String: Any]])
+        let stock = try #require(tables["stock"]?["rows"] as? Int), products = try #require(
+            tables["products"]?["rows"] as? Int)
+        // The capture holds 3.75 stock rows a product (150 to 40), though one product in ten may be
+        // stocked: drawn at random and retried, about a third of the stock rows were refused.
+        #expect(Double(stock) >= 3.4 * Double(products), "\(stock) stock rows for \(products) products")
+        let checked = try PythonSQLite.run(
+            RelatedRowScripts.check, [out.appending(path: "Documents/App.sqlite").path, "1000000"])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+    }
+
+    @Test func aTriggerDemandingAParentNoRowIsIsRefusedNamingTriggerTableAndColumn() throws {
+        let gifts = RelatedRowSchema(
+            name: "gifts",
+            sql: """
+                CREATE TABLE products (id INTEGER PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('food', 'tool')));
+                CREATE TABLE stock (id INTEGER PRIMARY KEY, product_id INTEGER NOT NULL, amount REAL NOT NULL);
+                """,
+            rows: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+                  INSERT INTO products SELECT i, CASE i % 2 WHEN 0 THEN 'food' ELSE 'tool' END FROM n;
+                INSERT INTO stock (product_id, amount) SELECT id, 1.5 FROM products;
+                CREATE TRIGGER stock_gifts_only BEFORE INSERT ON stock BEGIN
+                  SELECT RAISE(ABORT, 'only gifts are stocked')
+                  WHERE NOT EXISTS (SELECT 1 FROM products p WHERE p.id = NEW.product_id AND p.kind = 'gift');
+                END;
+                """, migratedTable: "stock")
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.captured(gifts, in: scratch)
+        let out = scratch.url.appending(path: "fixture")
+        let made = try runProcess(
+            backstageExecutable, ["fixture", out.path, "--catalog", catalog.path, "--layout", "v1", "--size", "1MB"])
+        #expect(made.status == 3, "no stock row can be made: \(made.stdout)")
+        for name in ["stock_gifts_only", "no row of stock", "product_id", "products where"] {
+            #expect(made.stderr.contains(name), "\(name) named: \(made.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: out.appending(path: "Documents/App.sqlite").path))
+    }
+
     @Test func aSchemaWhoseTriggerRefusesEveryRowIsRefusedNamingTheTrigger() throws {
         let frozen = RelatedRowSchema(
             name: "frozen",

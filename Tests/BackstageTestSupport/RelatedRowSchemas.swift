@@ -21,7 +21,7 @@ public struct RelatedRowSchema: Sendable, CustomStringConvertible {
         self.migratedTable = migratedTable
     }
 
-    public static let all = [pairs, rooms, sharedKeys, stock, chunks]
+    public static let all = [pairs, rooms, sharedKeys, stock, chunks, ownStock, json, collated]
 
     /// A CHECK across two keys of one parent (the primary key their pair), an ordering CHECK, a
     /// self-reference that may not name its own row.
@@ -151,6 +151,76 @@ public struct RelatedRowSchema: Sendable, CustomStringConvertible {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) INSERT INTO events SELECT i, '$e' || i FROM n;
             INSERT INTO event_chunks SELECT event_id, stream_ordering % 5, stream_ordering, stream_ordering FROM events;
             """, migratedTable: "events")
+
+    /// A parent with a property a `RAISE` trigger demands (`NOT EXISTS (SELECT 1 FROM products p
+    /// WHERE p.id = NEW.product_id AND p.no_own_stock = 0 AND p.parent_product_id IS NULL)`),
+    /// one product in ten meeting it, and a trigger refusing what another table lists (`EXISTS
+    /// (SELECT 1 FROM recalls WHERE product_id = NEW.product_id)`).
+    public static let ownStock = RelatedRowSchema(
+        name: "own-stock",
+        sql: """
+            CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+              no_own_stock TINYINT NOT NULL DEFAULT 0 CHECK (no_own_stock IN (0, 1)), parent_product_id INTEGER REFERENCES products(id));
+            CREATE TABLE recalls (product_id INTEGER NOT NULL, reason TEXT);
+            CREATE TABLE stock (id INTEGER PRIMARY KEY, product_id INTEGER NOT NULL, amount REAL NOT NULL CHECK (amount > 0), stock_id TEXT NOT NULL);
+            CREATE TRIGGER stock_needs_own_stock_product BEFORE INSERT ON stock BEGIN
+              SELECT RAISE(ABORT, 'only products with their own stock, not sub-products, can be stocked')
+              WHERE NOT EXISTS (SELECT 1 FROM products p WHERE p.id = NEW.product_id AND p.no_own_stock = 0 AND p.parent_product_id IS NULL);
+            END;
+            CREATE TRIGGER stock_not_recalled BEFORE INSERT ON stock WHEN EXISTS (SELECT 1 FROM recalls WHERE product_id = NEW.product_id) BEGIN
+              SELECT RAISE(ABORT, 'a recalled product cannot be stocked');
+            END;
+            """,
+        rows: """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+              INSERT INTO products SELECT i, 'p' || i, i % 2, CASE WHEN i % 10 = 2 THEN NULL ELSE 1 END FROM n;
+            INSERT INTO recalls VALUES (12, 'batch'), (3, 'batch');
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+              INSERT INTO stock (product_id, amount, stock_id) SELECT p.id, n.i * 0.5, 's' || n.i FROM products p, n
+              WHERE p.no_own_stock = 0 AND p.parent_product_id IS NULL AND p.id NOT IN (SELECT product_id FROM recalls);
+            """, migratedTable: "stock")
+
+    /// Signal Desktop's shape (signalapp/Signal-Desktop, `ts/sql/migrations`): generated columns
+    /// reading a `json` column with `json_extract`, one of them indexed, and a `CHECK
+    /// (json_valid(...))`: a row whose JSON is not JSON is refused ("malformed JSON").
+    public static let json = RelatedRowSchema(
+        name: "json",
+        sql: """
+            CREATE TABLE messages (rowid INTEGER PRIMARY KEY ASC, id STRING UNIQUE, json TEXT, type STRING, body TEXT,
+              isStory INTEGER GENERATED ALWAYS AS (type IS 'story'),
+              callId TEXT GENERATED ALWAYS AS (json_extract(json, '$.callId')));
+            CREATE INDEX messages_call ON messages (callId);
+            CREATE TABLE kyberPreKeys (id STRING PRIMARY KEY NOT NULL, json TEXT NOT NULL,
+              ourServiceId NUMBER GENERATED ALWAYS AS (json_extract(json, '$.ourServiceId')));
+            CREATE INDEX kyberPreKeys_ourServiceId ON kyberPreKeys (ourServiceId);
+            CREATE TABLE jobs (id TEXT PRIMARY KEY, data TEXT NOT NULL CHECK (json_valid(data)), queue TEXT);
+            CREATE INDEX jobs_attempt ON jobs (data ->> '$.attempt');
+            """,
+        rows: """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+              INSERT INTO messages (id, json, type, body) SELECT 'm' || i, json_object('id', 'm' || i, 'callId', 'c' || i), 'incoming', 'hello' FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+              INSERT INTO kyberPreKeys (id, json) SELECT 'k' || i, json_object('ourServiceId', 'aci' || (i % 3)) FROM n;
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10)
+              INSERT INTO jobs SELECT 'j' || i, json_object('attempt', i), 'q' FROM n;
+            """, migratedTable: "messages")
+
+    /// Anki's shape (ankitects/anki, `rslib/src/storage/schema11.sql` and its upgrades): keys and
+    /// unique indexes compared by `unicase`, a collation only the app registers (`WITHOUT ROWID`
+    /// tags, deck names). Here, as in Anki, `unicase` orders by Unicode case folding.
+    public static let collated = RelatedRowSchema(
+        name: "collated",
+        sql: """
+            CREATE TABLE decks (id integer PRIMARY KEY NOT NULL, name text NOT NULL COLLATE unicase, mtime_secs integer NOT NULL);
+            CREATE UNIQUE INDEX idx_decks_name ON decks (name);
+            CREATE TABLE tags (tag text NOT NULL PRIMARY KEY COLLATE unicase, usn integer NOT NULL, collapsed boolean NOT NULL) WITHOUT ROWID;
+            CREATE TABLE notes (id integer PRIMARY KEY, tags text NOT NULL, flds text NOT NULL);
+            """,
+        rows: """
+            INSERT INTO decks VALUES (1, 'Default', 1), (2, 'spanish', 1), (3, 'Geo::Europe', 1), (4, 'zoology', 1);
+            INSERT INTO tags VALUES ('Tag', 0, 0), ('leech', 0, 0), ('marked', 0, 0), ('Geo::Europe', 0, 0), ('ÄRZTE', 0, 0);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) INSERT INTO notes SELECT i, ' leech ', 'front' FROM n;
+            """, migratedTable: "notes")
 }
 
 /// Python's `sqlite3` making and checking the stores of ``RelatedRowSchema``.
@@ -161,7 +231,11 @@ public enum RelatedRowScripts {
 import sqlite3, sys, os
 schema, rows, root = sys.argv[1], sys.argv[2], sys.argv[3]
 docs = os.path.join(root, "Documents"); os.makedirs(docs, exist_ok=True)
+def unicase(a, b):
+  a, b = a.casefold(), b.casefold()
+  return (a > b) - (a < b)
 c = sqlite3.connect(os.path.join(docs, "App.sqlite"), isolation_level=None)
+c.create_collation("unicase", unicase)
 c.execute("pragma journal_mode=wal")
 c.executescript(open(schema).read())
 c.execute("pragma foreign_keys=on")
@@ -174,8 +248,10 @@ c.close()
     /// `check FIXTURE BYTES`: integrity (a `NULL value in T.c` line counted only when a row of T
     /// holds NULL in c: this SQLite may be 3.40.1), foreign keys, every table filled, the size
     /// within 0.5x-2x, and every row re-inserted, table by table in the order the schema creates
-    /// them, into a fresh copy of the tables and of the triggers that RAISE, foreign keys on: each
-    /// CHECK, key and trigger condition holds of every row. Prints OK or FAIL and the problems.
+    /// them, into a fresh copy of the tables and of the triggers that RAISE, foreign keys on and
+    /// deferred to the end (a table may reference one created after it): each CHECK, key and
+    /// trigger condition holds of every row; FTS5 tables pass their own integrity-check. The
+    /// collation `unicase` is Anki's (Unicode case folding). Prints OK or FAIL and the problems.
     public static let check = #"""
 import sqlite3, sys, os, shutil, tempfile
 store, size = sys.argv[1], int(sys.argv[2])
@@ -183,6 +259,10 @@ tmp = tempfile.mkdtemp()
 for suffix in ["", "-wal"]:
   if os.path.exists(store + suffix): shutil.copy(store + suffix, os.path.join(tmp, "f.sqlite" + suffix))
 fx = sqlite3.connect(os.path.join(tmp, "f.sqlite"))
+def unicase(a, b):
+  a, b = a.casefold(), b.casefold()
+  return (a > b) - (a < b)
+fx.create_collation("unicase", unicase)
 def q(n): return '"' + n.replace('"', '""') + '"'
 problems = []
 for (line,) in fx.execute("pragma integrity_check").fetchall():
@@ -193,12 +273,20 @@ for (line,) in fx.execute("pragma integrity_check").fetchall():
   problems.append("integrity: " + line); break
 fk = fx.execute("pragma foreign_key_check").fetchall()
 if fk: problems.append("fk violations %d e.g. %s" % (len(fk), fk[:3]))
-tables = fx.execute("select name, sql from sqlite_master where type='table' and name not like 'sqlite_%' order by rowid").fetchall()
-fresh = sqlite3.connect(":memory:")
+virtual = [n for (n,) in fx.execute("select name from sqlite_master where type='table' and sql like 'CREATE VIRTUAL%'")]
+tables = [(n, s) for (n, s) in fx.execute("select name, sql from sqlite_master where type='table' and name not like 'sqlite_%' order by rowid") if n not in virtual and not any(n.startswith(v + "_") for v in virtual)]
+for v in virtual:
+  if "fts5" in fx.execute("select lower(sql) from sqlite_master where name=?", (v,)).fetchone()[0]:
+    try: fx.execute("insert into %s(%s) values('integrity-check')" % (q(v), q(v)))
+    except sqlite3.Error as e: problems.append("fts5 integrity %s: %s" % (v, e))
+fresh = sqlite3.connect(":memory:", isolation_level=None)
+fresh.create_collation("unicase", unicase)
 for n, s in tables: fresh.execute(s)
 for (s,) in fx.execute("select sql from sqlite_master where type='view'"): fresh.execute(s)
 for (s,) in fx.execute("select sql from sqlite_master where type='trigger' and upper(sql) like '%RAISE%'"): fresh.execute(s)
 fresh.execute("pragma foreign_keys=on")
+fresh.execute("begin")
+fresh.execute("pragma defer_foreign_keys=on")
 total = 0
 for n, s in tables:
   cols = [r[0] for r in fx.execute("select name from pragma_table_xinfo(?) where hidden=0", (n,))]
@@ -208,6 +296,8 @@ for n, s in tables:
   for row in rows:
     try: fresh.execute("insert into %s (%s) values (%s)" % (q(n), ",".join(q(c) for c in cols), ",".join("?" * len(cols))), row)
     except sqlite3.Error as e: problems.append("reinsert %s: %s" % (n, e)); break
+try: fresh.execute("commit")
+except sqlite3.Error as e: problems.append("reinserted rows: %s" % e)
 actual = os.path.getsize(store) + (os.path.getsize(store + "-wal") if os.path.exists(store + "-wal") else 0)
 if not (0.5 * size <= actual <= 2 * size): problems.append("size %d for %d" % (actual, size))
 print("OK" if not problems else "FAIL", "size=%d rows=%d" % (actual, total))

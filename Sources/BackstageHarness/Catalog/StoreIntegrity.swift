@@ -70,22 +70,26 @@ public enum StoreIntegrity {
         return nil
     }
 
-    /// Whether `line` names an index (`... index NAME`) whose definition uses a collation SQLite
-    /// does not have built in.
+    /// Whether `line` is about the order of an index (`... index NAME`) or of a `WITHOUT ROWID`
+    /// table's primary key (`row not in PRIMARY KEY order for T`) that compares a column by a
+    /// collation SQLite does not have built in: declared in the index (`COLLATE unicase`) or on the
+    /// table's column (Anki's `name text NOT NULL COLLATE unicase`).
     static func indexUsesAppCollation(named line: String, db: Database) throws -> Bool {
-        let words = line.split(separator: " ")
-        guard let at = words.firstIndex(of: "index"), at + 1 < words.count else { return false }
-        let name = String(words[at + 1])
-        guard
-            let sql = try String.fetchOne(
-                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [name])
-        else { return false }
-        let tokens = SQLTokens.tokens(sql)
-        return tokens.indices.contains { index in
-            guard tokens[index] == .word("collate"), index + 1 < tokens.count,
-                case .word(let collation) = tokens[index + 1]
-            else { return false }
-            return !["binary", "nocase", "rtrim"].contains(collation)
+        let words = line.split(separator: " ").map(String.init)
+        var indexes: [String] = []
+        if let at = words.firstIndex(of: "index"), at + 1 < words.count { indexes.append(words[at + 1]) }
+        if line.hasPrefix("row not in PRIMARY KEY order for "), let table = words.last {
+            indexes += try String.fetchAll(
+                db, sql: "SELECT name FROM pragma_index_list(?) WHERE origin = 'pk'", arguments: [table])
         }
+        for index in indexes {
+            let collations = try String.fetchAll(
+                db, sql: "SELECT coll FROM pragma_index_xinfo(?) WHERE key = 1 AND coll IS NOT NULL",
+                arguments: [index])
+            if collations.contains(where: { !["binary", "nocase", "rtrim"].contains($0.lowercased()) }) {
+                return true
+            }
+        }
+        return false
     }
 }

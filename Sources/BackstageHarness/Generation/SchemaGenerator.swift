@@ -343,6 +343,11 @@ public struct SchemaGenerator: Sendable {
         let plan = try given ?? tablePlan(table, in: db)
         let plans = plan.columns
         guard !plans.isEmpty else { return 0 }
+        if let demanded = plan.references.first(where: { $0.demanded != nil && $0.count == 0 })?.demanded {
+            throw GeneratorError.noParent(
+                table: table, trigger: demanded.trigger, column: demanded.column, parent: demanded.parent,
+                condition: demanded.condition ?? "")
+        }
         let isVirtual = schema.objects.first { $0.name == table }?.kind == .virtualTable
         let sql =
             "INSERT INTO \(table.quotedSQLIdentifier) (\(plans.map(\.name.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(plans.map { _ in "?" }.joined(separator: ", ")))"
@@ -485,6 +490,9 @@ public enum GeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
     case constraint(table: String, column: String, message: String)
     /// No row of `table` gets past `trigger`'s `RAISE`, which reads `columns` of the new row.
     case trigger(table: String, trigger: String, columns: [String], message: String)
+    /// `trigger` accepts a row of `table` only when `column` names a row of `parent` meeting
+    /// `condition` (SQL of the schema), and no row of `parent` does.
+    case noParent(table: String, trigger: String, column: String, parent: String, condition: String)
     /// The generated store breaks a rule of its own schema: `rows` rows of `table` break `constraint`.
     case broken(table: String, constraint: String, rows: Int)
     /// No row of `table` could be made, though the captured store had `captured`.
@@ -497,6 +505,9 @@ public enum GeneratorError: Error, Sendable, Hashable, CustomStringConvertible {
         case .trigger(let table, let trigger, let columns, let message):
             "no row of \(table) that its trigger \(trigger) accepts could be made (the trigger reads "
                 + "\(columns.isEmpty ? "no column of the new row" : columns.joined(separator: ", ")) and says: \(message))"
+        case .noParent(let table, let trigger, let column, let parent, let condition):
+            "no row of \(table) that its trigger \(trigger) accepts could be made: \(column) must name a row of "
+                + "\(parent) where \(condition), and no row of \(parent) is one"
         case .broken(let table, let constraint, let rows):
             "the generated store breaks its own schema: \(rows) row\(rows == 1 ? "" : "s") of \(table) break \(constraint)"
         case .empty(let table, let captured):

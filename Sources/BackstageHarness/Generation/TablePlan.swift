@@ -31,6 +31,8 @@ final class ReferencePlan {
     var sound = false
     /// A row kept a drawn value in one of its NOT NULL columns (no parent row to take a key from).
     var madeUp = false
+    /// The trigger that demands a parent row meeting a condition (none other will do), when one does.
+    var demanded: TriggerReference?
 
     init(parent: String, columns: [String], values: [DatabaseValue], ownColumns: [Int]?, nullable: Bool) {
         self.parent = parent
@@ -155,6 +157,7 @@ extension SchemaGenerator {
         let strict =
             (object?.sql ?? "").uppercased().range(
                 of: #"\)\s*(WITHOUT\s+ROWID\s*,\s*)?STRICT"#, options: .regularExpression) != nil
+        let json = isTable ? jsonColumns(of: table, names: names) : []
         var plans: [ColumnPlan] = []
         for column in columns where (column["hidden"] as Int) == 0 {
             let name: String = column["name"], declared: String = column["type"] ?? ""
@@ -182,6 +185,11 @@ extension SchemaGenerator {
                 statistics: stats, affinity: affinity)
             plan.link = link
             plan.domain = parsed.1[name.lowercased()]
+            if json.contains(name.lowercased()) && plan.isFree {
+                var domain = plan.domain ?? ColumnDomain()
+                domain.json = true
+                plan.domain = domain
+            }
             if plan.domain?.notNull == true { plan.notNull = true }
             plans.append(plan)
         }
@@ -280,29 +288,33 @@ extension SchemaGenerator {
         let rows = try Row.fetchAll(
             db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
             arguments: [table])
-        var grouped: [(parent: String, from: [String], to: [String?])] = []
+        // A condition a trigger puts on the parent row: only rows meeting it are taken.
+        var grouped: [(parent: String, from: [String], to: [String?], condition: TriggerReference?)] = []
         var ids: [Int] = []
         for row in rows {
             let id: Int = row["id"]
-            if ids.last != id { ids.append(id); grouped.append((row["table"], [], [])) }
+            if ids.last != id { ids.append(id); grouped.append((row["table"], [], [], nil)) }
             grouped[grouped.count - 1].from.append(row["from"])
             grouped[grouped.count - 1].to.append(row["to"])
         }
         let declaredCount = grouped.count
         let declared = Set(grouped.flatMap(\.from).map { $0.lowercased() })
-        for implicit in triggerReferences(of: table)
-        where !declared.contains(implicit.column.lowercased())
-            && names.contains(where: { $0.lowercased() == implicit.column.lowercased() })
-            && !grouped.contains(where: { $0.from == [implicit.column] })
-        {
-            grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn]))
+        for implicit in triggerReferences(of: table) {
+            let column = implicit.column.lowercased()
+            if let at = grouped.firstIndex(where: {
+                $0.from.map { $0.lowercased() } == [column] && $0.parent.lowercased() == implicit.parent.lowercased()
+            }) {
+                if implicit.condition != nil && grouped[at].condition == nil { grouped[at].condition = implicit }
+            } else if !declared.contains(column) && names.contains(where: { $0.lowercased() == column }) {
+                grouped.append((implicit.parent, [implicit.column], [implicit.parentColumn], implicit))
+            }
         }
         // What a trigger's RAISE says the row copies from another table's row.
         for copy in triggerCopies(of: table)
         where copy.columns.allSatisfy({ column in
             column.hasPrefix(TriggerCopy.virtualMark) || names.contains { $0.lowercased() == column.lowercased() }
         }) {
-            grouped.append((copy.parent, copy.columns, copy.parentColumns))
+            grouped.append((copy.parent, copy.columns, copy.parentColumns, nil))
         }
         var plans: [ReferencePlan] = []
         for (number, group) in grouped.enumerated() {
@@ -326,9 +338,12 @@ extension SchemaGenerator {
                 continue
             }
             let selfReference = parent.lowercased() == table.lowercased()
-            let (tuples, keysWhole) = try parentTuples(parent, columns: to, in: db)
+            let condition = group.condition?.condition
+            let (tuples, keysWhole) = try parentTuples(
+                parent, columns: to, meeting: condition, alias: group.condition?.alias, in: db)
+            // (A self-reference with a condition takes only the rows already there that meet it.)
             let own =
-                selfReference
+                selfReference && condition == nil
                 ? to.map { column in names.firstIndex { $0.lowercased() == column.lowercased() } ?? -1 } : nil
             let nullable = group.from.contains { from in
                 !from.hasPrefix(TriggerCopy.virtualMark)
@@ -338,6 +353,7 @@ extension SchemaGenerator {
             }
             let plan = ReferencePlan(
                 parent: parent, columns: group.from, values: tuples, ownColumns: own, nullable: nullable)
+            if group.condition?.required == true { plan.demanded = group.condition }
             plan.sound =
                 try number < declaredCount && keyIsUnique(parent, columns: to, in: db)
                 && sameAffinity(table, group.from, parent, to, in: db) && keysWhole
@@ -351,13 +367,22 @@ extension SchemaGenerator {
     /// Text is read whole, a NUL in it too (an edge value: read up to the NUL, it named no parent
     /// row, and `foreign_key_check` then scanned the whole store for it). And whether every key
     /// was read as it is: text that is not UTF-8 reads as another text.
+    /// With `condition` (SQL naming the parent `alias`), only the rows meeting it; a condition
+    /// SQLite cannot read here (a function only the app has) is left out.
     private func parentTuples(
-        _ parent: String, columns: [String], in db: Database
+        _ parent: String, columns: [String], meeting condition: String? = nil, alias: String? = nil, in db: Database
     ) throws -> (tuples: [DatabaseValue], whole: Bool) {
         let names = columns.map(\.quotedSQLIdentifier)
-        let statement = try db.makeStatement(
-            sql: "SELECT \(names.joined(separator: ", ")) FROM \(parent.quotedSQLIdentifier) "
-                + "WHERE \(names.map { "\($0) IS NOT NULL" }.joined(separator: " AND "))")
+        let source = parent.quotedSQLIdentifier + (alias.map { " AS \($0.quotedSQLIdentifier)" } ?? "")
+        let sql =
+            "SELECT \(names.joined(separator: ", ")) FROM \(source) "
+            + "WHERE \(names.map { "\($0) IS NOT NULL" }.joined(separator: " AND "))"
+        let statement: Statement
+        if let condition, let filtered = try? db.makeStatement(sql: sql + " AND \(condition)") {
+            statement = filtered
+        } else {
+            statement = try db.makeStatement(sql: sql)
+        }
         let handle = statement.sqliteStatement
         let width = CInt(columns.count)
         var tuples: [DatabaseValue] = []
@@ -430,47 +455,6 @@ extension SchemaGenerator {
             }
             return mine == theirs || ColumnPlan.affinity(of: mine) == ColumnPlan.affinity(of: theirs)
         }
-    }
-
-    /// References a `RAISE` trigger enforces instead of a declared foreign key (`SELECT RAISE(ABORT,
-    /// …) WHERE (SELECT id FROM parent WHERE id = NEW.parentId) IS NULL`): column, parent, parent column.
-    func triggerReferences(of table: String) -> [(column: String, parent: String, parentColumn: String)] {
-        let tables = Dictionary(
-            schema.tableNames.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
-        var found: [(String, String, String)] = []
-        for trigger in schema.objects
-        where trigger.kind == .trigger && trigger.table.lowercased() == table.lowercased()
-            && trigger.sql.range(of: "RAISE", options: .caseInsensitive) != nil
-        {
-            let tokens = SQLTokens.tokens(trigger.sql)
-            for index in tokens.indices where tokens[index] == .word("from") && index + 2 < tokens.count {
-                guard case .word(let parentName) = tokens[index + 1], let parent = tables[parentName] else { continue }
-                // The condition after WHERE, up to its end: `x = NEW.c` or `NEW.c = x`, x perhaps `parent.x`.
-                let rest = Array(tokens[(index + 2)...].prefix(12))
-                guard let at = rest.firstIndex(of: .word("where")) else { continue }
-                let condition = Array(rest[(at + 1)...])
-                func column(_ side: ArraySlice<SQLTokens.Token>) -> String? {
-                    let items = Array(side)
-                    if items.count == 1, case .word(let name) = items[0] { return name }
-                    if items.count == 3, items[1] == .symbol("."), case .word(let name) = items[2] {
-                        return items[0] == .word("new") ? "new." + name : name
-                    }
-                    return nil
-                }
-                guard let equals = condition.firstIndex(where: { $0 == .symbol("=") || $0 == .symbol("==") }) else {
-                    continue
-                }
-                let left = condition[..<equals].suffix(3), right = condition[(equals + 1)...].prefix(3)
-                for (a, b) in [(left, right), (right, left)] {
-                    let lhs = column(a.count == 3 || a.count == 1 ? a : a.suffix(1)),
-                        rhs = column(b.count >= 3 ? b.prefix(3) : b.prefix(1))
-                    if let lhs, let rhs, rhs.hasPrefix("new."), !lhs.hasPrefix("new.") {
-                        found.append((String(rhs.dropFirst(4)), parent, lhs))
-                    }
-                }
-            }
-        }
-        return found
     }
 
     /// Makes every `UNIQUE` group of the table distinct row to row.
