@@ -89,7 +89,9 @@ extension SchemaGenerator {
                 guard case .word(let parentName) = tokens[index + 1], let parent = tables[parentName],
                     let subquery = Self.subquery(tokens, from: index)
                 else { continue }
-                guard let (key, condition) = Self.keyAndCondition(tokens, subquery.conditions) else { continue }
+                guard let (key, condition, readable) = Self.keyAndCondition(tokens, subquery.conditions) else {
+                    continue
+                }
                 var reference = TriggerReference(
                     column: key.column, parent: parent, parentColumn: key.parentColumn, condition: nil,
                     alias: subquery.alias, trigger: trigger.name)
@@ -99,7 +101,8 @@ extension SchemaGenerator {
                     reference.required = condition != nil
                 case .some(false):
                     // A row matching it is refused: take a row that does not match (none to take
-                    // without a condition: the new row need name no such row).
+                    // without a condition: the new row need name no such row). Unread, left to repairs.
+                    guard readable else { break }
                     guard let condition else { continue }
                     reference.condition = "(\(condition)) IS NOT TRUE"
                 case .none: break
@@ -151,11 +154,11 @@ extension SchemaGenerator {
 
     /// In a subquery's condition, the conjunct tying the new row to the parent (`p.id = NEW.c`,
     /// either way round) and the others, which read only the parent's row, as SQL (nil: none).
-    /// Nil when there is no such conjunct, or a conjunct reads the new row otherwise, or an `OR`
-    /// joins them.
+    /// `readable` false when another conjunct reads the new row too (the key alone is kept). Nil
+    /// when there is no such conjunct, or an `OR` joins them.
     private static func keyAndCondition(
         _ tokens: [SQLTokens.Token], _ range: Range<Int>
-    ) -> (key: (column: String, parentColumn: String), condition: String?)? {
+    ) -> (key: (column: String, parentColumn: String), condition: String?, readable: Bool)? {
         var conjuncts: [ArraySlice<SQLTokens.Token>] = []
         var start = range.lowerBound, depth = 0
         for at in range {
@@ -180,7 +183,7 @@ extension SchemaGenerator {
             }
             return nil
         }
-        var key: (String, String)?, rest: [String] = []
+        var key: (String, String)?, rest: [String] = [], readable = true
         for conjunct in conjuncts {
             if key == nil,
                 let equals = conjunct.firstIndex(where: { $0 == .symbol("=") || $0 == .symbol("==") }),
@@ -190,11 +193,14 @@ extension SchemaGenerator {
                 key = left.new ? (left.name, right.name) : (right.name, left.name)
                 continue
             }
-            if conjunct.contains(.word("new")) { return nil }
+            if conjunct.contains(.word("new")) {
+                readable = false
+                continue
+            }
             rest.append(sql(conjunct))
         }
         guard let key else { return nil }
-        return ((key.0, key.1), rest.isEmpty ? nil : rest.joined(separator: " AND "))
+        return ((key.0, key.1), rest.isEmpty || !readable ? nil : rest.joined(separator: " AND "), readable)
     }
 
     /// Tokens as SQL again: identifiers that need it quoted.
