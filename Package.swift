@@ -48,15 +48,22 @@ let package = Package(
         .target(name: "CBackstageDiskRecorder", linkerSettings: [.linkedLibrary("sqlite3")]),
         // A SQLite VFS for the split's bulk copies: reads ahead, combines writes (Stores/BulkCopy.swift).
         .target(name: "CBackstageSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The system layer: every system call (FileSystem/Syscalls.swift), durable writes, trees,
+        // temporary names, strict JSON. Knows no store, no container: the compiler holds it below the
+        // library. Fault injection (FaultInjector) exists in debug builds, for the tests, only.
+        .target(
+            name: "BackstageSystem",
+            dependencies: ["CBackstageSystem"],
+            swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
+        ),
         .target(
             name: "Backstage",
             dependencies: [
-                "CBackstageSystem",
+                "BackstageSystem",
                 "CBackstageSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // Fault injection (FileSystem's FaultInjector) exists in debug builds, for the tests, only.
             swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
         ),
         .systemLibrary(name: "CArchive", providers: [.apt(["libarchive-dev", "libdeflate-dev", "libzstd-dev"])]),

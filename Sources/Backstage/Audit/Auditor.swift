@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// An internal file found in the documents folder.

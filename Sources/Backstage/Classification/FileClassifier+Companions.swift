@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// A store's companions follow their database's owner. A `-wal`, `-shm` or `-journal` is the app's

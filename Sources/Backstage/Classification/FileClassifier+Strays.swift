@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The one rule for what quarantine takes out of a folder: orphan sidecars, Backstage temporaries

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// One entry of a classified folder tree.

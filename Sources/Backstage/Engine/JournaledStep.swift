@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// One step of a run that keeps a journal while it changes files: a relocation, a split, a schema

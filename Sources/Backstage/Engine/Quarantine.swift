@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Takes files out of Documents without deleting them: orphan sidecars, conflicting stores and

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// An advisory `flock` on `applicationSupport/.backstage/lock`, so two Backstage processes

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Runs the journaled steps of one run on one container: it holds the container's run lock while it

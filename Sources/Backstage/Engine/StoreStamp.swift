@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// What a store's database file was when a step verified what it built from it, under the store's

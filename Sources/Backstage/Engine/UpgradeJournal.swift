@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// A small durable record of the step in progress, kept in `applicationSupport/.backstage/journal.json`.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// A failure of the machinery every step shares (the container's run lock, the upgrade journal),

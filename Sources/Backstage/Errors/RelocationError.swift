@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Why a store could not be relocated. Every case names the file and the cause, and in

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Turns a SQLite result code about a store into a sentence a user can act on, keeping the

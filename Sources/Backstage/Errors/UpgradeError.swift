@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Why an upgrade could not run. Every case names the file or the step.

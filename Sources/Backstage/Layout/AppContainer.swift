@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Where an app keeps its files: the user-visible documents folder, the private roots, and the

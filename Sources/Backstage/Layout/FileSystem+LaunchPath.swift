@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The calls of the launch check (``Upgrader/needsUpgrade(_:_:)``) and of the launch record it

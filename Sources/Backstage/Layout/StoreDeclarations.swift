@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The databases an app says are its own in Documents.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// A boundary in one step of a relocation or an upgrade (a move, a split, a schema migration).

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// What a plan says about a container: the App Groups it needs, the stores it declares in Documents.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The ordered steps that take an app's storage from one version's layout to the next.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Progress of a relocation, delivered while it runs.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// How fast each kind of work goes, to turn bytes into seconds for an estimate.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Where the steps seen so far put stores, took them from, and migrated them: one place per

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The field checks every kind's ``StepDefinition/fieldProblems`` shares.

@@ -1,3 +1,4 @@
+import BackstageSystem
 import CBackstageSQLite
 import Foundation
 import GRDB

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// How to load one store: Core Data's `NSPersistentStoreDescription` for SQLite, with the same

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// One store's files as a unit: the database, its `-wal`, `-shm` and `-journal`, and Core

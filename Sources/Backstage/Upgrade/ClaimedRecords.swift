@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The two records under `applicationSupport/.backstage` that a run replaces before its first step

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The downgrade guard that holds whatever a run did: before the first step of a versioned chain

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// What the last completed upgrade left for the launch check: the storage version it reached and

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The launch record's one parser: the launch check asks it what it needs of the bytes of the

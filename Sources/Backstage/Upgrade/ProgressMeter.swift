@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// Turns each step's phases and bytes into the whole plan's fraction done, each step weighted by

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// What a run says of the steps it skipped and of what it could not find: why each skipped step had

@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 import Logging
 

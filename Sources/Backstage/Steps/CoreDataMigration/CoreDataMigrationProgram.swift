@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// What Core Data's migration between two model versions does to a SQLite store, as plain data: the

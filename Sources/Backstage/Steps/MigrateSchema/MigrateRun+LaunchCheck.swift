@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// The launch check of a `migrateSchema` step (``Upgrader/needsUpgrade(_:_:)``).

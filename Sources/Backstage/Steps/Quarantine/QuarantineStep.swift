@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// A `quarantine` step: takes the strays among a folder's classified entries (``FileClassifier/strays(in:)``)

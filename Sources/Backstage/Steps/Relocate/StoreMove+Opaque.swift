@@ -1,3 +1,4 @@
+import BackstageSystem
 import Foundation
 
 /// A declared store whose main file has bytes but no SQLite header (an encrypted SQLCipher store)

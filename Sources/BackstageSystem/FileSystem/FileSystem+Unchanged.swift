@@ -14,6 +14,13 @@ package struct FileChanged: Error, Sendable, Hashable, CustomStringConvertible {
     /// The bytes a copy of it read, when a copy found it (nil otherwise).
     package var copied: Int64?
 
+    package init(path: String, before: FileStatus?, after: FileStatus?, copied: Int64? = nil) {
+        self.path = path
+        self.before = before
+        self.after = after
+        self.copied = copied
+    }
+
     /// What changed, in words (sizes and times, never content).
     package var reason: String {
         guard let before else { return "it appeared after the lock was taken" }

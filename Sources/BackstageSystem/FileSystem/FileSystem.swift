@@ -17,7 +17,7 @@ package struct FileStatus: Sendable, Hashable {
     /// Hard links to the file (names it has).
     package var linkCount: Int
 
-    init(_ st: stat) {
+    package init(_ st: stat) {
         switch st.st_mode & S_IFMT {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory
@@ -97,11 +97,11 @@ package struct FileStatus: Sendable, Hashable {
             lock.withLock { shortening.append(pathContains) }
         }
 
-        func shouldShortenWhileCompared(_ path: String) -> Bool {
+        package func shouldShortenWhileCompared(_ path: String) -> Bool {
             lock.withLock { shortening.contains { path.contains($0) } }
         }
 
-        func check(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+        package func check(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
             let code: Int32? = lock.withLock {
                 for (index, rule) in rules.enumerated()
                 where rule.operation == operation && (rule.pathContains.isEmpty || path.contains(rule.pathContains)) {
@@ -128,14 +128,14 @@ package struct FileSystem: Sendable {
         }
 
         @inline(__always)
-        func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
+        package func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {
             if let faults { try faults.check(operation, path) }
         }
     #else
         package init() {}
 
         @inline(__always)
-        func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {}
+        package func inject(_ operation: FileSystemError.Operation, _ path: String) throws(FileSystemError) {}
     #endif
 
     /// `lstat`, or nil when nothing is at `path`.

@@ -15,8 +15,8 @@ import CBackstageSystem
 
 /// The only place Backstage calls libc for file work. Every call retries `EINTR` and
 /// turns a failure into a ``FileSystemError`` naming the path.
-enum Syscalls {
-    static var lastErrno: Int32 { errno }
+package enum Syscalls {
+    package static var lastErrno: Int32 { errno }
 
     @inline(__always)
     static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
@@ -27,7 +27,7 @@ enum Syscalls {
         }
     }
 
-    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws(FileSystemError) -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws(FileSystemError) -> Int32 {
         func attempt() throws(FileSystemError) -> Int32 {
             let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
             guard fd >= 0 else { throw FileSystemError(operation: .open, path: path, code: errno) }
@@ -49,7 +49,7 @@ enum Syscalls {
         try DiskRecording.recording(operation, path, second, victim: victim, body)
     }
 
-    static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
 
@@ -184,7 +184,7 @@ enum Syscalls {
         backstage_ficlone(dst, src) == 0
     }
 
-    static func lstat(_ path: String) throws(FileSystemError) -> stat? {
+    package static func lstat(_ path: String) throws(FileSystemError) -> stat? {
         var st = stat()
         // withCString: the implicit conversion copies the path into a new array at every call.
         guard path.withCString({ path in retrying { Glibc.lstat(path, &st) } }) == 0 else {
@@ -194,7 +194,7 @@ enum Syscalls {
         return st
     }
 
-    static func fstat(_ fd: Int32, path: String) throws(FileSystemError) -> stat {
+    package static func fstat(_ fd: Int32, path: String) throws(FileSystemError) -> stat {
         var st = stat()
         guard Glibc.fstat(fd, &st) == 0 else { throw FileSystemError(operation: .stat, path: path, code: errno) }
         return st
@@ -316,7 +316,7 @@ enum Syscalls {
         }
     }
 
-    static func symlink(_ target: String, at path: String) throws(FileSystemError) {
+    package static func symlink(_ target: String, at path: String) throws(FileSystemError) {
         try disk(.symlink, path) { () throws(FileSystemError) in
             guard retrying({ Glibc.symlink(target, path) }) == 0 else {
                 throw FileSystemError(operation: .symlink, path: path, code: errno)
@@ -341,7 +341,7 @@ enum Syscalls {
         }
     }
 
-    static func unlink(_ path: String) throws(FileSystemError) {
+    package static func unlink(_ path: String) throws(FileSystemError) {
         try disk(.unlink, path, victim: path) { () throws(FileSystemError) in
             guard retrying({ Glibc.unlink(path) }) == 0 else {
                 throw FileSystemError(operation: .unlink, path: path, code: errno)
@@ -380,25 +380,25 @@ enum Syscalls {
     // MARK: The launch check's calls: C paths built on the stack, no error values allocated.
 
     /// `lstat` of a path built on the stack; nil when it fails (nothing there, or unreadable).
-    static func lstat(_ path: UnsafePointer<CChar>) -> stat? {
+    package static func lstat(_ path: UnsafePointer<CChar>) -> stat? {
         var st = stat()
         return retrying { Glibc.lstat(path, &st) } == 0 ? st : nil
     }
 
     /// Opens a regular file for reading without following a link or blocking on a FIFO; -1 with
     /// `errno` set on failure.
-    static func openForReading(_ path: UnsafePointer<CChar>) -> Int32 {
+    package static func openForReading(_ path: UnsafePointer<CChar>) -> Int32 {
         retrying { Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
     }
 
     /// `fstat`, nil when it fails.
-    static func fstat(_ fd: Int32) -> stat? {
+    package static func fstat(_ fd: Int32) -> stat? {
         var st = stat()
         return Glibc.fstat(fd, &st) == 0 ? st : nil
     }
 
     /// Reads from `offset` until `buffer` is full or the file ends; the bytes read.
-    static func preadFully(
+    package static func preadFully(
         _ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String
     ) throws(FileSystemError) -> Int {
         var filled = 0
@@ -413,7 +413,7 @@ enum Syscalls {
     }
 
     /// Reads from offset 0 until `buffer` is full or the file ends; the bytes read.
-    static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+    package static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
         var filled = 0
         while filled < buffer.count {
             let n = retrying { Glibc.pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(filled)) }
@@ -424,7 +424,7 @@ enum Syscalls {
     }
 
     /// `readlink` into `buffer`: the target's length, or -1 when `path` is no link.
-    static func readLink(_ path: String, into buffer: UnsafeMutableBufferPointer<CChar>) -> Int {
+    package static func readLink(_ path: String, into buffer: UnsafeMutableBufferPointer<CChar>) -> Int {
         path.withCString { Glibc.readlink($0, buffer.baseAddress!, buffer.count) }
     }
 
@@ -432,7 +432,7 @@ enum Syscalls {
         Glibc.access(path, mode) == 0
     }
 
-    static func flockExclusive(_ fd: Int32, blocking: Bool, path: String) throws(FileSystemError) -> Bool {
+    package static func flockExclusive(_ fd: Int32, blocking: Bool, path: String) throws(FileSystemError) -> Bool {
         if retrying({ callFlock(fd, LOCK_EX | (blocking ? 0 : LOCK_NB)) }) == 0 { return true }
         if errno == EWOULDBLOCK { return false }
         throw FileSystemError(operation: .lock, path: path, code: errno)
@@ -515,7 +515,7 @@ extension Syscalls {
     }
 
     /// `fstatat` of `name` in the open folder `folder`, not following a link; nil when nothing is there.
-    static func lstat(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> stat? {
+    package static func lstat(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> stat? {
         var st = stat()
         guard name.withCString({ name in retrying { fstatat(folder, name, &st, AT_SYMLINK_NOFOLLOW) } }) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -526,7 +526,7 @@ extension Syscalls {
 
     /// Opens the file `name` of the open folder `folder` for reading, never through a link nor
     /// blocking on a FIFO.
-    static func openForReading(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> Int32 {
+    package static func openForReading(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> Int32 {
         let fd = name.withCString { name in
             retrying { Glibc.openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         }
