@@ -526,7 +526,9 @@ extension Syscalls {
 
     /// Opens the file `name` of the open folder `folder` for reading, never through a link nor
     /// blocking on a FIFO.
-    package static func openForReading(_ name: String, in folder: Int32, path: () -> String) throws(FileSystemError) -> Int32 {
+    package static func openForReading(
+        _ name: String, in folder: Int32, path: () -> String
+    ) throws(FileSystemError) -> Int32 {
         let fd = name.withCString { name in
             retrying { Glibc.openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         }
