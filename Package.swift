@@ -56,10 +56,24 @@ let package = Package(
             dependencies: ["CBackstageSystem"],
             swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
         ),
+        // The model layer: the container's layout, step phases, the public errors, reports, stores
+        // (SQLite files, sidecars, schema ties, StoreContainer) and the classification of files. Knows
+        // no journal, no step, no plan.
+        .target(
+            name: "BackstageModel",
+            dependencies: [
+                "BackstageSystem",
+                "CBackstageSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
+        ),
         .target(
             name: "Backstage",
             dependencies: [
                 "BackstageSystem",
+                "BackstageModel",
                 "CBackstageSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

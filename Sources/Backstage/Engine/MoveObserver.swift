@@ -1,3 +1,4 @@
+import BackstageModel
 /// Callbacks of one move: phase boundaries (where tests inject crashes), byte progress and cancellation.
 struct MoveObserver {
     var phase: (StepPhase) -> Void = { _ in }

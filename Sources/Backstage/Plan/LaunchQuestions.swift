@@ -1,3 +1,4 @@
+import BackstageModel
 /// What the launch check asks the launch record about each step of a plan, worked out once, when
 /// the plan's steps are set, instead of at every check: the folder a step looks in and the store
 /// it looks for there, as the bytes of the record's words once decoded (the record escapes a

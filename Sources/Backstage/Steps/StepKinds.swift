@@ -1,3 +1,4 @@
+import BackstageModel
 /// The registry of step kinds: a plan's JSON reads, a journal names, crash points and the runner's
 /// recovery know only these. A new kind is a folder of `Steps/` with its ``StepDefinition`` and its
 /// journaled step, and one line here.

@@ -1,3 +1,4 @@
+import BackstageModel
 extension Duration {
     /// The duration in seconds, as a `Double` (for reports and medians).
     package var seconds: Double {

@@ -1,3 +1,4 @@
+import BackstageModel
 import BackstageSystem
 import Foundation
 import GRDB

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// What a file in the documents folder is, as far as the user is concerned.
 public enum FileKind: String, Sendable, Hashable, Codable, CaseIterable {
     /// A store the app declares (``StoreDeclarations``), whatever its header; in a folder no user
@@ -62,7 +63,7 @@ extension Sidecar {
 
 extension QuarantineReason {
     /// The reason for a stray file the classifier found.
-    init?(stray kind: FileKind) {
+    package init?(stray kind: FileKind) {
         switch kind {
         case .orphanSidecar: self = .orphanSidecar
         case .coreDataSupport: self = .orphanSupportFolder

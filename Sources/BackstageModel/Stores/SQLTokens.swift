@@ -1,3 +1,4 @@
+import BackstageSystem
 /// SQL text reduced to tokens, so two statements that SQLite reads the same way compare equal
 /// whatever their whitespace, comments, keyword case or identifier quoting (`"ZNOTE"`, `[ZNOTE]`,
 /// `` `ZNOTE` `` and `znote` are one name to SQLite). String literals keep their case.

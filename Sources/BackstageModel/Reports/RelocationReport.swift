@@ -17,6 +17,13 @@ public struct RelocationProgress: Sendable, Hashable {
         if phase == .done { return 1 }
         return bytesTotal > 0 ? min(1, Double(bytesDone) / Double(bytesTotal)) : 0
     }
+
+    package init(store: String, phase: StepPhase, bytesDone: Int64, bytesTotal: Int64) {
+        self.store = store
+        self.phase = phase
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+    }
 }
 
 /// Something a relocation did that may surprise, although nothing was lost.
@@ -74,6 +81,20 @@ public struct RelocationReport: Sendable, Hashable, Codable {
         public var seconds: Double
         /// What the user should know although the move succeeded.
         public var warnings: [RelocationWarning] = []
+
+        package init(
+            store: String, from: String, to: String, strategy: RelocationStrategy, files: Int, bytes: Int64,
+            seconds: Double, warnings: [RelocationWarning] = []
+        ) {
+            self.store = store
+            self.from = from
+            self.to = to
+            self.strategy = strategy
+            self.files = files
+            self.bytes = bytes
+            self.seconds = seconds
+            self.warnings = warnings
+        }
     }
 
     /// A file taken out of Documents but kept.
@@ -81,6 +102,12 @@ public struct RelocationReport: Sendable, Hashable, Codable {
         public var from: String
         public var to: String
         public var reason: QuarantineReason
+
+        package init(from: String, to: String, reason: QuarantineReason) {
+            self.from = from
+            self.to = to
+            self.reason = reason
+        }
     }
 
     /// Stores moved.
@@ -100,6 +127,11 @@ public struct RelocationReport: Sendable, Hashable, Codable {
         public var name: String
         /// The database of the source folder whose name is a few letters from it, if one is.
         public var closest: String?
+
+        package init(name: String, closest: String? = nil) {
+            self.name = name
+            self.closest = closest
+        }
     }
 
     /// Names that matched no store: nothing moved for them, and nothing failed (an app that declares

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// An error Backstage did not raise itself, kept whole inside one of its own errors that names the
 /// file (``RelocationError/failed(path:underlying:)``), so that nothing about the cause is lost to an
 /// invented code.

@@ -30,10 +30,12 @@ public struct CrashPoint: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(kind):\(phase.rawValue)@\(occurrence)" }
 
     /// Numbers the boundaries one run passes, as ``boundaries(of:)`` numbers them.
-    final class Tally: Sendable {
+    package final class Tally: Sendable {
         private let counts = Mutex<[String: Int]>([:])
 
-        func reached(_ kind: StepKind, _ phase: StepPhase) -> CrashPoint {
+        package init() {}
+
+        package func reached(_ kind: StepKind, _ phase: StepPhase) -> CrashPoint {
             let occurrence = counts.withLock { counts in
                 counts["\(kind):\(phase.rawValue)", default: 0] += 1
                 return counts["\(kind):\(phase.rawValue)"] ?? 1

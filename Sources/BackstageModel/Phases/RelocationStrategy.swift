@@ -1,3 +1,4 @@
+import BackstageSystem
 /// How a store moves.
 public enum RelocationStrategy: String, Sendable, Hashable, Codable, CaseIterable {
     /// Rename on one file system, copy across file systems.

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// One object of a store's schema, as `sqlite_schema` holds it.
 package struct SchemaObject: Sendable, Hashable {
     /// `table`, `index`, `view` or `trigger` (a virtual table is a `table`).

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// Which tables live in which configuration, like the configurations of a Core Data model:
 /// user data in one store, rebuildable caches in another.
 ///

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// What ties one table of a store to another in its schema, so that both must stay in one store
 /// when it is split: SQLite resolves each of these by name inside one database file, and finds
 /// nothing (`no such table: main.podcast`) once the other table is in another file or discarded.

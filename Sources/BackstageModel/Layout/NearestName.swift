@@ -1,3 +1,4 @@
+import BackstageSystem
 /// The name a user most likely meant, for "did you mean" in an error: the closest of the known
 /// names by edit distance (case folded), when it is only a few letters away.
 ///
@@ -26,7 +27,7 @@ public enum NearestName {
     }
 
     /// True when `distance` edits between `a` and `b` is a typo's: at most 2, or 15% of the longer.
-    static func isTypo(distance: Int, _ a: String, _ b: String) -> Bool {
+    package static func isTypo(distance: Int, _ a: String, _ b: String) -> Bool {
         distance <= max(2, max(a.count, b.count) * 15 / 100)
     }
 

@@ -123,7 +123,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// True when a rename failed because source and destination are on different mounts.
-    var isCrossDevice: Bool {
+    package var isCrossDevice: Bool {
         if case .fileSystem(let error) = self { return error.isCrossDevice }
         return false
     }
@@ -131,7 +131,7 @@ public enum RelocationError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Wraps any error of the engine: relocation errors as they are, the engine's, the file
     /// system's and an upgrade step's by case, anything else whole in ``failed(path:underlying:)``
     /// naming `path`.
-    init(_ error: Error, path: String) {
+    package init(_ error: Error, path: String) {
         switch error {
         case let error as RelocationError: self = error
         case let error as FileSystemError: self = .fileSystem(error)

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// Why a store could not be loaded, switched or written. Every case names the file.
 public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The description points into the user-visible Documents folder.

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// One schema migration: an identifier recorded in `grdb_migrations`, and its SQL. A
 /// ``StoreDescription`` applies them when it loads its store, and an upgrade plan's `migrateSchema`
 /// step (``UpgradeStep/MigrateSchema``) runs them; both share the history.

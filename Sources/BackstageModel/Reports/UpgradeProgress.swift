@@ -72,6 +72,13 @@ public struct UpgradeEstimate: Sendable, Hashable, Codable {
         public var description: String
         public var bytes: Int64
         public var seconds: Double
+
+        package init(index: Int, description: String, bytes: Int64, seconds: Double) {
+            self.index = index
+            self.description = description
+            self.bytes = bytes
+            self.seconds = seconds
+        }
     }
     /// The steps that will run; steps already done are not listed.
     public var steps: [Step]
@@ -85,6 +92,11 @@ public struct UpgradeEstimate: Sendable, Hashable, Codable {
     /// True when the upgrade would outlast the launch budget: run it behind a progress screen,
     /// not on the launch path, or the system watchdog kills the app on every launch.
     public var exceedsBudget: Bool { seconds > budget }
+
+    package init(steps: [Step], budget: Double) {
+        self.steps = steps
+        self.budget = budget
+    }
 }
 
 /// Progress of an upgrade.
@@ -102,6 +114,17 @@ public struct UpgradeProgress: Sendable, Hashable {
     /// only grows, and is 1.0 only in the last event before ``UpgradeEvent/finished(_:)``. Feed
     /// this to a progress bar.
     public var fractionDone: Double
+
+    package init(
+        stepIndex: Int, step: String, phase: StepPhase, bytesDone: Int64, bytesTotal: Int64, fractionDone: Double
+    ) {
+        self.stepIndex = stepIndex
+        self.step = step
+        self.phase = phase
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.fractionDone = fractionDone
+    }
 }
 
 /// What an upgrade did.
@@ -147,6 +170,16 @@ public struct UpgradeReport: Sendable, Hashable, Codable {
     /// not record the plan's version as reached: correct the plan and run it again.
     public var problems: [String] = []
     public var seconds: Double = 0
+
+    package init(
+        plan: String, estimate: UpgradeEstimate, steps: [Step] = [], problems: [String] = [], seconds: Double = 0
+    ) {
+        self.plan = plan
+        self.estimate = estimate
+        self.steps = steps
+        self.problems = problems
+        self.seconds = seconds
+    }
 }
 
 /// An event of an upgrade stream: the estimate first, before anything is touched, then progress,

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// The 100-byte header at the start of every SQLite database file.
 ///
 /// Backstage recognises a database by its first 16 bytes, `"SQLite format 3\0"`, whatever

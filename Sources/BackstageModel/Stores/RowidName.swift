@@ -1,3 +1,4 @@
+import BackstageSystem
 /// The name that reaches a rowid table's rowid in SQL: `rowid`, else `_rowid_`, else `oid`, the
 /// first that no column of the table is named (a column of one of those names shadows it).
 package enum RowidName {

@@ -71,9 +71,9 @@ public struct AppContainer: Sendable, Hashable, Codable {
     private var paths = Paths()
 
     /// `applicationSupport/.backstage/journal.json`, as a string.
-    var journalPath: String { paths.journal }
+    package var journalPath: String { paths.journal }
     /// `applicationSupport/.backstage/launch`, as a string.
-    var launchRecordPath: String { paths.launchRecord }
+    package var launchRecordPath: String { paths.launchRecord }
 
     /// Creates a container from explicit roots. The roots may live on different file systems.
     public init(documents: URL, applicationSupport: URL, caches: URL, temporary: URL, appGroups: [String: URL] = [:]) {
@@ -244,7 +244,7 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     public let rawValue: String
     /// Which root, decided once: the launch check resolves roots without comparing strings.
     package enum Kind: UInt8, Sendable, Hashable { case documents, applicationSupport, caches, temporary, appGroup }
-    let kind: Kind
+    package let kind: Kind
 
     /// A standard root's name or an App Group identifier (`group.` then a name without `/`);
     /// nil otherwise.
@@ -277,7 +277,7 @@ public struct ContainerRoot: RawRepresentable, Sendable, Hashable, Codable, Cust
     /// The standard root of `kind`.
     ///
     /// - precondition: `kind` is not ``Kind/appGroup``.
-    init(standard kind: Kind) {
+    package init(standard kind: Kind) {
         switch kind {
         case .documents: self = .documents
         case .applicationSupport: self = .applicationSupport

@@ -1,3 +1,4 @@
+import BackstageSystem
 /// The sidecar files SQLite keeps beside a database.
 public enum Sidecar: String, Sendable, Hashable, Codable, CaseIterable {
     case wal = "-wal"

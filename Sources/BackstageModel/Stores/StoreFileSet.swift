@@ -59,9 +59,9 @@ public struct StoreFileSet: Sendable, Hashable, Codable, CustomStringConvertible
     public var description: String { main.path }
 
     /// The temporary name Backstage copies the database to before committing it.
-    var temporaryMain: URL { directory.appending(path: TemporaryName.beside(fileName)) }
+    package var temporaryMain: URL { directory.appending(path: TemporaryName.beside(fileName)) }
     /// The temporary name of the support folder during a copy.
-    var temporarySupportFolder: URL {
+    package var temporarySupportFolder: URL {
         directory.appending(path: TemporaryName.beside(".\(baseName)_SUPPORT"), directoryHint: .isDirectory)
     }
 }

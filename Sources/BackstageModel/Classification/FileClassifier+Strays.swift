@@ -41,13 +41,13 @@ extension FileClassifier {
     /// False when a file or folder named `name` can never be one of the ``strays(in:)``: they
     /// are all orphan sidecars, Backstage temporaries or Core Data support folders, each known by
     /// its name before its bytes. The launch check's filter: it allocates nothing.
-    static func mayBeStray(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func mayBeStray(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         sidecar(of: name) != nil || isCoreDataSupportFolder(name) || TemporaryName.isTemporary(name)
     }
 
     /// The internal files among `entries` that belong to no store: orphan sidecars, Backstage
     /// temporaries, support folders without their database. What quarantine takes.
-    static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
+    package static func strays(in entries: [ClassifiedFile]) -> [ClassifiedFile] {
         // The stores' support folders, once: a support folder looks itself up (a million entries
         // are one pass, not a pass each). A user's database's is never a stray: the classifier
         // calls it the user's (`userDatabaseSupport`).
