@@ -69,11 +69,27 @@ let package = Package(
             ],
             swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
         ),
+        // The engine layer: the journal, the locks, the runner, the step kinds (one folder each in
+        // Steps/, registered in Steps/StepKinds.swift) and the plan.
+        .target(
+            name: "BackstageEngine",
+            dependencies: [
+                "BackstageSystem",
+                "BackstageModel",
+                "CBackstageSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.define("BACKSTAGE_FAULT_INJECTION", .when(configuration: .debug))]
+        ),
+        // The façade an app calls: Relocator, Upgrader (launch check, estimate, dry run, run, launch
+        // record), Auditor. It re-exports the layers below.
         .target(
             name: "Backstage",
             dependencies: [
                 "BackstageSystem",
                 "BackstageModel",
+                "BackstageEngine",
                 "CBackstageSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

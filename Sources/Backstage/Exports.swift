@@ -1,5 +1,5 @@
-import BackstageModel
 // The layers below are part of what an app using Backstage sees: FileSystemError and ByteCount
-// (system), AppContainer, the errors, reports and stores (model).
+// (system), AppContainer, the errors, reports and stores (model), UpgradePlan and its steps (engine).
+@_exported import BackstageEngine
 @_exported import BackstageModel
 @_exported import BackstageSystem

@@ -1,3 +1,4 @@
+import BackstageEngine
 import BackstageModel
 import BackstageSystem
 import Foundation

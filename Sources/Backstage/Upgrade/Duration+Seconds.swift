@@ -1,3 +1,4 @@
+import BackstageEngine
 import BackstageModel
 extension Duration {
     /// The duration in seconds, as a `Double` (for reports and medians).

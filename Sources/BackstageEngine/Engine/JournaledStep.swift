@@ -8,7 +8,7 @@ import Foundation
 /// The engine knows steps only through this protocol: the layer that defines them gives the runner
 /// their types (``StepRunner/init(context:kinds:)``), and the runner picks the one a journal names by
 /// its ``kind``.
-protocol JournaledStep {
+package protocol JournaledStep {
     /// What the step did, for the run's report.
     associatedtype Outcome
     /// The kind its journal records name.
@@ -33,5 +33,5 @@ protocol JournaledStep {
 
 extension JournaledStep {
     /// No check before the run: the step checks as it goes, before its first change.
-    func preflight() throws {}
+    package func preflight() throws {}
 }

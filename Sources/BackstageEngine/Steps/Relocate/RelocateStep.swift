@@ -25,17 +25,17 @@ extension StepContext {
 /// (``StoreMove``). A store already at the destination is a conflict: the source goes to quarantine
 /// instead, and both are kept. Stale sidecars at the destination are quarantined first (SQLite
 /// would splice them in).
-struct RelocateStep: JournaledStep {
-    static let kind = StepKind.relocate
+package struct RelocateStep: JournaledStep {
+    package static let kind = StepKind.relocate
     let context: StepContext
     let source: ContainerLocation
     let destination: ContainerLocation
     let strategy: RelocationStrategy
 
-    var subject: String { source.path }
+    package var subject: String { source.path }
 
     /// What the step moved (`moved`), or set aside (`quarantined`: stale files, a conflict).
-    func run(observing observer: MoveObserver) throws -> RelocationReport {
+    package func run(observing observer: MoveObserver) throws -> RelocationReport {
         var report = RelocationReport()
         var target = destination
         let quarantine = context.quarantine
@@ -87,7 +87,7 @@ struct RelocateStep: JournaledStep {
         return try move.run(strategy: .copy, bytes: copyBytes, observer: observer)
     }
 
-    static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
+    package static func recover(_ record: UpgradeJournal, in context: StepContext) throws -> String {
         try context.move(record.source, record.destination).recover()
     }
 
@@ -118,11 +118,20 @@ struct RelocateStep: JournaledStep {
             context.logger.debug("a folder made for the move stays", metadata: ["error": "\(error)"])
         }
     }
+
+    package init(
+        context: StepContext, source: ContainerLocation, destination: ContainerLocation, strategy: RelocationStrategy
+    ) {
+        self.context = context
+        self.source = source
+        self.destination = destination
+        self.strategy = strategy
+    }
 }
 
 extension RelocationReport {
     /// Adds what a step moved and set aside to this report.
-    mutating func add(_ step: RelocationReport) {
+    package mutating func add(_ step: RelocationReport) {
         moved += step.moved
         quarantined += step.quarantined
     }

@@ -11,9 +11,9 @@ package struct StepContext {
     let logger: Logger
     let busyTimeout: Double
     let quarantine: Quarantine
-    var phaseHook: (@Sendable (String, StepPhase) -> Void)?
-    var onProgress: (RelocationProgress) -> Void = { _ in }
-    var isCancelled: () -> Bool = { false }
+    package var phaseHook: (@Sendable (String, StepPhase) -> Void)?
+    package var onProgress: (RelocationProgress) -> Void = { _ in }
+    package var isCancelled: () -> Bool = { false }
 
     package init(container: AppContainer, fileSystem: FileSystem, logger: Logger, busyTimeout: Double) {
         self.container = container

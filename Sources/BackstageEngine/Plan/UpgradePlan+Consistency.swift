@@ -38,7 +38,7 @@ extension UpgradePlan {
     }
 
     /// The plan a step of this plan (or chain) comes from, and its number in that plan (from 1).
-    func stepPlace(_ index: Int) -> (plan: String, step: Int) {
+    package func stepPlace(_ index: Int) -> (plan: String, step: Int) {
         var first = 0
         for part in chainParts ?? [] {
             if index < first + part.steps { return (part.name, index - first + 1) }

@@ -4,7 +4,7 @@ import Foundation
 
 /// Where the steps seen so far put stores, took them from, and migrated them: one place per
 /// location, compared as a device's file system compares names.
-struct PlanFlow {
+package struct PlanFlow {
     private var movedAway: [String: Int] = [:]
     private var putBy: [String: Int] = [:]
     /// Migrations of a store no earlier step put there: a later step must not put one there.
@@ -15,18 +15,18 @@ struct PlanFlow {
     /// The plan a step comes from, and its number in that plan (from 1).
     private let describe: (Int) -> (plan: String, step: Int)
 
-    init(describe: @escaping (Int) -> (plan: String, step: Int)) {
+    package init(describe: @escaping (Int) -> (plan: String, step: Int)) {
         self.describe = describe
     }
 
     /// `step N of plan`, for the step at `index`.
-    func name(_ index: Int) -> String {
+    package func name(_ index: Int) -> String {
         let place = describe(index)
         return "step \(place.step) of \(place.plan)"
     }
 
     /// A step takes the store at `location` away (a relocation's source, a split's store).
-    mutating func consume(_ location: ContainerLocation, at index: Int) -> String? {
+    package mutating func consume(_ location: ContainerLocation, at index: Int) -> String? {
         let key = location.fileKey
         if let earlier = movedAway[key] {
             return
@@ -39,7 +39,7 @@ struct PlanFlow {
     }
 
     /// A step puts a store at `location` (a relocation's destination, a split's target).
-    mutating func produce(_ location: ContainerLocation, at index: Int) -> String? {
+    package mutating func produce(_ location: ContainerLocation, at index: Int) -> String? {
         let key = location.fileKey
         if let earlier = movedAway[key] {
             return
@@ -62,7 +62,7 @@ struct PlanFlow {
 
     /// A step changes the store at `store` in place, with the migrations `given` (identifier and SQL): none
     /// may give an identifier another SQL than an earlier step gave it on the same store.
-    mutating func migrate(
+    package mutating func migrate(
         _ store: ContainerLocation, _ given: [(id: String, sql: String)], at index: Int
     ) -> (String, String)? {
         let key = store.fileKey

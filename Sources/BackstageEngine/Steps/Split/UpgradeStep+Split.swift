@@ -58,31 +58,31 @@ extension UpgradeStep {
 }
 
 extension UpgradeStep.Split: StepDefinition {
-    static let kind = StepKind.split
-    static let phases = StepPhase.splitBoundaries
-    static var journaled: any JournaledStep.Type { SplitRun.self }
+    package static let kind = StepKind.split
+    package static let phases = StepPhase.splitBoundaries
+    package static var journaled: any JournaledStep.Type { SplitRun.self }
 
     public var description: String {
         "split \(store) → \(into.map(\.store.description).joined(separator: ", "))"
             + (discard.isEmpty ? "" : " (discard \(discard.joined(separator: ", ")))")
     }
 
-    var locations: [ContainerLocation] { [store] + into.map(\.store) }
+    package var locations: [ContainerLocation] { [store] + into.map(\.store) }
 
-    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+    package func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
         if predicate(store) { return store }
         return into.first { predicate($0.store) }?.store
     }
 
-    var storeFields: [(field: String, location: ContainerLocation)] {
+    package var storeFields: [(field: String, location: ContainerLocation)] {
         [("store", store)] + into.enumerated().map { ("into[\($0)].store", $1.store) }
     }
 
-    var launchLook: LaunchLook? { .store(store) }
-    var takes: ContainerLocation? { store }
-    var puts: [ContainerLocation] { into.map(\.store) }
+    package var launchLook: LaunchLook? { .store(store) }
+    package var takes: ContainerLocation? { store }
+    package var puts: [ContainerLocation] { into.map(\.store) }
 
-    var fieldProblems: [String] {
+    package var fieldProblems: [String] {
         var problems = [StepFields.problem(store, ".store")].compactMap { $0 }
         if into.isEmpty { problems.append(".into is empty: name the store (or stores) the tables go to") }
         for (index, target) in into.enumerated() {
@@ -95,7 +95,7 @@ extension UpgradeStep.Split: StepDefinition {
         return problems + StepFields.tableProblems(discard, ".discard")
     }
 
-    func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
+    package func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
         if let contradiction = selfContradiction { return contradiction }
         if let reason = flow.consume(store, at: index) { return ("store", reason) }
         for (number, target) in into.enumerated() {
@@ -142,13 +142,13 @@ extension UpgradeStep.Split: StepDefinition {
         return nil
     }
 
-    func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
+    package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         probe.exists(store, in: container, fileSystem: fileSystem)
     }
 
     /// The rows are rewritten; the external data is renamed or linked, and copied (so counted,
     /// every file measured) only to a target on another file system.
-    func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
+    package func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
         let copiesExternalData = !into.allSatisfy { estimator.sameDevice(store, $0.store) }
         guard let bytes = estimator.size(store, withSupportFolder: copiesExternalData) else { return nil }
         for target in into { estimator.produced[target.store] = bytes / Int64(max(into.count, 1)) }
@@ -156,20 +156,20 @@ extension UpgradeStep.Split: StepDefinition {
         return (bytes, estimator.throughput.splitSetup + Double(bytes) / estimator.throughput.split)
     }
 
-    func run(_ run: StepRun) throws -> StepOutcome {
+    package func run(_ run: StepRun) throws -> StepOutcome {
         let result = try run.run(SplitRun(context: run.context, step: self))
         var outcome = StepOutcome()
         outcome.relocation.quarantined = result.quarantined
         return outcome
     }
 
-    func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
+    package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
         account.absent(store, made: into.map(\.store), index: index)
     }
 
     /// Builds the targets' empty copies, as ``SplitRun`` builds them, after the same checks of the
     /// tables the split names.
-    func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
+    package func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
         let source = rehearsal.store(at: store)
         guard !source.isAbsent else { return }
         let copy = try rehearsal.schema(of: source)

@@ -1,6 +1,6 @@
 import BackstageModel
 /// Callbacks of one move: phase boundaries (where tests inject crashes), byte progress and cancellation.
-struct MoveObserver {
+package struct MoveObserver {
     var phase: (StepPhase) -> Void = { _ in }
     var progress: (Int64, Int64) -> Void = { _, _ in }
     /// Work goes on within `phase` that counts no bytes (a long migration statement): at most every 100 ms.

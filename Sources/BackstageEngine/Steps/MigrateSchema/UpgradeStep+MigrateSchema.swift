@@ -46,22 +46,22 @@ extension UpgradeStep {
 }
 
 extension UpgradeStep.MigrateSchema: StepDefinition {
-    static let kind = StepKind.migrateSchema
-    static let phases = StepPhase.migrationBoundaries
-    static var journaled: any JournaledStep.Type { MigrateRun.self }
+    package static let kind = StepKind.migrateSchema
+    package static let phases = StepPhase.migrationBoundaries
+    package static var journaled: any JournaledStep.Type { MigrateRun.self }
 
     public var description: String { "migrate \(store): \(migrations.map(\.id).joined(separator: ", "))" }
 
-    var locations: [ContainerLocation] { [store] }
+    package var locations: [ContainerLocation] { [store] }
 
-    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+    package func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
         predicate(store) ? store : nil
     }
 
-    var storeFields: [(field: String, location: ContainerLocation)] { [("store", store)] }
-    var launchLook: LaunchLook? { .store(store) }
+    package var storeFields: [(field: String, location: ContainerLocation)] { [("store", store)] }
+    package var launchLook: LaunchLook? { .store(store) }
 
-    var fieldProblems: [String] {
+    package var fieldProblems: [String] {
         var problems = [StepFields.problem(store, ".store")].compactMap { $0 }
         if migrations.isEmpty { problems.append(".migrations is empty: give at least one {\"id\", \"sql\"}") }
         var seen: Set<String> = []
@@ -81,7 +81,7 @@ extension UpgradeStep.MigrateSchema: StepDefinition {
         return problems
     }
 
-    func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
+    package func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
         for (number, migration) in migrations.enumerated() {
             if let other = migrations[..<number].firstIndex(where: { $0.id == migration.id }) {
                 return (
@@ -100,13 +100,13 @@ extension UpgradeStep.MigrateSchema: StepDefinition {
         return flow.migrate(store, migrations.map { ($0.id, $0.sql) }, at: index)
     }
 
-    func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
+    package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         MigrateRun.isNeeded(self, in: container, fileSystem: fileSystem, probe: &probe)
     }
 
     /// The database is rewritten, never its external data: not listed, not counted. Its time comes
     /// from the statements and the sizes of the tables they name (``MigrationCost``).
-    func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
+    package func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
         var probe = PlainProbe()
         let pending =
             estimator.produced[store] != nil
@@ -138,19 +138,19 @@ extension UpgradeStep.MigrateSchema: StepDefinition {
         return MigrationCost.seconds(works, sizes: sizes, storeBytes: bytes, rates: estimator.throughput.migrationRates)
     }
 
-    func run(_ run: StepRun) throws -> StepOutcome {
+    package func run(_ run: StepRun) throws -> StepOutcome {
         var outcome = StepOutcome()
         if try !run.run(MigrateRun(context: run.context, step: self)) { outcome.unchanged = "up to date" }
         return outcome
     }
 
-    func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
+    package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
         account.exists(store) ? ("up to date", nil) : account.absentInPlace(store, index: index)
     }
 
     /// Runs the pending migrations on the empty copy of the schema the store will have, as
     /// ``MigrateRun`` runs them on the store.
-    func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
+    package func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
         guard
             let copy = try rehearsal.copyToChange(
                 store, at: index, isNeeded: { isNeeded(in: $0, fileSystem: $1, probe: &$2) })

@@ -35,27 +35,27 @@ extension UpgradeStep {
 }
 
 extension UpgradeStep.Quarantine: StepDefinition {
-    static let kind = StepKind.quarantine
+    package static let kind = StepKind.quarantine
     /// A quarantine passes no boundary a crash test names: it keeps no journal.
-    static let phases: [StepPhase] = []
-    static var journaled: any JournaledStep.Type { QuarantineStep.self }
+    package static let phases: [StepPhase] = []
+    package static var journaled: any JournaledStep.Type { QuarantineStep.self }
 
     public var description: String { "quarantine \(folder)" }
 
-    var locations: [ContainerLocation] { [folder] }
+    package var locations: [ContainerLocation] { [folder] }
 
-    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+    package func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
         predicate(folder) ? folder : nil
     }
 
     /// A folder, not a store.
-    var storeFields: [(field: String, location: ContainerLocation)] { [] }
-    var launchLook: LaunchLook? { .folder(folder) }
-    var fieldProblems: [String] { [] }
+    package var storeFields: [(field: String, location: ContainerLocation)] { [] }
+    package var launchLook: LaunchLook? { .folder(folder) }
+    package var fieldProblems: [String] { [] }
 
-    func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? { nil }
+    package func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? { nil }
 
-    func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
+    package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         if probe.isQuiet(folder, in: container, fileSystem: fileSystem) { return false }
         let path = folder.filePath(in: container)
         // A stray has a telling name (a sidecar suffix, a Backstage temporary, a Core Data
@@ -71,20 +71,20 @@ extension UpgradeStep.Quarantine: StepDefinition {
         }
     }
 
-    func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
+    package func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
         var probe = PlainProbe()
         guard isNeeded(in: estimator.container, fileSystem: estimator.fileSystem, probe: &probe) else { return nil }
         return (0, estimator.throughput.perStep)
     }
 
-    func run(_ run: StepRun) throws -> StepOutcome {
+    package func run(_ run: StepRun) throws -> StepOutcome {
         let root = folder.url(in: run.context.container)
         let entries = try FileClassifier(fileSystem: run.context.fileSystem).scan(
             root, recursive: false, measuringFolders: false)
         return StepOutcome(relocation: try run.run(QuarantineStep(context: run.context, root: root, entries: entries)))
     }
 
-    func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
+    package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
         ("nothing to quarantine", nil)
     }
 }

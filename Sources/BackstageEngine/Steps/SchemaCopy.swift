@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 
 /// Empty in-memory copies of a store's schema.
-enum SchemaCopy {
+package enum SchemaCopy {
     struct Unbuildable: Error {
         var reason: String
     }
@@ -32,7 +32,7 @@ enum SchemaCopy {
 
     /// A copy of the schema of the store at `path`, with the identifiers of the migrations it
     /// applied, read `immutable=1`: no lock, no `-shm`, no byte written; a `-wal`'s frames are not read.
-    static func make(of path: String) throws -> DatabaseQueue {
+    package static func make(of path: String) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "Backstage.MigrationRehearsal"

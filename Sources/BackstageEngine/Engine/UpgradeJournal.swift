@@ -65,7 +65,7 @@ public struct UpgradeJournal: Sendable, Hashable, Codable {
 }
 
 /// Reads and writes the ``UpgradeJournal`` of one container, durably.
-struct JournalFile {
+package struct JournalFile {
     let url: URL
     let fileSystem: FileSystem
     /// The launch record, which promises that no journal is beside it (``LaunchRecord``).
@@ -143,18 +143,18 @@ struct JournalFile {
 
     /// True when a journal waits in `container`: a step in progress, or one a crash interrupted.
     /// One `lstat` of a path the container keeps built: the launch check's.
-    static func isWaiting(in container: AppContainer, fileSystem: FileSystem) -> Bool {
+    package static func isWaiting(in container: AppContainer, fileSystem: FileSystem) -> Bool {
         fileSystem.exists(container.journalPath)
     }
 
     /// True when a launch record written now may promise that no journal is beside it: none is.
-    static func mayPromiseNoJournal(in container: AppContainer, fileSystem: FileSystem) -> Bool {
+    package static func mayPromiseNoJournal(in container: AppContainer, fileSystem: FileSystem) -> Bool {
         !isWaiting(in: container, fileSystem: fileSystem)
     }
 
     /// True when a journal may wait beside a launch record that does (`promised`) or does not
     /// promise there is none: the launch check looks for it only when the record does not.
-    static func mayWait(
+    package static func mayWait(
         in container: AppContainer, besideRecordThatPromised promised: Bool, fileSystem: FileSystem
     )
         -> Bool

@@ -11,7 +11,7 @@ import Logging
 ///
 /// The plan holds a step as an ``UpgradeStep``, which wraps the kind's value; every layer above
 /// loops over steps and asks them, never switching on their kinds.
-protocol StepDefinition: Sendable, Hashable, Codable, CustomStringConvertible {
+package protocol StepDefinition: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kind's name: the key of its JSON object, and what journal records and crash points call it.
     static var kind: StepKind { get }
     /// Every phase a step of this kind can pass, in order: the crash points `kind:phase` names.
@@ -63,16 +63,16 @@ protocol StepDefinition: Sendable, Hashable, Codable, CustomStringConvertible {
 }
 
 extension StepDefinition {
-    var phases: [StepPhase] { Self.phases }
-    var plannedPhases: [StepPhase] { phases }
-    var takes: ContainerLocation? { nil }
-    var puts: [ContainerLocation] { [] }
-    var launchLook: LaunchLook? { nil }
-    func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {}
+    package var phases: [StepPhase] { Self.phases }
+    package var plannedPhases: [StepPhase] { phases }
+    package var takes: ContainerLocation? { nil }
+    package var puts: [ContainerLocation] { [] }
+    package var launchLook: LaunchLook? { nil }
+    package func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {}
 }
 
 /// What the launch check looks at for one step.
-enum LaunchLook: Sendable {
+package enum LaunchLook: Sendable {
     /// Whether a store is there.
     case store(ContainerLocation)
     /// Whether a folder holds strays.
@@ -86,7 +86,7 @@ enum LaunchLook: Sendable {
 /// one key, its kind: `{"split": {...}}`. ``as(_:)`` gives the kind's parameters.
 public struct UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kind's value.
-    let definition: any StepDefinition
+    package let definition: any StepDefinition
 
     init(_ definition: some StepDefinition) {
         self.definition = definition
@@ -106,7 +106,7 @@ public struct UpgradeStep: Sendable, Hashable, Codable, CustomStringConvertible 
     public var locations: [ContainerLocation] { definition.locations }
 
     /// The first of ``locations`` that satisfies `predicate`, without building them.
-    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+    package func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
         definition.firstLocation(where: predicate)
     }
 
@@ -158,7 +158,7 @@ extension StepDefinition {
 
 /// What the launch check found absent so far and what the launch record vouches for (the upgrade
 /// layer's launch probe), or nothing at all (``PlainProbe``).
-protocol StoreProbe {
+package protocol StoreProbe {
     /// True when a file is at `location`.
     mutating func exists(_ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem) -> Bool
     /// The status of the file at `location` and its first `count` bytes; nil when there is none.
@@ -170,30 +170,30 @@ protocol StoreProbe {
 }
 
 /// A probe that remembers nothing and is vouched for by nothing: every question looks at the disk.
-struct PlainProbe: StoreProbe {
-    init() {}
+package struct PlainProbe: StoreProbe {
+    package init() {}
 
-    mutating func exists(
+    package mutating func exists(
         _ location: ContainerLocation, in container: AppContainer, fileSystem: FileSystem
     ) -> Bool {
         fileSystem.exists(location, in: container)
     }
 
-    mutating func statusAndPrefix(
+    package mutating func statusAndPrefix(
         _ location: ContainerLocation, in container: AppContainer, count: Int, fileSystem: FileSystem
     ) -> (FileStatus, [UInt8])? {
         var missing = false
         return fileSystem.statusAndPrefix(location, in: container, count: count, absent: &missing)
     }
 
-    mutating func isQuiet(
+    package mutating func isQuiet(
         _ folder: ContainerLocation, in container: AppContainer, fileSystem: FileSystem
     ) -> Bool { false }
 }
 
 /// What an estimate knows while it goes through a plan's steps: the container, the throughputs, and
 /// what the earlier steps will have produced where.
-struct StepEstimator {
+package struct StepEstimator {
     let container: AppContainer
     let fileSystem: FileSystem
     let throughput: Throughput
@@ -202,7 +202,7 @@ struct StepEstimator {
     /// Where a store an earlier step moves is now, to read its tables' sizes.
     var movedFrom: [ContainerLocation: ContainerLocation] = [:]
 
-    init(container: AppContainer, fileSystem: FileSystem, throughput: Throughput) {
+    package init(container: AppContainer, fileSystem: FileSystem, throughput: Throughput) {
         self.container = container
         self.fileSystem = fileSystem
         self.throughput = throughput
@@ -230,7 +230,7 @@ struct StepEstimator {
 }
 
 /// What a step runs with: the context every step shares and the runner that journals it.
-struct StepRun {
+package struct StepRun {
     let context: StepContext
     let runner: StepRunner
     let onProgress: (RelocationProgress) -> Void
@@ -239,18 +239,24 @@ struct StepRun {
     func run<Step: JournaledStep>(_ step: Step) throws -> Step.Outcome {
         try runner.run(step, onProgress: onProgress)
     }
+
+    package init(context: StepContext, runner: StepRunner, onProgress: @escaping (RelocationProgress) -> Void) {
+        self.context = context
+        self.runner = runner
+        self.onProgress = onProgress
+    }
 }
 
 /// What a step did, for the run's report.
-struct StepOutcome {
+package struct StepOutcome {
     /// What it moved and set aside.
-    var relocation = RelocationReport()
+    package var relocation = RelocationReport()
     /// Why it changed nothing though it ran (`up to date`), nil when it did its work.
-    var unchanged: String?
+    package var unchanged: String?
 }
 
 /// What a run's account answers a step that had nothing to do (the upgrade layer's run account).
-protocol StepAccount {
+package protocol StepAccount {
     /// True when a file is at `location`.
     func exists(_ location: ContainerLocation) -> Bool
     /// Why a step that takes `source` further, making `made`, found nothing there.
@@ -263,7 +269,7 @@ protocol StepAccount {
 }
 
 /// What is at a location at one step of a rehearsal.
-enum RehearsedStore {
+package enum RehearsedStore {
     /// The store on disk, untouched by the steps so far.
     case disk(String)
     /// The empty copy of the schema it will have; not `exact` when it was read from a store
@@ -274,14 +280,14 @@ enum RehearsedStore {
     /// A store whose schema could not be rebuilt.
     case unknown
 
-    var isAbsent: Bool {
+    package var isAbsent: Bool {
         if case .absent = self { return true }
         return false
     }
 }
 
 /// A rehearsal of a plan on empty copies of its stores' schemas (the upgrade layer's), as a step sees it.
-protocol StepRehearsal {
+package protocol StepRehearsal {
     var container: AppContainer { get }
     var fileSystem: FileSystem { get }
     var logger: Logger { get }

@@ -6,7 +6,7 @@ import Foundation
 /// lives, finishes or undoes the step a crash left in the journal (by the step's kind), and gives each
 /// step its observer, which reports progress, calls the crash-point hook at every boundary and says
 /// whether the run was cancelled. ``Relocator`` and ``Upgrader`` set up their runs through it.
-struct StepRunner {
+package struct StepRunner {
     /// What every step works with: the container, the file system, the journal, quarantine.
     let context: StepContext
     /// The kinds of step a journal may name, given by the layer that defines them.
@@ -14,27 +14,27 @@ struct StepRunner {
     private let runLock: RunLock
     /// Called at every boundary every step passes, with the crash point it is (the step's kind,
     /// the phase, and which time the run reaches it). Crash tests kill the process there.
-    var boundaryHook: (@Sendable (CrashPoint) -> Void)?
+    package var boundaryHook: (@Sendable (CrashPoint) -> Void)?
     private let tally = CrashPoint.Tally()
 
     /// Takes the container's run lock, then runs steps of `kinds` with `context`.
     ///
     /// - throws: ``EngineError/containerBusy(path:)`` when another process runs on the container.
-    init(context: StepContext, kinds: [any JournaledStep.Type]) throws(EngineError) {
+    package init(context: StepContext, kinds: [any JournaledStep.Type]) throws(EngineError) {
         self.runLock = try RunLock(container: context.container, fileSystem: context.fileSystem)
         self.context = context
         self.kinds = kinds
     }
 
     /// Releases the run lock.
-    func release() {
+    package func release() {
         runLock.release()
     }
 
     /// Finishes or undoes the step a journal left behind, whatever its kind, then removes the
     /// half-made copies a crash left in quarantine.
     /// - returns: A line for the report, or nil when there was no journal.
-    func recover() throws -> String? {
+    package func recover() throws -> String? {
         let recovered = try recoverJournal()
         try context.quarantine.removeTemporaries()
         return recovered
@@ -62,7 +62,7 @@ struct StepRunner {
 
     /// Runs `step`: its preflight, then its run, with an observer that reports progress to
     /// `onProgress` (the context's when nil) and calls the hooks at every boundary.
-    func run<Step: JournaledStep>(
+    package func run<Step: JournaledStep>(
         _ step: Step, onProgress: ((RelocationProgress) -> Void)? = nil
     ) throws -> Step.Outcome {
         try step.preflight()

@@ -36,26 +36,26 @@ extension UpgradeStep {
 }
 
 extension UpgradeStep.CoreDataMigration: StepDefinition {
-    static let kind = StepKind.coreDataMigration
+    package static let kind = StepKind.coreDataMigration
     /// As a schema migration's: the whole program is one transaction, `migrating` inside it.
-    static let phases: [StepPhase] = [.journaled, .locked, .migrating, .migrated, .done]
-    static var journaled: any JournaledStep.Type { CoreDataMigrationRun.self }
+    package static let phases: [StepPhase] = [.journaled, .locked, .migrating, .migrated, .done]
+    package static var journaled: any JournaledStep.Type { CoreDataMigrationRun.self }
 
     /// The id journal records and errors name: `Model 2 → Model 3`.
     var migrationID: String { "\(program.sourceVersion) → \(program.destinationVersion)" }
 
     public var description: String { "migrate Core Data \(store): \(migrationID)" }
 
-    var locations: [ContainerLocation] { [store] }
+    package var locations: [ContainerLocation] { [store] }
 
-    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+    package func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
         predicate(store) ? store : nil
     }
 
-    var storeFields: [(field: String, location: ContainerLocation)] { [("store", store)] }
-    var launchLook: LaunchLook? { .store(store) }
+    package var storeFields: [(field: String, location: ContainerLocation)] { [("store", store)] }
+    package var launchLook: LaunchLook? { .store(store) }
 
-    var fieldProblems: [String] {
+    package var fieldProblems: [String] {
         var problems = [StepFields.problem(store, ".store")].compactMap { $0 }
         if program.statements.isEmpty { problems.append(".program has no statement: compile it from the two models") }
         if !program.unresolved.isEmpty, missingHashes != .omitForTesting {
@@ -67,19 +67,19 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
         return problems
     }
 
-    func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
+    package func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
         flow.migrate(store, [(migrationID, program.sql.joined(separator: ";\n"))], at: index)
     }
 
     /// The store is there and its metadata does not name the destination yet (one read of `Z_METADATA`).
-    func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
+    package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         guard probe.exists(store, in: container, fileSystem: fileSystem) else { return false }
         guard let plist = try? CoreDataMigrationRun.metadata(of: store.filePath(in: container)) else { return true }
         return !program.isDestination(plist)
     }
 
     /// The rewritten tables' bytes at the migration rate; the store's when they cannot be read.
-    func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
+    package func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
         var probe = PlainProbe()
         let pending =
             estimator.produced[store] != nil
@@ -93,19 +93,19 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
         return (bytes, estimator.throughput.perStep + Double(rewritten) / estimator.throughput.migrate)
     }
 
-    func run(_ run: StepRun) throws -> StepOutcome {
+    package func run(_ run: StepRun) throws -> StepOutcome {
         var outcome = StepOutcome()
         if try !run.run(CoreDataMigrationRun(context: run.context, step: self)) { outcome.unchanged = "up to date" }
         return outcome
     }
 
-    func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
+    package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
         account.exists(store) ? ("up to date", nil) : account.absentInPlace(store, index: index)
     }
 
     /// Runs the program's SQL on the empty copy of the schema the store will have: a statement that
     /// does not compile there fails the dry run, before anything is changed.
-    func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
+    package func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
         guard
             let copy = try rehearsal.copyToChange(
                 store, at: index, isNeeded: { isNeeded(in: $0, fileSystem: $1, probe: &$2) })

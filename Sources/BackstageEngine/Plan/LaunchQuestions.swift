@@ -32,7 +32,7 @@ package struct LaunchQuestions: Sendable {
 
     /// Calls `body` with the questions and their bytes where they are (no copy, no retain).
     @inline(__always)
-    func withQuestions<R>(_ body: (UnsafeBufferPointer<Question?>, UnsafeRawBufferPointer) -> R) -> R {
+    package func withQuestions<R>(_ body: (UnsafeBufferPointer<Question?>, UnsafeRawBufferPointer) -> R) -> R {
         questions.withUnsafeBufferPointer { questions in bytes.withUnsafeBytes { body(questions, $0) } }
     }
 

@@ -2,7 +2,7 @@ import BackstageModel
 /// The registry of step kinds: a plan's JSON reads, a journal names, crash points and the runner's
 /// recovery know only these. A new kind is a folder of `Steps/` with its ``StepDefinition`` and its
 /// journaled step, and one line here.
-enum StepKinds {
+package enum StepKinds {
     static let all: [any StepDefinition.Type] = [
         UpgradeStep.Relocate.self,
         UpgradeStep.Split.self,
@@ -17,7 +17,7 @@ enum StepKinds {
     }
 
     /// The journaled steps a journal may name, for the runner's recovery (``StepRunner``).
-    static var journaled: [any JournaledStep.Type] { all.map { $0.journaled } }
+    package static var journaled: [any JournaledStep.Type] { all.map { $0.journaled } }
 
     /// The kinds' names in a sentence: `relocate, split, migrateSchema or quarantine`.
     static var namesInWords: String {

@@ -47,34 +47,34 @@ extension UpgradeStep {
 }
 
 extension UpgradeStep.Relocate: StepDefinition {
-    static let kind = StepKind.relocate
-    static let phases = StepPhase.boundaries(for: .copy)
-    static var journaled: any JournaledStep.Type { RelocateStep.self }
+    package static let kind = StepKind.relocate
+    package static let phases = StepPhase.boundaries(for: .copy)
+    package static var journaled: any JournaledStep.Type { RelocateStep.self }
 
     public var description: String { "relocate \(from) → \(to)" }
 
-    var locations: [ContainerLocation] { [from, to] }
+    package var locations: [ContainerLocation] { [from, to] }
 
-    func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
+    package func firstLocation(where predicate: (ContainerLocation) -> Bool) -> ContainerLocation? {
         if predicate(from) { return from }
         return predicate(to) ? to : nil
     }
 
-    var storeFields: [(field: String, location: ContainerLocation)] { [("from", from), ("to", to)] }
-    var launchLook: LaunchLook? { .store(from) }
-    var takes: ContainerLocation? { from }
-    var puts: [ContainerLocation] { [to] }
+    package var storeFields: [(field: String, location: ContainerLocation)] { [("from", from), ("to", to)] }
+    package var launchLook: LaunchLook? { .store(from) }
+    package var takes: ContainerLocation? { from }
+    package var puts: [ContainerLocation] { [to] }
 
     /// A copy's phases unless the strategy is `rename`.
-    var phases: [StepPhase] { strategy == .rename ? StepPhase.boundaries(for: .rename) : Self.phases }
+    package var phases: [StepPhase] { strategy == .rename ? StepPhase.boundaries(for: .rename) : Self.phases }
     /// A relocation that may rename (`auto`) counted as a rename.
-    var plannedPhases: [StepPhase] { StepPhase.boundaries(for: strategy ?? .auto) }
+    package var plannedPhases: [StepPhase] { StepPhase.boundaries(for: strategy ?? .auto) }
 
-    var fieldProblems: [String] {
+    package var fieldProblems: [String] {
         [StepFields.problem(from, ".from"), StepFields.problem(to, ".to")].compactMap { $0 }
     }
 
-    func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
+    package func contradiction(after flow: inout PlanFlow, at index: Int) -> (field: String, reason: String)? {
         if from.sameFile(as: to) {
             return ("to", "names \(to), the store's own location: a store cannot move onto itself")
         }
@@ -83,11 +83,11 @@ extension UpgradeStep.Relocate: StepDefinition {
         return nil
     }
 
-    func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
+    package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         probe.exists(from, in: container, fileSystem: fileSystem)
     }
 
-    func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
+    package func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
         guard let bytes = estimator.size(from) else { return nil }
         let throughput = estimator.throughput
         let rename = throughput.rename + Double(bytes) / throughput.renameRate
@@ -99,17 +99,17 @@ extension UpgradeStep.Relocate: StepDefinition {
         return (bytes, seconds)
     }
 
-    func run(_ run: StepRun) throws -> StepOutcome {
+    package func run(_ run: StepRun) throws -> StepOutcome {
         let move = RelocateStep(context: run.context, source: from, destination: to, strategy: strategy ?? .auto)
         return StepOutcome(relocation: try run.run(move))
     }
 
-    func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
+    package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
         account.absent(from, made: [to], index: index)
     }
 
     /// A store already at the destination is a conflict: the source goes to quarantine.
-    func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
+    package func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
         let moving = rehearsal.store(at: from)
         guard !moving.isAbsent else { return }
         if rehearsal.store(at: to).isAbsent { rehearsal.place(moving, at: to) }

@@ -33,7 +33,7 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// run over storage a newer build upgraded (see ``init(chain:)``).
     public var version: String?
     /// The versions of the plans of a chain, oldest first.
-    private(set) var chainVersions: [String]?
+    package private(set) var chainVersions: [String]?
     /// The plans of a chain, each with its number of steps, so that a step is named in its own plan.
     private(set) var chainParts: [ChainPart]?
 
@@ -93,11 +93,11 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     public var versions: [String] { chainVersions ?? version.map { [$0] } ?? [] }
 
     /// True when the plan knows a storage version (``versions`` is not empty), the list unbuilt.
-    var knowsVersions: Bool { chainVersions.map { !$0.isEmpty } ?? (version != nil) }
+    package var knowsVersions: Bool { chainVersions.map { !$0.isEmpty } ?? (version != nil) }
 
     /// The stores the launch check looks for, split into their folder and name, once each, in
     /// the plan's order.
-    var probedStores: [(folder: ContainerLocation, name: String)] {
+    package var probedStores: [(folder: ContainerLocation, name: String)] {
         var stores: [(folder: ContainerLocation, name: String)] = []
         // Each once, in order: a set, not a search of those found (quadratic in a long plan).
         var seen: Set<ContainerLocation> = []

@@ -5,7 +5,7 @@ import Foundation
 /// What a plan says about a container: the App Groups it needs, the stores it declares in Documents.
 extension AppContainer {
     /// The first App Group a step of `plan` names that this container has no folder for.
-    func undefinedAppGroup(in plan: UpgradePlan) -> String? {
+    package func undefinedAppGroup(in plan: UpgradePlan) -> String? {
         for step in plan.steps {
             if let location = step.firstLocation(where: { !defines($0.root) }) { return location.root.rawValue }
         }
