@@ -2,7 +2,7 @@ import Backstage
 import Foundation
 
 /// Compiles what Core Data's migration does between two model versions into a
-/// ``CoreDataMigrationProgram``: the inferred (lightweight) migration, or a mapping model's entity
+/// `CoreDataMigrationProgram` (Backstage): the inferred (lightweight) migration, or a mapping model's entity
 /// mappings with their value expressions.
 ///
 /// Rows keep their `Z_PK` and `Z_OPT`; `Z_ENT` is renumbered; a table is rebuilt (renamed aside,

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Compile one with `CoreDataMigrationCompiler` (BackstageHarness, from the app's model bundle); run
 /// it as an upgrade plan's `coreDataMigration` step (``UpgradeStep/CoreDataMigration``), which holds
-/// it, or with ``apply(to:missingHashes:)`` inside one transaction.
+/// it, or with ``apply(to:missingHashes:metadata:afterEach:)`` inside one transaction.
 ///
 /// For example:
 ///
