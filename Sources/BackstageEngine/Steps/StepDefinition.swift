@@ -322,3 +322,20 @@ extension StepRehearsal {
         return try schema(of: current)
     }
 }
+
+extension StepRun {
+    /// Runs a step that changes a store in place and says whether it changed anything: "up to date"
+    /// when it did not.
+    func runInPlace<Step: JournaledStep>(_ step: Step) throws -> StepOutcome where Step.Outcome == Bool {
+        var outcome = StepOutcome()
+        if try !run(step) { outcome.unchanged = "up to date" }
+        return outcome
+    }
+}
+
+extension StepAccount {
+    /// Why a step that changes `store` in place had nothing to do: up to date, or no store there.
+    mutating func skippedInPlace(_ store: ContainerLocation, index: Int) -> (reason: String, problem: String?) {
+        exists(store) ? ("up to date", nil) : absentInPlace(store, index: index)
+    }
+}

@@ -94,13 +94,11 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
     }
 
     package func run(_ run: StepRun) throws -> StepOutcome {
-        var outcome = StepOutcome()
-        if try !run.run(CoreDataMigrationRun(context: run.context, step: self)) { outcome.unchanged = "up to date" }
-        return outcome
+        try run.runInPlace(CoreDataMigrationRun(context: run.context, step: self))
     }
 
     package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
-        account.exists(store) ? ("up to date", nil) : account.absentInPlace(store, index: index)
+        account.skippedInPlace(store, index: index)
     }
 
     /// Runs the program's SQL on the empty copy of the schema the store will have: a statement that

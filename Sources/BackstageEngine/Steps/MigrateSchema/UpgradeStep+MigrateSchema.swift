@@ -139,13 +139,11 @@ extension UpgradeStep.MigrateSchema: StepDefinition {
     }
 
     package func run(_ run: StepRun) throws -> StepOutcome {
-        var outcome = StepOutcome()
-        if try !run.run(MigrateRun(context: run.context, step: self)) { outcome.unchanged = "up to date" }
-        return outcome
+        try run.runInPlace(MigrateRun(context: run.context, step: self))
     }
 
     package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
-        account.exists(store) ? ("up to date", nil) : account.absentInPlace(store, index: index)
+        account.skippedInPlace(store, index: index)
     }
 
     /// Runs the pending migrations on the empty copy of the schema the store will have, as
