@@ -90,14 +90,7 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "The fixtures' seed.")
     var seed: UInt64 = 1
 
-    @Flag(help: "Print every run as JSON.")
-    var json = false
-
-    @Option(
-        help: ArgumentHelp(
-            "Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.",
-            valueName: "file"), completion: .file(extensions: ["xml"]))
-    var junit: String?
+    @OptionGroup var output: SimulateOutput
 
     @Option(
         name: .customLong("plan"),
@@ -166,12 +159,16 @@ struct Simulate: AsyncParsableCommand {
         let positions = shard.map { $0.positions(in: units) } ?? Array(units.indices)
         if list {
             let listed = positions.map { units[$0] }
-            if json { try Output.json(listed) } else { Output.out(listed.map(\.description).joined(separator: "\n")) }
+            if output.json {
+                try Output.json(listed)
+            } else {
+                Output.out(listed.map(\.description).joined(separator: "\n"))
+            }
             return
         }
         let started = Date()
         // Live on a terminal: runs done of all, the run's crash point and stage, the time left.
-        let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
+        let progress = ProgressLine(enabled: !output.json && Output.stderrIsTerminal)
         progress.show(ProgressText(label: "simulate", total: nil, unit: "runs"))
         simulator.onProgress = { state in
             progress.show { text in
@@ -180,16 +177,16 @@ struct Simulate: AsyncParsableCommand {
                 text.detail = state.detail
             }
         }
-        let runs = try simulator.run(positions.map { units[$0] })
+        let runs = try simulator.run(positions.map { units[$0] }, positions: positions)
         progress.finish()
         let report = SimulationReport(
             app: catalog.manifest.app, catalog: try catalog.fingerprint(), seed: seed, command: matrixOptions,
             shard: shard, units: units.count, unitsRun: positions, runs: runs,
             seconds: Date().timeIntervalSince(started))
-        if let junit {
+        if let junit = output.junit {
             try Self.writeJUnit(report, title: paths == nil ? "\(from) → \(to)" : "every path", to: junit)
         }
-        if json {
+        if output.json {
             try Output.json(report)
         } else {
             Output.out(Self.render(report, title: paths == nil ? "\(from) → \(to)" : "every path"))
@@ -254,3 +251,16 @@ extension Shard: ExpressibleByArgument {
 }
 
 extension CIWorkflow: ExpressibleByArgument {}
+
+/// Where `simulate` and `simulate merge` write their report: shared, so that argument-parser hands
+/// the values to the subcommand as well as to its parent.
+struct SimulateOutput: ParsableArguments {
+    @Flag(help: "Print every run as JSON.")
+    var json = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.",
+            valueName: "file"), completion: .file(extensions: ["xml"]))
+    var junit: String?
+}

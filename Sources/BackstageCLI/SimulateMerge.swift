@@ -23,13 +23,7 @@ struct SimulateMerge: AsyncParsableCommand {
         completion: .file(extensions: ["json"]))
     var reports: [String]
 
-    @Flag(help: "Print the merged report as JSON.")
-    var json = false
-
-    @Option(
-        help: ArgumentHelp("Also write the merged runs as JUnit XML to this file, for CI.", valueName: "file"),
-        completion: .file(extensions: ["xml"]))
-    var junit: String?
+    @OptionGroup var output: SimulateOutput
 
     func validate() throws {
         guard !reports.isEmpty else { throw ValidationError("Give the shards' reports to merge.") }
@@ -52,8 +46,8 @@ struct SimulateMerge: AsyncParsableCommand {
         }
         let merged = try SimulationReport.merge(shards)
         let title = "\(merged.command.contains("--paths") ? "every path" : "merged") from \(shards.count) shards"
-        if let junit { try Simulate.writeJUnit(merged, title: title, to: junit) }
-        if json {
+        if let junit = output.junit { try Simulate.writeJUnit(merged, title: title, to: junit) }
+        if output.json {
             try Output.json(merged)
         } else {
             Output.out(Simulate.render(merged, title: title))

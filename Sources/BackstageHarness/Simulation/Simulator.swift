@@ -145,8 +145,11 @@ public struct Simulator: Sendable {
 
     /// Runs `units` in order (a shard's part of ``units(paths:sizes:states:crashPoints:downgrades:)``,
     /// or all of them), calling `progress` after each run. Each fixture (layout, size, state) is
-    /// built once and cloned for each run that starts from it.
-    public func run(_ units: [SimulationUnit], progress: (SimulationRun) -> Void = { _ in }) throws -> [SimulationRun] {
+    /// built once and cloned for each run that starts from it. `positions` are the units' positions
+    /// in the whole matrix, recorded in each run (``SimulationRun/unit``); their order in `units` when nil.
+    public func run(
+        _ units: [SimulationUnit], positions: [Int]? = nil, progress: (SimulationRun) -> Void = { _ in }
+    ) throws -> [SimulationRun] {
         let scratch = FileManager.default.temporaryDirectory.appending(
             path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -236,7 +239,7 @@ public struct Simulator: Sendable {
                 run.size = size
                 run.state = state
                 run.identity = unit.runIdentity(label)
-                run.unit = position
+                run.unit = positions?[position] ?? position
                 report(.checking, run.crashPoint)
                 clock = ContinuousClock.now
                 run.failures += try check(
