@@ -119,7 +119,7 @@ public struct Simulator: Sendable {
     }
 
     /// The plans to run with the files that hold them: ``plans`` when given, else the catalog's chain.
-    private func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
+    func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
         if let plans { return try plans.map { (try UpgradePlan.load(from: $0), $0.path) } }
         return try catalog.chain(from: from, to: to).map { ($0.plan, $0.file.path) }
     }
@@ -135,7 +135,7 @@ public struct Simulator: Sendable {
     }
 
     /// What one fixture gives every run that starts from it: built once, cloned per run.
-    private struct Fixture {
+    struct Fixture {
         var pristine: URL
         var manifest: FixtureManifest
         var columns: [String: [String]]
@@ -155,6 +155,7 @@ public struct Simulator: Sendable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         var runs: [SimulationRun] = []
         var fixtures: [SimulationUnit.FixtureKey: Fixture] = [:]
+        var digests: [String: ReusedDigest] = [:]
         // Power cuts are counted once recorded.
         var total = units.reduce(0) { total, unit in
             switch unit.kind {
@@ -242,8 +243,7 @@ public struct Simulator: Sendable {
                 run.unit = positions?[position] ?? position
                 report(.checking, run.crashPoint)
                 clock = ContinuousClock.now
-                run.failures += try check(
-                    root: root, from: from, to: to, manifest: fixture.manifest, columns: fixture.columns)
+                run.failures += try check(root: root, from: from, to: to, fixture: fixture, digests: &digests)
                 run.failures += fixture.violations.failures(
                     after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
                 run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
@@ -313,19 +313,6 @@ public struct Simulator: Sendable {
         return failures
     }
 
-    /// Every file under `root` with a digest of its bytes.
-    static func snapshot(_ root: URL) throws -> [String: String] {
-        var files: [String: String] = [:]
-        for path in FileManager.default.subpaths(atPath: root.path) ?? [] {
-            var isFolder: ObjCBool = false
-            let url = root.appending(path: path)
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue
-            else { continue }
-            files[path] = SHA256.hash(try Data(contentsOf: url))
-        }
-        return files
-    }
-
     /// The power cuts to try: the chain run once on a copy of `pristine`, recorded, gives its operations.
     private func powerCuts(
         from: String, to: String, pristine: URL, scratch: URL, scope: PowerCutScope
@@ -378,7 +365,8 @@ public struct Simulator: Sendable {
             run.interruption = .randomKill
             run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
         }
-        cost.interrupted = Self.lap(&clock)
+        let interrupted = Self.lap(&clock)
+        if crashPoint != nil || delay != nil || powerCut != nil { cost.interrupted = interrupted }
         stage(crashPoint != nil || delay != nil || powerCut != nil ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
@@ -442,82 +430,5 @@ public struct Simulator: Sendable {
             }
         }
         return result
-    }
-
-    /// The invariants, as the failures found.
-    private func check(
-        root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]
-    ) throws -> [String] {
-        var failures: [String] = []
-        let container = catalog.container(at: root)
-        let target = try catalog.version(to)
-        let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
-        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard))
-        let rewritten = Self.tablesWrittenByMigrations(steps)
-        // Every row kept, where the plans say it goes.
-        let source = try catalog.version(from)
-        var digests: [String: [String: TableDigest]] = [:]
-        for store in source.stores {
-            guard let before = manifest.stores[store.location.description] else { continue }
-            for (table, digest) in before.sorted(by: { $0.key < $1.key }) where !discarded.contains(table) {
-                // A virtual table's shadow tables (`<name>_data`, ...) live where it does.
-                guard
-                    let home = target.stores.first(where: { $0.tables.contains(table) })
-                        ?? target.stores.first(where: { $0.tables.contains { table.hasPrefix($0 + "_") } })
-                else {
-                    failures.append("table \(table) has no store in \(to)")
-                    continue
-                }
-                let set = StoreFileSet(main: home.location.url(in: container))
-                guard FileManager.default.fileExists(atPath: set.main.path) else {
-                    failures.append("\(home.location) is missing")
-                    continue
-                }
-                // One copy and one pass per store, whatever the number of its tables.
-                if digests[set.main.path] == nil {
-                    digests[set.main.path] = try StoreDigest.tables(of: set, columns: columns)
-                }
-                let after = digests[set.main.path] ?? [:]
-                let found = after[table]
-                if found?.rows != digest.rows {
-                    failures.append(
-                        "rows lost: \(table) had \(digest.rows) rows, \(home.location) has \(found?.rows ?? 0)")
-                } else if found != digest && !rewritten.contains(table.lowercased()) {
-                    failures.append(
-                        "rows changed: the content of \(table) in \(home.location) differs from before the upgrade, and no migration writes to it"
-                    )
-                }
-            }
-        }
-        // integrity_check on every store of the target layout.
-        for store in target.stores {
-            let set = StoreFileSet(main: store.location.url(in: container))
-            guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
-            let (result, referenced) = try StoreInspector.withCopy(of: set) { db in
-                (try StoreIntegrity.problems(in: db), try ExternalDataReferences.referenced(db))
-            }
-            if let first = result.first { failures.append("integrity_check of \(store.location): \(first)") }
-            // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
-            let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
-            if missing > 0 {
-                failures.append(
-                    "external data lost: \(missing) of the \(referenced.count) files the rows of \(store.location) reference are missing"
-                )
-            }
-        }
-        // No internal file visible; documents byte-identical; nothing temporary left.
-        let audit = try Auditor(container: container).audit()
-        if !audit.isClean {
-            failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))")
-        }
-        let after = try FixtureManifest.read(container: container, spec: manifest.spec, rows: manifest.rows)
-        if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders {
-            failures.append("user documents changed")
-        }
-        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter {
-            TemporaryName.isTemporary($0) || $0.hasSuffix(".backstage/journal.json")
-        }
-        if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
-        return failures
     }
 }
