@@ -156,6 +156,11 @@ struct Simulate: AsyncParsableCommand {
         let units = try simulator.units(
             paths: upgradePaths(of: catalog), sizes: sizes.items.map(\.bytes), states: states.states,
             crashPoints: crashPoints, downgrades: paths != nil)
+        if units.isEmpty {
+            throw ValidationError(
+                "\(catalogOption.catalog ?? "The Notes sample") has a single version: there is no upgrade path to simulate."
+            )
+        }
         let positions = shard.map { $0.positions(in: units) } ?? Array(units.indices)
         if list {
             let listed = positions.map { units[$0] }

@@ -162,7 +162,9 @@ import Testing
         let result = try shell(merged, in: scratch.url)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("every path from 3 shards: 11 runs, 11 passed, 0 failed"), "\(result.stdout)")
-        #expect(FileManager.default.fileExists(atPath: scratch.url.appending(path: "simulate.xml").path))
+        let xml = try String(contentsOf: scratch.url.appending(path: "simulate.xml"), encoding: .utf8)
+        #expect(xml.contains(#"name="v1→v4, 100000 bytes, clean, crash none""#), "each test case names its path")
+        #expect(xml.contains(#"name="v2→v4, 100000 bytes, clean, crash downgrade-to-v3""#))
     }
 
     /// `--ci gitlab` prints YAML whose `parallel:` instances and merge job run here as GitLab runs them.
