@@ -22,10 +22,23 @@ struct Simulate: AsyncParsableCommand {
             installed beside backstage (release builds too): it installs the disk recorder, which neither \
             backstage nor the libraries an app links carry.
 
+            With --paths every, the fleet's matrix: every path a device can take (each version to the latest, \
+            each pair it skips versions between, each single step), and after each the downgrade: the build of \
+            the version before --to launched on the upgraded storage must refuse and change nothing. --list \
+            prints the matrix's units (one a line; --json for JSON) without running them. --shard K/N runs the \
+            K-th of N parts of the matrix, balanced by expected cost, and its --json report records the \
+            catalog's fingerprint, the seed, the matrix's options and the shard; `backstage simulate merge` \
+            combines the shards' reports into one. --ci github|gitlab --shards N prints the CI configuration \
+            that runs the shards and the merge.
+
             Example:
               backstage simulate --from v1 --to v4 --sizes 2MB --states all --crash-points all
               backstage simulate --from v2 --to v3 --sizes 200KB --states clean --crash-points none --power-loss
-            """
+              backstage simulate --paths every --sizes 2MB --crash-points 3 --list
+              backstage simulate --paths every --sizes 2MB --crash-points 3 --shard 2/4 --json > shard-2.json
+              backstage simulate --paths every --sizes 2MB --crash-points 3 --ci github --shards 4
+            """,
+        subcommands: [SimulateMerge.self]
     )
 
     @OptionGroup var catalogOption: CatalogOption
@@ -35,6 +48,23 @@ struct Simulate: AsyncParsableCommand {
 
     @Option(help: "The version to upgrade to.")
     var to = "v4"
+
+    @Option(help: "every: every upgrade path of the catalog and the downgrade after each, instead of --from/--to.")
+    var paths: PathsChoice?
+
+    @Flag(help: "Print the matrix's units, one a line (with --json, as JSON), without running them.")
+    var list = false
+
+    @Option(help: ArgumentHelp("Run only the K-th of N balanced parts of the matrix.", valueName: "K/N"))
+    var shard: Shard?
+
+    @Option(
+        help: "Print the CI configuration (github or gitlab) that runs the matrix as --shards shards, then merges them."
+    )
+    var ci: CIWorkflow?
+
+    @Option(help: "With --ci: how many shards.")
+    var shards = 4
 
     @Option(help: "Comma-separated fixture sizes, such as 500KB,2MB.")
     var sizes = CommaSeparated([ByteCount(1_000_000, written: "1MB")])
@@ -60,14 +90,7 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "The fixtures' seed.")
     var seed: UInt64 = 1
 
-    @Flag(help: "Print every run as JSON.")
-    var json = false
-
-    @Option(
-        help: ArgumentHelp(
-            "Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.",
-            valueName: "file"), completion: .file(extensions: ["xml"]))
-    var junit: String?
+    @OptionGroup var output: SimulateOutput
 
     @Option(
         name: .customLong("plan"),
@@ -88,28 +111,69 @@ struct Simulate: AsyncParsableCommand {
             }
         }
         guard randomKills >= 0 else { throw ValidationError("--random-kills must be 0 or more.") }
+        if paths != nil && !plans.isEmpty {
+            throw ValidationError("--plan runs a candidate plan on one path: use --from/--to, not --paths every.")
+        }
+        guard (1...256).contains(shards) else {
+            throw ValidationError("--shards must be 1 to 256 (a CI matrix holds at most 256 jobs).")
+        }
+        if shard != nil && ci != nil { throw ValidationError("--ci prints the shards' configuration: drop --shard.") }
     }
 
-    struct Summary: Encodable {
-        var runs: [SimulationRun]
-        var crashPointsTried: [String]
-        /// The power-cut states tried (each cut twice: unsynced writes kept, then lost), and how many failed.
-        var powerLossStates: Int
-        var powerLossFailures: Int
-        var passed: Bool
-        var seconds: Double
+    /// The paths the options choose.
+    func upgradePaths(of catalog: CatalogFolder) -> [UpgradePath] {
+        paths == nil ? [UpgradePath(from: from, to: to)] : UpgradePath.every(catalog.manifest.versions.map(\.name))
+    }
+
+    /// The options that choose the matrix, normalised: what shards of one matrix share.
+    var matrixOptions: [String] {
+        var words = paths == nil ? ["--from", from, "--to", to] : ["--paths", "every"]
+        words += ["--sizes", sizes.items.map { String($0.bytes) }.joined(separator: ",")]
+        words += ["--states", states.states.map(\.rawValue).joined(separator: ",")]
+        words += ["--crash-points", crashPoints.defaultValueDescription, "--random-kills", String(randomKills)]
+        if powerLoss { words += ["--power-loss", "--power-cuts", powerCuts.defaultValueDescription] }
+        words += ["--budget", String(budget)]
+        return words + plans.flatMap { ["--plan", $0] }
     }
 
     func run() async throws {
-        var simulator = Simulator(executable: Executable.url, catalog: try catalogOption.load())
+        let catalog = try catalogOption.load()
+        var simulator = Simulator(executable: Executable.url, catalog: catalog)
         simulator.seed = seed
         simulator.budget = budget
         if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }
         simulator.randomKills = randomKills
         if powerLoss { simulator.powerCuts = powerCuts }
+        if let ci {
+            let catalogWords = catalogOption.catalog.map { ["--catalog", $0] } ?? []
+            Output.out(
+                ci.fragment(
+                    simulate: ["backstage", "simulate"] + catalogWords + matrixOptions + ["--seed", String(seed)],
+                    shards: shards
+                ).trimmingCharacters(in: .newlines))
+            return
+        }
+        let units = try simulator.units(
+            paths: upgradePaths(of: catalog), sizes: sizes.items.map(\.bytes), states: states.states,
+            crashPoints: crashPoints, downgrades: paths != nil)
+        if units.isEmpty {
+            throw ValidationError(
+                "\(catalogOption.catalog ?? "The Notes sample") has a single version: there is no upgrade path to simulate."
+            )
+        }
+        let positions = shard.map { $0.positions(in: units) } ?? Array(units.indices)
+        if list {
+            let listed = positions.map { units[$0] }
+            if output.json {
+                try Output.json(listed)
+            } else {
+                Output.out(listed.map(\.description).joined(separator: "\n"))
+            }
+            return
+        }
         let started = Date()
         // Live on a terminal: runs done of all, the run's crash point and stage, the time left.
-        let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
+        let progress = ProgressLine(enabled: !output.json && Output.stderrIsTerminal)
         progress.show(ProgressText(label: "simulate", total: nil, unit: "runs"))
         simulator.onProgress = { state in
             progress.show { text in
@@ -118,50 +182,55 @@ struct Simulate: AsyncParsableCommand {
                 text.detail = state.detail
             }
         }
-        let runs = try simulator.simulate(
-            from: from, to: to, sizes: sizes.items.map(\.bytes), states: states.states, crashPoints: crashPoints
-        )
+        let runs = try simulator.run(positions.map { units[$0] }, positions: positions)
         progress.finish()
-        let cuts = runs.filter { $0.interruption == .powerCut }
-        let summary = Summary(
-            runs: runs, crashPointsTried: Array(Set(runs.compactMap(\.crashPoint))).sorted(),
-            powerLossStates: cuts.count,
-            powerLossFailures: cuts.filter { !$0.passed }.count, passed: runs.allSatisfy(\.passed),
+        let report = SimulationReport(
+            app: catalog.manifest.app, catalog: try catalog.fingerprint(), seed: seed, command: matrixOptions,
+            shard: shard, units: units.count, unitsRun: positions, runs: runs,
             seconds: Date().timeIntervalSince(started))
-        if let junit {
-            let xml = JUnitReport.xml(
-                runs, suite: "\(try catalogOption.load().manifest.app) \(from) → \(to)", seconds: summary.seconds)
-            try FileSystem().writeAtomically(
-                Array(xml.utf8),
-                to: URL(
-                    filePath: junit,
-                    relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
-                ).path)
+        if let junit = output.junit {
+            try Self.writeJUnit(report, title: paths == nil ? "\(from) → \(to)" : "every path", to: junit)
         }
-        if json {
-            try Output.json(summary)
+        if output.json {
+            try Output.json(report)
         } else {
-            Output.out(Self.render(summary, from: from, to: to))
+            Output.out(Self.render(report, title: paths == nil ? "\(from) → \(to)" : "every path"))
         }
-        if !summary.passed { throw ExitCode(ExitStatus.checkFailed) }
+        if !report.passed { throw ExitCode(ExitStatus.checkFailed) }
     }
 
-    static func render(_ summary: Summary, from: String, to: String) -> String {
+    /// Writes `report`'s runs as JUnit XML to `file` (relative to the current folder).
+    static func writeJUnit(_ report: SimulationReport, title: String, to file: String) throws {
+        let xml = JUnitReport.xml(report.runs, suite: "\(report.app) \(title)", seconds: report.seconds)
+        try FileSystem().writeAtomically(
+            Array(xml.utf8),
+            to: URL(
+                filePath: file,
+                relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+            ).path)
+    }
+
+    static func render(_ summary: SimulationReport, title: String) -> String {
         var lines = [
-            "\(from) → \(to): \(summary.runs.count) runs, \(summary.runs.filter(\.passed).count) passed, \(summary.runs.filter { !$0.passed }.count) failed (\(String(format: "%.1f", summary.seconds)) s)"
+            "\(title)\(summary.shard.map { " (shard \($0))" } ?? ""): \(summary.runs.count) runs, \(summary.runs.filter(\.passed).count) passed, \(summary.runs.filter { !$0.passed }.count) failed (\(String(format: "%.1f", summary.seconds)) s)"
         ]
         if summary.powerLossStates > 0 {
             lines.append(
                 "  power loss: \(summary.powerLossStates) states explored, \(summary.powerLossFailures) failed")
         }
-        lines.append("  size       state            crash point                  crashed  reruns  seconds  result")
+        if !summary.costs.kinds.isEmpty { lines.append(summary.costs.text) }
+        // The path of each run when the report holds several.
+        let paths = Set(summary.runs.map { "\($0.from)→\($0.to)" }).count > 1
+        lines.append(
+            (paths ? "  path    " : "")
+                + "  size       state            crash point                  crashed  reruns  seconds  result")
         for run in summary.runs {
             let result =
                 run.passed
                 ? (run.exceedsBudget ? "ok, would be killed at launch" : "ok")
                 : "FAILED: " + run.failures.joined(separator: "; ")
             lines.append(
-                "  "
+                (paths ? "  " + "\(run.from)→\(run.to)".padding(toLength: 6, withPad: " ", startingAt: 0) : "") + "  "
                     + [
                         formatBytes(run.size).padding(toLength: 9, withPad: " ", startingAt: 0),
                         run.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0),
@@ -173,4 +242,30 @@ struct Simulate: AsyncParsableCommand {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+/// `--paths`: which upgrade paths to simulate besides `--from/--to`.
+enum PathsChoice: String, ExpressibleByArgument, CaseIterable {
+    /// Every path a device can take, and the downgrade after each.
+    case every
+}
+
+extension Shard: ExpressibleByArgument {
+    /// `K/N`, 1 ≤ K ≤ N.
+    public init?(argument: String) { self.init(argument) }
+}
+
+extension CIWorkflow: ExpressibleByArgument {}
+
+/// Where `simulate` and `simulate merge` write their report: shared, so that argument-parser hands
+/// the values to the subcommand as well as to its parent.
+struct SimulateOutput: ParsableArguments {
+    @Flag(help: "Print every run as JSON.")
+    var json = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Also write the runs as JUnit XML to this file (one test case per run; a broken invariant is its failure), for CI.",
+            valueName: "file"), completion: .file(extensions: ["xml"]))
+    var junit: String?
 }

@@ -288,6 +288,16 @@ extension FixtureManifest {
                     of: StoreFileSet(main: location.url(in: container)))
             }
         }
+        let (documents, empty) = try self.documents(in: container)
+        return FixtureManifest(spec: spec, rows: rows, stores: stores, documents: documents, emptyFolders: empty)
+    }
+
+    /// The user's documents of a container (path, size, digest) and its empty folders in Documents:
+    /// the part of ``read(container:spec:rows:)`` that reads no store.
+    /// Without `digesting`, each document's digest is left empty.
+    static func documents(
+        in container: AppContainer, digesting: Bool = true
+    ) throws -> (documents: [Document], emptyFolders: [String]) {
         var documents: [Document] = []
         var empty: [String] = []
         for entry in try FileClassifier(declarations: .everyDatabase).scan(container.documents)
@@ -299,9 +309,10 @@ extension FixtureManifest {
                 }
             } else {
                 let data = try Data(contentsOf: url)
-                documents.append(Document(path: entry.path, bytes: Int64(data.count), sha256: SHA256.hash(data)))
+                documents.append(
+                    Document(path: entry.path, bytes: Int64(data.count), sha256: digesting ? SHA256.hash(data) : ""))
             }
         }
-        return FixtureManifest(spec: spec, rows: rows, stores: stores, documents: documents, emptyFolders: empty)
+        return (documents, empty)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Simulation runs as JUnit XML, the report format CI systems (GitHub Actions, GitLab, Jenkins)
-/// display: one test suite per simulation, one test case per run, the broken invariants as its
-/// failure.
+/// display: one test suite per simulation, one test case per run (named by its path when there are
+/// several, its size, state and crash point), the broken invariants as its failure.
 public enum JUnitReport {
     public static func xml(_ runs: [SimulationRun], suite: String, seconds: Double) -> String {
         let failures = runs.filter { !$0.passed }.count
@@ -11,8 +11,12 @@ public enum JUnitReport {
             #"<testsuites name="backstage simulate" tests="\#(runs.count)" failures="\#(failures)" time="\#(time(seconds))">"#,
             #"  <testsuite name="\#(escape(suite))" tests="\#(runs.count)" failures="\#(failures)" errors="0" skipped="0" time="\#(time(seconds))">"#,
         ]
+        // Each name says the path when the runs hold several (`--paths every`, a merge of its shards).
+        let paths = Set(runs.map { "\($0.from)→\($0.to)" }).count > 1
         for run in runs {
-            let name = "\(run.size) bytes, \(run.state.rawValue), crash \(run.crashPoint ?? "none")"
+            let name =
+                (paths ? "\(run.from)→\(run.to), " : "")
+                + "\(run.size) bytes, \(run.state.rawValue), crash \(run.crashPoint ?? "none")"
             let open =
                 #"    <testcase classname="\#(escape(suite))" name="\#(escape(name))" time="\#(time(run.seconds))""#
             if run.passed {

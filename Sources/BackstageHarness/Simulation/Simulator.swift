@@ -33,6 +33,14 @@ public struct SimulationRun: Sendable, Hashable, Codable {
     public var exceedsBudget: Bool
     /// The invariants that broke; empty when the run passed.
     public var failures: [String]
+    /// What names the run the same way in every shard and on every machine:
+    /// `v1→v4 2000000 wal-pending relocate:copying@1` (`random#2` for the second random kill,
+    /// whose instant in milliseconds varies); nil for runs made before identities.
+    public var identity: String?
+    /// The position of the run's ``SimulationUnit`` among the matrix's units.
+    public var unit: Int?
+    /// Where the run's time went.
+    public var cost: RunCost?
 
     public var passed: Bool { failures.isEmpty }
 
@@ -111,103 +119,198 @@ public struct Simulator: Sendable {
     }
 
     /// The plans to run with the files that hold them: ``plans`` when given, else the catalog's chain.
-    private func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
+    func chain(from: String, to: String) throws -> [(plan: UpgradePlan, file: String)] {
         if let plans { return try plans.map { (try UpgradePlan.load(from: $0), $0.path) } }
         return try catalog.chain(from: from, to: to).map { ($0.plan, $0.file.path) }
     }
 
-    /// Runs the matrix, calling `progress` after each run.
+    /// Runs the matrix of one path, calling `progress` after each run.
     public func simulate(
         from: String, to: String, sizes: [Int64], states: [FixtureState], crashPoints: CrashPoints,
         progress: (SimulationRun) -> Void = { _ in }
     ) throws -> [SimulationRun] {
-        let all = try self.crashPoints(from: from, to: to)
-        let points: [CrashPoint?] =
-            switch crashPoints {
-            case .none: [nil]
-            case .all: all
-            case .count(let n): n == 0 ? [nil] : Self.spread(n, of: all)
-            }
+        let units = try self.units(
+            paths: [UpgradePath(from: from, to: to)], sizes: sizes, states: states, crashPoints: crashPoints)
+        return try run(units, progress: progress)
+    }
+
+    /// What one fixture gives every run that starts from it: built once, cloned per run.
+    struct Fixture {
+        var pristine: URL
+        var manifest: FixtureManifest
+        var columns: [String: [String]]
+        var violations: ForeignKeyCensus
+        var seconds: Double
+    }
+
+    /// Runs `units` in order (a shard's part of ``units(paths:sizes:states:crashPoints:downgrades:)``,
+    /// or all of them), calling `progress` after each run. Each fixture (layout, size, state) is
+    /// built once and cloned for each run that starts from it. `positions` are the units' positions
+    /// in the whole matrix, recorded in each run (``SimulationRun/unit``); their order in `units` when nil.
+    public func run(
+        _ units: [SimulationUnit], positions: [Int]? = nil, progress: (SimulationRun) -> Void = { _ in }
+    ) throws -> [SimulationRun] {
         let scratch = FileManager.default.temporaryDirectory.appending(
             path: "backstage-simulate-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: scratch) }
         var runs: [SimulationRun] = []
-        // Random instants need an uninterrupted run first; power cuts are counted once recorded.
-        let perState = points.count + (randomKills > 0 && !points.contains(nil) ? 1 : 0) + randomKills
-        var total = sizes.count * states.count * perState
-        for size in sizes {
-            for state in states {
-                func report(_ stage: SimulationProgress.Stage, _ run: String? = nil) {
-                    onProgress?(
-                        SimulationProgress(
-                            runsDone: runs.count, runsTotal: total, size: size, state: state, run: run, stage: stage))
-                }
+        var fixtures: [SimulationUnit.FixtureKey: Fixture] = [:]
+        var digests: [String: ReusedDigest] = [:]
+        // Power cuts are counted once recorded.
+        var total = units.reduce(0) { total, unit in
+            switch unit.kind {
+            case .uninterrupted(let kills): total + 1 + kills
+            default: total + 1
+            }
+        }
+        for (position, unit) in units.enumerated() {
+            let (from, to, size, state) = (unit.path.from, unit.path.to, unit.size, unit.state)
+            func report(_ stage: SimulationProgress.Stage, _ run: String? = nil) {
+                onProgress?(
+                    SimulationProgress(
+                        runsDone: runs.count, runsTotal: total, size: size, state: state, run: run, stage: stage))
+            }
+            let fixture: Fixture
+            if let built = fixtures[unit.fixture] {
+                fixture = built
+            } else {
                 report(.generatingFixture)
-                let pristine = scratch.appending(path: "fixture-\(size)-\(state.rawValue)")
-                let spec = FixtureSpec(layout: from, size: size, state: state, seed: seed)
-                let manifest = try FixtureManifest.generate(
-                    spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
-                let columns = try Self.columns(of: catalog.version(from), in: catalog.container(at: pristine))
-                let violations = try ForeignKeyCensus(of: catalog.version(from), in: catalog.container(at: pristine))
-                let before = try catalog.dataCheckResultsBefore(
-                    upgrading: from, to: to, in: catalog.container(at: pristine))
+                fixture = try makeFixture(unit.fixture, in: scratch, number: fixtures.count)
+                fixtures[unit.fixture] = fixture
+            }
+            let before = try catalog.dataCheckResultsBefore(
+                upgrading: from, to: to, in: catalog.container(at: fixture.pristine))
+            var kills: [(Kill, String)] = []
+            // Random instants are fractions of the unit's uninterrupted run, which runs first.
+            var baseline = 0.05
+            switch unit.kind {
+            case .crashPoint(let label):
+                guard let point = try crashPoints(from: from, to: to).first(where: { $0.description == label }) else {
+                    throw SimulationError.unknownCrashPoint(label, path: unit.path.description)
+                }
+                kills = [(.boundary(point), label)]
+            case .uninterrupted(let randomKills):
                 var random = SeededRandom(
                     seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
-                var baseline = 0.05
-                // Random instants are fractions of an uninterrupted run's time, so one runs first.
-                let boundaries = randomKills > 0 && !points.contains(nil) ? [nil] + points : points
-                var kills: [Kill] =
-                    boundaries.map { Kill.boundary($0) }
-                    + (0..<randomKills).map { _ in Kill.randomInstant(Double(random.next() % 1000) / 1000) }
-                if let powerCuts {
-                    report(.recordingPowerCuts)
-                    kills += try self.powerCuts(
-                        from: from, to: to, pristine: pristine, scratch: scratch, scope: powerCuts
-                    ).map(Kill.powerCut)
-                    total += kills.count - perState
+                kills = [(.boundary(nil), "none")]
+                kills += (0..<randomKills).map { index in
+                    (.randomInstant(Double(random.next() % 1000) / 1000), "random#\(index + 1)")
                 }
-                for kill in kills {
-                    let root = scratch.appending(path: "run")
-                    try? FileManager.default.removeItem(at: root)
-                    try FileManager.default.copyItem(at: pristine, to: root)
-                    var run: SimulationRun
-                    switch kill {
-                    case .boundary(let point):
-                        run = try execute(
-                            from: from, to: to, root: root, crashPoint: point,
-                            stage: { report($0, point?.description) })
-                        if point == nil { baseline = max(baseline, run.seconds) }
-                    case .randomInstant(let fraction):
-                        let delay = fraction * baseline
-                        run = try execute(
-                            from: from, to: to, root: root, crashPoint: nil, killAfter: delay,
-                            stage: { report($0, String(format: "random:%.0fms", delay * 1000)) })
-                    case .powerCut(let cut):
-                        run = try execute(
-                            from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch,
-                            stage: { report($0, cut.description) })
-                    }
-                    run.size = size
-                    run.state = state
-                    report(.checking, run.crashPoint)
-                    run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
-                    run.failures += violations.failures(
-                        after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
-                    run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
-                    run.failures += try catalog.dataCheckFailures(
-                        of: to, in: catalog.container(at: root), before: before)
-                    runs.append(run)
-                    progress(run)
+            case .powerCuts(let limit):
+                report(.recordingPowerCuts)
+                let cuts = try self.powerCuts(
+                    from: from, to: to, pristine: fixture.pristine, scratch: scratch,
+                    scope: limit.map(PowerCutScope.bounded) ?? .all)
+                kills = cuts.map { (.powerCut($0), $0.description) }
+                total += kills.count - 1
+            case .downgrade(let version):
+                kills = [(.downgrade(version), "downgrade-to-\(version)")]
+            }
+            for (kill, label) in kills {
+                let root = scratch.appending(path: "run")
+                try? FileManager.default.removeItem(at: root)
+                var clock = ContinuousClock.now
+                try Self.clone(fixture.pristine, to: root)
+                var cost = RunCost(reset: Self.lap(&clock))
+                var run: SimulationRun
+                switch kill {
+                case .boundary(let point):
+                    run = try execute(
+                        from: from, to: to, root: root, crashPoint: point, cost: &cost,
+                        stage: { report($0, point?.description) })
+                    if point == nil { baseline = max(baseline, run.seconds) }
+                case .randomInstant(let fraction):
+                    let delay = fraction * baseline
+                    run = try execute(
+                        from: from, to: to, root: root, crashPoint: nil, killAfter: delay, cost: &cost,
+                        stage: { report($0, String(format: "random:%.0fms", delay * 1000)) })
+                case .powerCut(let cut):
+                    run = try execute(
+                        from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch, cost: &cost,
+                        stage: { report($0, cut.description) })
+                case .downgrade(let version):
+                    // Both builds as shipped: each carries its whole chain, from the first version.
+                    let first = catalog.manifest.versions.first?.name ?? from
+                    run = try execute(from: first, to: to, root: root, crashPoint: nil, cost: &cost)
+                    run.from = from
+                    run.crashPoint = label
+                    report(.interrupting, label)
+                    run.failures += try downgrade(root: root, to: version, upgradedTo: to)
                 }
+                run.size = size
+                run.state = state
+                run.identity = unit.runIdentity(label)
+                run.unit = positions?[position] ?? position
+                report(.checking, run.crashPoint)
+                clock = ContinuousClock.now
+                run.failures += try check(root: root, from: from, to: to, fixture: fixture, digests: &digests)
+                run.failures += fixture.violations.failures(
+                    after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
+                run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
+                run.failures += try catalog.dataCheckFailures(of: to, in: catalog.container(at: root), before: before)
+                cost.checks = Self.lap(&clock)
+                run.cost = cost
+                runs.append(run)
+                progress(run)
             }
         }
         return runs
+    }
+
+    /// Builds the fixture `key` names in `scratch`, with what every run from it compares against.
+    private func makeFixture(_ key: SimulationUnit.FixtureKey, in scratch: URL, number: Int) throws -> Fixture {
+        var clock = ContinuousClock.now
+        let pristine = scratch.appending(path: "fixture-\(number)")
+        let spec = FixtureSpec(layout: key.layout, size: key.size, state: key.state, seed: seed)
+        let manifest = try FixtureManifest.generate(
+            spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
+        let version = try catalog.version(key.layout)
+        return Fixture(
+            pristine: pristine, manifest: manifest,
+            columns: try Self.columns(of: version, in: catalog.container(at: pristine)),
+            violations: try ForeignKeyCensus(of: version, in: catalog.container(at: pristine)),
+            seconds: Self.lap(&clock))
+    }
+
+    /// Copies a fixture for one run: a reflink or copy_file_range clone where the file system has
+    /// one (FileManager's copy), the same bytes in every case.
+    static func clone(_ pristine: URL, to root: URL) throws {
+        try FileManager.default.copyItem(at: pristine, to: root)
+    }
+
+    /// The seconds since `clock`, which becomes now.
+    static func lap(_ clock: inout ContinuousClock.Instant) -> Double {
+        let now = ContinuousClock.now
+        defer { clock = now }
+        let elapsed = clock.duration(to: now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
     }
 
     private enum Kill {
         case boundary(CrashPoint?)
         case randomInstant(Double)
         case powerCut(PowerCut)
+        case downgrade(String)
+    }
+
+    /// The build of `version` launched on storage upgraded to `upgradedTo`: it must refuse (exit 3,
+    /// the downgrade guard) and leave every file as it was. The failures found.
+    private func downgrade(root: URL, to version: String, upgradedTo: String) throws -> [String] {
+        let first = catalog.manifest.versions.first?.name ?? version
+        let files = try catalog.chain(from: first, to: version).map(\.file.path)
+        let before = try Self.snapshot(root)
+        let result = try ChildProcess.run(
+            executable, ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] })
+        var failures: [String] = []
+        if result.status != 3 {
+            failures.append(
+                "the \(version) build launched after \(upgradedTo) did not refuse (exit \(result.status)): \(result.stderr)"
+            )
+        }
+        if try Self.snapshot(root) != before {
+            failures.append("the \(version) build launched after \(upgradedTo) changed the storage")
+        }
+        return failures
     }
 
     /// The power cuts to try: the chain run once on a copy of `pristine`, recorded, gives its operations.
@@ -235,7 +338,8 @@ public struct Simulator: Sendable {
 
     private func execute(
         from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil,
-        powerCut: PowerCut? = nil, scratch: URL? = nil, stage: (SimulationProgress.Stage) -> Void = { _ in }
+        powerCut: PowerCut? = nil, scratch: URL? = nil, cost: inout RunCost,
+        stage: (SimulationProgress.Stage) -> Void = { _ in }
     ) throws -> SimulationRun {
         let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(
@@ -243,6 +347,7 @@ public struct Simulator: Sendable {
             reruns: 0, seconds: 0, exceedsBudget: false, failures: [], interruption: crashPoint.map { _ in .crashPoint }
         )
         if crashPoint != nil || delay != nil || powerCut != nil { stage(.interrupting) }
+        var clock = ContinuousClock.now
         if let powerCut, let scratch {
             run.crashPoint = powerCut.description
             run.interruption = .powerCut
@@ -260,10 +365,18 @@ public struct Simulator: Sendable {
             run.interruption = .randomKill
             run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
         }
+        let interrupted = Self.lap(&clock)
+        if crashPoint != nil || delay != nil || powerCut != nil { cost.interrupted = interrupted }
         stage(crashPoint != nil || delay != nil || powerCut != nil ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
-            let result = try ChildProcess.run(executable, base)
+            let result = try ChildProcess.run(executable, base + ["--json"], capturingOutput: true)
+            let wall = Self.lap(&clock)
+            // The upgrade's own time, as the run reports it; the rest is starting the process,
+            // loading the plans and writing the report.
+            let own = Self.reportedSeconds(result.stdout).map { min($0, wall) } ?? wall
+            cost.upgrade += own
+            cost.processStart += wall - own
             run.reruns = attempt
             if result.status == 0 { break }
             if attempt == 3 { run.failures.append("the upgrade did not complete after 3 runs: \(result.stderr)") }
@@ -271,6 +384,13 @@ public struct Simulator: Sendable {
         run.seconds = Date().timeIntervalSince(started)
         run.exceedsBudget = run.seconds > budget
         return run
+    }
+
+    /// The seconds `upgrade --json` reports for its plans, nil when its output is not that.
+    static func reportedSeconds(_ json: String) -> Double? {
+        struct Report: Decodable { var seconds: Double }
+        guard let reports = try? JSONDecoder().decode([Report].self, from: Data(json.utf8)) else { return nil }
+        return reports.reduce(0) { $0 + $1.seconds }
     }
 
     /// Tables a migration of `steps` writes rows of (`UPDATE`, `INSERT`, `DELETE`, `REPLACE` naming
@@ -310,82 +430,5 @@ public struct Simulator: Sendable {
             }
         }
         return result
-    }
-
-    /// The invariants, as the failures found.
-    private func check(
-        root: URL, from: String, to: String, manifest: FixtureManifest, columns: [String: [String]]
-    ) throws -> [String] {
-        var failures: [String] = []
-        let container = catalog.container(at: root)
-        let target = try catalog.version(to)
-        let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
-        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard))
-        let rewritten = Self.tablesWrittenByMigrations(steps)
-        // Every row kept, where the plans say it goes.
-        let source = try catalog.version(from)
-        var digests: [String: [String: TableDigest]] = [:]
-        for store in source.stores {
-            guard let before = manifest.stores[store.location.description] else { continue }
-            for (table, digest) in before.sorted(by: { $0.key < $1.key }) where !discarded.contains(table) {
-                // A virtual table's shadow tables (`<name>_data`, ...) live where it does.
-                guard
-                    let home = target.stores.first(where: { $0.tables.contains(table) })
-                        ?? target.stores.first(where: { $0.tables.contains { table.hasPrefix($0 + "_") } })
-                else {
-                    failures.append("table \(table) has no store in \(to)")
-                    continue
-                }
-                let set = StoreFileSet(main: home.location.url(in: container))
-                guard FileManager.default.fileExists(atPath: set.main.path) else {
-                    failures.append("\(home.location) is missing")
-                    continue
-                }
-                // One copy and one pass per store, whatever the number of its tables.
-                if digests[set.main.path] == nil {
-                    digests[set.main.path] = try StoreDigest.tables(of: set, columns: columns)
-                }
-                let after = digests[set.main.path] ?? [:]
-                let found = after[table]
-                if found?.rows != digest.rows {
-                    failures.append(
-                        "rows lost: \(table) had \(digest.rows) rows, \(home.location) has \(found?.rows ?? 0)")
-                } else if found != digest && !rewritten.contains(table.lowercased()) {
-                    failures.append(
-                        "rows changed: the content of \(table) in \(home.location) differs from before the upgrade, and no migration writes to it"
-                    )
-                }
-            }
-        }
-        // integrity_check on every store of the target layout.
-        for store in target.stores {
-            let set = StoreFileSet(main: store.location.url(in: container))
-            guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
-            let (result, referenced) = try StoreInspector.withCopy(of: set) { db in
-                (try StoreIntegrity.problems(in: db), try ExternalDataReferences.referenced(db))
-            }
-            if let first = result.first { failures.append("integrity_check of \(store.location): \(first)") }
-            // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
-            let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
-            if missing > 0 {
-                failures.append(
-                    "external data lost: \(missing) of the \(referenced.count) files the rows of \(store.location) reference are missing"
-                )
-            }
-        }
-        // No internal file visible; documents byte-identical; nothing temporary left.
-        let audit = try Auditor(container: container).audit()
-        if !audit.isClean {
-            failures.append("internal files left in Documents: \(audit.findings.map(\.path).joined(separator: ", "))")
-        }
-        let after = try FixtureManifest.read(container: container, spec: manifest.spec, rows: manifest.rows)
-        if after.documents != manifest.documents || after.emptyFolders != manifest.emptyFolders {
-            failures.append("user documents changed")
-        }
-        let leftovers = (FileManager.default.subpaths(atPath: root.path) ?? []).filter {
-            TemporaryName.isTemporary($0) || $0.hasSuffix(".backstage/journal.json")
-        }
-        if !leftovers.isEmpty { failures.append("left behind: \(leftovers.joined(separator: ", "))") }
-        return failures
     }
 }

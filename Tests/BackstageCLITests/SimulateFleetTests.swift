@@ -1,0 +1,192 @@
+import BackstageHarness
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// The fleet's matrix: every path as one command, run as shards and merged into one verdict, and
+/// the CI configuration that does it.
+@Suite struct SimulateFleetTests {
+    static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    func simulate(_ arguments: [String], in folder: URL? = nil) throws -> ProcessResult {
+        try runProcess(backstageExecutable, ["simulate"] + arguments, currentDirectory: folder)
+    }
+
+    /// The runs of a report: identity and verdict.
+    func verdicts(_ json: String) throws -> [String: Bool] {
+        let report = try JSONDecoder().decode(SimulationReport.self, from: Data(json.utf8))
+        return Dictionary(uniqueKeysWithValues: report.runs.map { ($0.identity ?? "-", $0.passed) })
+    }
+
+    /// The four versions of the Notes sample: six paths, each uninterrupted here, and the downgrade
+    /// to the version before the target wherever that version's build has a plan (not v1's).
+    @Test func everyPathOfAFourVersionCatalogIsListed() throws {
+        let listed = try simulate(["--paths", "every", "--sizes", "100KB", "--states", "clean", "--crash-points", "none", "--list"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.split(separator: "\n").map(String.init) == [
+            "v1→v2 100000 clean none",
+            "v1→v3 100000 clean none", "v1→v3 100000 clean downgrade-to-v2",
+            "v1→v4 100000 clean none", "v1→v4 100000 clean downgrade-to-v3",
+            "v2→v3 100000 clean none", "v2→v3 100000 clean downgrade-to-v2",
+            "v2→v4 100000 clean none", "v2→v4 100000 clean downgrade-to-v3",
+            "v3→v4 100000 clean none", "v3→v4 100000 clean downgrade-to-v3",
+        ])
+        #expect(UpgradePath.every(["a", "b", "c", "d", "e", "f"]).count == 15)
+        let json = try simulate(["--paths", "every", "--sizes", "100KB", "--states", "clean", "--crash-points", "1", "--list", "--json"])
+        let units = try JSONDecoder().decode([SimulationUnit].self, from: Data(json.stdout.utf8))
+        #expect(units.count == 11 && Set(units.map(\.path)).count == 6)
+        // The shards' parts cover the units once.
+        for count in 1...4 {
+            let parts = (1...count).map { Shard(index: $0, count: count).positions(in: units) }
+            #expect(parts.flatMap { $0 }.sorted() == Array(units.indices), "\(count) shards")
+        }
+    }
+
+    /// A plan that deletes the notes past the 60th: only the largest of three fixtures has them, so
+    /// one unit of the matrix fails, in exactly one shard; the merge reports it as the unsharded run does.
+    @Test func aShardedRunMergesIntoTheUnshardedReport() throws {
+        let scratch = try TemporaryDirectory()
+        let plan = scratch.url.appending(path: "past-60.json")
+        try Data(#"""
+            {"name": "v1-to-v2-past-60", "steps": [
+              {"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}},
+              {"quarantine": {"folder": "documents/"}},
+              {"migrateSchema": {"store": "applicationSupport/Notes.sqlite", "migrations": [
+                {"id": "cleanup", "sql": "DELETE FROM ZNOTE WHERE Z_PK > 60"}]}}
+            ]}
+            """#.utf8).write(to: plan)
+        let matrix = ["--from", "v1", "--to", "v2", "--plan", plan.path, "--sizes", "150KB,300KB,600KB", "--states", "clean", "--crash-points", "1", "--json"]
+        let whole = try simulate(matrix)
+        #expect(whole.status == 1, "\(whole.stderr)")
+        let expected = try verdicts(whole.stdout)
+        #expect(expected.count == 3 && expected.values.filter { !$0 }.count == 1, "\(expected)")
+        #expect(expected.filter { !$0.value }.keys.allSatisfy { $0.contains(" 600000 ") }, "only the largest fixture has notes past the 60th")
+        for count in [2, 3] {
+            var files: [String] = []
+            var failingShards = 0
+            for index in 1...count {
+                let shard = try simulate(matrix + ["--shard", "\(index)/\(count)"])
+                let file = scratch.url.appending(path: "shard-\(index)-of-\(count).json")
+                try Data(shard.stdout.utf8).write(to: file)
+                files.append(file.path)
+                if try verdicts(shard.stdout).values.contains(false) {
+                    failingShards += 1
+                    #expect(shard.status == 1)
+                }
+            }
+            #expect(failingShards == 1, "the broken plan is found by exactly one of \(count) shards")
+            let junit = scratch.url.appending(path: "merged-\(count).xml")
+            let merged = try simulate(["merge", "--json", "--junit", junit.path] + files.reversed())
+            #expect(merged.status == 1, "one verdict: failed. \(merged.stderr)")
+            #expect(try verdicts(merged.stdout) == expected, "\(count) shards")
+            let report = try JSONDecoder().decode(SimulationReport.self, from: Data(merged.stdout.utf8))
+            let unsharded = try JSONDecoder().decode(SimulationReport.self, from: Data(whole.stdout.utf8))
+            #expect(report.runs.map(\.identity) == unsharded.runs.map(\.identity), "the matrix's order")
+            let xml = try String(contentsOf: junit, encoding: .utf8)
+            #expect(xml.contains(#"tests="3" failures="1""#) && xml.contains("rows lost: ZNOTE"))
+        }
+    }
+
+    @Test func mergeRefusesMixedShards() throws {
+        let scratch = try TemporaryDirectory()
+        let matrix = ["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "none", "--json"]
+        func write(_ name: String, _ json: String, changing change: (inout [String: Any]) -> Void = { _ in }) throws -> String {
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            change(&object)
+            let file = scratch.url.appending(path: name)
+            try JSONSerialization.data(withJSONObject: object).write(to: file)
+            return file.path
+        }
+        let one = try simulate(matrix + ["--shard", "1/2"]), two = try simulate(matrix + ["--shard", "2/2"])
+        #expect(one.status == 0 && two.status == 0, "\(one.stderr) \(two.stderr)")
+        let first = try write("one.json", one.stdout), second = try write("two.json", two.stdout)
+        #expect(try simulate(["merge", first, second]).status == 0)
+        let seed = try write("seed.json", two.stdout) { $0["seed"] = 7 }
+        let catalog = try write("catalog.json", two.stdout) { $0["catalog"] = "sha256:0000" }
+        let command = try write("command.json", two.stdout) { $0["command"] = ["--paths", "every"] }
+        let whole = try write("whole.json", try simulate(matrix).stdout)
+        for (files, message) in [
+            ([first, seed], "\(seed) was run with --seed 7, \(first) with --seed 1"),
+            ([first, catalog], "\(catalog) simulated another catalog"),
+            ([first, command], "\(command) ran another matrix than \(first)"),
+            ([first], "shard 2/2 missing"),
+            ([first, first], "\(first) and \(first) are both shard 1/2"),
+            ([whole, first], "\(whole) is not a shard's report"),
+        ] {
+            let refused = try simulate(["merge"] + files)
+            #expect(refused.status != 0 && refused.stderr.contains(message), "\(files): \(refused.stderr)")
+        }
+    }
+
+    /// The YAML of `text` as JSON, through Python's yaml (strict: a syntax error fails the test).
+    func yaml(_ text: String) throws -> [String: Any] {
+        let scratch = try TemporaryDirectory()
+        let file = scratch.url.appending(path: "workflow.yml")
+        try Data(text.utf8).write(to: file)
+        let parsed = try runProcess(
+            "/usr/bin/env", ["python3", "-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))", file.path])
+        #expect(parsed.status == 0, "the workflow is YAML: \(parsed.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [String: Any])
+    }
+
+    /// Runs `command` with bash, `backstage` on the PATH.
+    func shell(_ command: String, in folder: URL, environment extra: [String: String] = [:]) throws -> ProcessResult {
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        environment["PATH"] = URL(filePath: backstageExecutable).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        return try runProcess("/bin/bash", ["-eo", "pipefail", "-c", command], environment: environment, currentDirectory: folder)
+    }
+
+    /// The workflow of docs/ci-matrix.md: YAML, a matrix of 3 shards, whose backstage commands run
+    /// here shard by shard, then the merge gives one verdict over every path.
+    @Test func theDocumentedWorkflowRunsItsShardsAndMerge() throws {
+        let page = try String(contentsOf: Self.root.appending(path: "docs/ci-matrix.md"), encoding: .utf8)
+        let block = try #require(page.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
+        let workflow = try yaml(block)
+        let jobs = try #require(workflow["jobs"] as? [String: [String: Any]])
+        let simulate = try #require(jobs["simulate"]), merge = try #require(jobs["simulate-merge"])
+        let shards = try #require(((simulate["strategy"] as? [String: Any])?["matrix"] as? [String: Any])?["shard"] as? [Int])
+        #expect(shards == [1, 2, 3] && merge["needs"] as? String == "simulate")
+        func commands(_ job: [String: Any]) -> [String] {
+            ((job["steps"] as? [[String: Any]]) ?? []).compactMap { $0["run"] as? String }
+                .flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0.hasPrefix("backstage ") }
+        }
+        let scratch = try TemporaryDirectory()
+        for shard in shards {
+            for command in commands(simulate) {
+                let result = try shell(command.replacing("${{ matrix.shard }}", with: String(shard)), in: scratch.url)
+                #expect(result.status == 0, "shard \(shard): \(result.stderr)")
+            }
+        }
+        let merged = try #require(commands(merge).first)
+        let result = try shell(merged, in: scratch.url)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("every path from 3 shards: 11 runs, 11 passed, 0 failed"), "\(result.stdout)")
+        let xml = try String(contentsOf: scratch.url.appending(path: "simulate.xml"), encoding: .utf8)
+        #expect(xml.contains(#"name="v1→v4, 100000 bytes, clean, crash none""#), "each test case names its path")
+        #expect(xml.contains(#"name="v2→v4, 100000 bytes, clean, crash downgrade-to-v3""#))
+    }
+
+    /// `--ci gitlab` prints YAML whose `parallel:` instances and merge job run here as GitLab runs them.
+    @Test func thePrintedGitLabFragmentRuns() throws {
+        let matrix = ["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "2"]
+        let printed = try simulate(matrix + ["--ci", "gitlab", "--shards", "2"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let jobs = try yaml(printed.stdout)
+        let simulate = try #require(jobs["simulate"] as? [String: Any]), merge = try #require(jobs["simulate-merge"] as? [String: Any])
+        #expect(simulate["parallel"] as? Int == 2 && merge["needs"] as? [String] == ["simulate"])
+        let scratch = try TemporaryDirectory()
+        for index in 1...2 {
+            for command in (simulate["script"] as? [String]) ?? [] {
+                let result = try shell(command, in: scratch.url, environment: ["CI_NODE_INDEX": String(index), "CI_NODE_TOTAL": "2"])
+                #expect(result.status == 0, "\(index): \(result.stderr)")
+            }
+        }
+        for command in (merge["script"] as? [String]) ?? [] {
+            let result = try shell(command, in: scratch.url)
+            #expect(result.status == 0 && result.stdout.contains("2 runs, 2 passed"), "\(result.stdout) \(result.stderr)")
+        }
+        let github = try yaml(try self.simulate(matrix + ["--ci", "github", "--shards", "2"]).stdout)
+        #expect((github["jobs"] as? [String: Any])?.keys.sorted() == ["simulate", "simulate-merge"])
+    }
+}
