@@ -28,10 +28,13 @@ extension CoreDataMigrationProgram {
         }
     }
 
-    /// Runs every statement on `db`, which must be inside a transaction the caller commits;
-    /// `afterEach` is called after each statement with how many have run.
+    /// Runs every statement on `db`, which must be inside a transaction the caller commits.
     ///
-    /// - parameter metadata: False to leave `Z_METADATA` alone (a rehearsal on an empty copy).
+    /// - Parameters:
+    ///   - db: The store's connection, inside a transaction.
+    ///   - missingHashes: Whether a program with unknown version hashes may run (tests and benches only).
+    ///   - writesMetadata: False to leave `Z_METADATA` alone (a rehearsal on an empty copy).
+    ///   - afterEach: Called after each statement with how many have run.
     /// - throws: ``Refusal`` when something is unresolved (and `missingHashes` is `.refuse`) or
     ///   `Z_METADATA` holds no plist; `DatabaseError` from SQLite.
     public func apply(
