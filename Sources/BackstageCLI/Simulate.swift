@@ -29,6 +29,7 @@ struct Simulate: AsyncParsableCommand {
     )
 
     @OptionGroup var catalogOption: CatalogOption
+    @OptionGroup var missingHashes: MissingHashesOption
 
     @Option(help: "The version to start from.")
     var from = "v1"
@@ -98,10 +99,15 @@ struct Simulate: AsyncParsableCommand {
         var powerLossFailures: Int
         var passed: Bool
         var seconds: Double
+        /// The versions whose Core Data migration ran without version hashes (`--omit-missing-hashes`).
+        var versionHashesOmitted: [String]?
     }
 
     func run() async throws {
-        var simulator = Simulator(executable: Executable.url, catalog: try catalogOption.load())
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-hashes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (catalog, omitted) = try missingHashes.load(try catalogOption.load(), scratch: scratch)
+        var simulator = Simulator(executable: Executable.url, catalog: catalog)
         simulator.seed = seed
         simulator.budget = budget
         if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }
@@ -139,10 +145,13 @@ struct Simulate: AsyncParsableCommand {
                 ).path)
         }
         if json {
+            var summary = summary
+            if !omitted.isEmpty { summary.versionHashesOmitted = omitted.map(\.version) }
             try Output.json(summary)
         } else {
             Output.out(Self.render(summary, from: from, to: to))
         }
+        if !json, let note = MissingHashesOption.note(omitted) { Output.out(note) }
         if !summary.passed { throw ExitCode(ExitStatus.checkFailed) }
     }
 
