@@ -149,6 +149,9 @@ public struct Simulator: Sendable {
                     spec, at: pristine, with: FixtureGenerator(executable: executable, catalog: catalog))
                 let columns = try Self.columns(of: catalog.version(from), in: catalog.container(at: pristine))
                 let violations = try ForeignKeyCensus(of: catalog.version(from), in: catalog.container(at: pristine))
+                let coreData = try CoreDataHistoryCheck(
+                    catalog: catalog, from: from, to: to, steps: chain(from: from, to: to).flatMap(\.plan.steps))
+                let coreDataBefore = try coreData?.snapshot(in: catalog.container(at: pristine), before: true)
                 let before = try catalog.dataCheckResultsBefore(
                     upgrading: from, to: to, in: catalog.container(at: pristine))
                 var random = SeededRandom(
@@ -193,6 +196,8 @@ public struct Simulator: Sendable {
                     run.failures += try check(root: root, from: from, to: to, manifest: manifest, columns: columns)
                     run.failures += violations.failures(
                         after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
+                    run.failures +=
+                        try coreData?.failures(before: coreDataBefore, in: catalog.container(at: root)) ?? []
                     run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
                     run.failures += try catalog.dataCheckFailures(
                         of: to, in: catalog.container(at: root), before: before)
@@ -320,8 +325,10 @@ public struct Simulator: Sendable {
         let container = catalog.container(at: root)
         let target = try catalog.version(to)
         let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
-        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard))
-        let rewritten = Self.tablesWrittenByMigrations(steps)
+        let coreData = CoreDataHistoryCheck.coveredTables(steps)  // checked per entity by CoreDataHistoryCheck
+        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard)).union(
+            coreData.replaced)
+        let rewritten = Self.tablesWrittenByMigrations(steps).union(coreData.rewritten)
         // Every row kept, where the plans say it goes.
         let source = try catalog.version(from)
         var digests: [String: [String: TableDigest]] = [:]
