@@ -53,6 +53,7 @@ struct Bench: AsyncParsableCommand {
     )
 
     @OptionGroup var catalogOption: CatalogOption
+    @OptionGroup var missingHashes: MissingHashesOption
 
     @Option(help: "Time the catalog's chain from this version (default: its first).")
     var from: String?
@@ -245,7 +246,8 @@ struct Bench: AsyncParsableCommand {
 
     /// The app's own chain, step by step.
     private func runChain(in folder: URL) throws {
-        let catalog = try catalogOption.load()
+        let (catalog, omitted) = try missingHashes.load(
+            try catalogOption.load(), scratch: folder.appending(path: "catalog-without-hashes"))
         let names = catalog.manifest.versions.map(\.name)
         var bench = ChainBench(
             executable: Executable.url, catalog: catalog, from: from ?? names.first ?? "", to: to ?? names.last ?? "",
@@ -261,6 +263,7 @@ struct Bench: AsyncParsableCommand {
         if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
         if let svg { try Data(BenchChart.svg(report).utf8).write(to: URL(filePath: svg)) }
         Output.out(markdown ? report.markdown : report.table)
+        if let note = MissingHashesOption.note(omitted) { Output.out(note) }
         let judged = report.estimateChecks.filter { $0.met != nil }
         try Self.verdict(
             missed: judged.filter { $0.met == false }.map { "estimate within ±30 % at \(formatBytes($0.size))" },

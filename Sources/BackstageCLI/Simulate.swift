@@ -42,6 +42,7 @@ struct Simulate: AsyncParsableCommand {
     )
 
     @OptionGroup var catalogOption: CatalogOption
+    @OptionGroup var missingHashes: MissingHashesOption
 
     @Option(help: "The version to start from.")
     var from = "v1"
@@ -133,11 +134,14 @@ struct Simulate: AsyncParsableCommand {
         words += ["--crash-points", crashPoints.defaultValueDescription, "--random-kills", String(randomKills)]
         if powerLoss { words += ["--power-loss", "--power-cuts", powerCuts.defaultValueDescription] }
         words += ["--budget", String(budget)]
+        if missingHashes.omitMissingHashes { words.append("--omit-missing-hashes") }
         return words + plans.flatMap { ["--plan", $0] }
     }
 
     func run() async throws {
-        let catalog = try catalogOption.load()
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-hashes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (catalog, omitted) = try missingHashes.load(try catalogOption.load(), scratch: scratch)
         var simulator = Simulator(executable: Executable.url, catalog: catalog)
         simulator.seed = seed
         simulator.budget = budget
@@ -184,10 +188,11 @@ struct Simulate: AsyncParsableCommand {
         }
         let runs = try simulator.run(positions.map { units[$0] }, positions: positions)
         progress.finish()
-        let report = SimulationReport(
+        var report = SimulationReport(
             app: catalog.manifest.app, catalog: try catalog.fingerprint(), seed: seed, command: matrixOptions,
             shard: shard, units: units.count, unitsRun: positions, runs: runs,
             seconds: Date().timeIntervalSince(started))
+        if !omitted.isEmpty { report.versionHashesOmitted = omitted.map(\.version) }
         if let junit = output.junit {
             try Self.writeJUnit(report, title: paths == nil ? "\(from) → \(to)" : "every path", to: junit)
         }
@@ -196,6 +201,7 @@ struct Simulate: AsyncParsableCommand {
         } else {
             Output.out(Self.render(report, title: paths == nil ? "\(from) → \(to)" : "every path"))
         }
+        if !output.json, let note = MissingHashesOption.note(omitted) { Output.out(note) }
         if !report.passed { throw ExitCode(ExitStatus.checkFailed) }
     }
 

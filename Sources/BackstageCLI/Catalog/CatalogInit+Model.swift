@@ -6,7 +6,10 @@ import Foundation
 extension CatalogInit {
     /// `--model` takes `--store` and none of the options that capture stores.
     func validateModel() throws {
-        guard model != nil else { throw ValidationError("--store and --model-order go with --model App.xcdatamodeld.") }
+        guard model != nil else {
+            throw ValidationError(
+                "--store, --model-order, --mapping, --momd and --policy-sql go with --model App.xcdatamodeld.")
+        }
         guard let store else {
             throw ValidationError(
                 "Give --store LOCATION with --model: where the app's store lives, such as documents/App.sqlite.")
@@ -42,11 +45,27 @@ extension CatalogInit {
             let version = try CoreDataCatalog.capture(StoreFileSet(main: Self.absolute(path)), into: &catalog)
             Output.err("captured \(path) into version \(version)")
         }
+        var policies: [String: String] = [:]
+        for pair in policySQL {
+            let (entity, file) = try Self.policy(pair)
+            policies[entity] = try String(contentsOf: Self.absolute(file), encoding: .utf8)
+        }
+        let sources = CoreDataCatalog.PlanSources(compiledModel: momd.map(Self.absolute), policySQL: policies)
+        for note in try CoreDataCatalog.writePlans(in: &catalog, sources: sources) { Output.err("warning: \(note)") }
         if json {
             try Output.json(catalog.manifest)
         } else {
             Output.out(try CatalogShow.render(catalog))
         }
+    }
+
+    /// `Entity=FILE` of `--policy-sql`.
+    static func policy(_ pair: String) throws -> (entity: String, file: String) {
+        let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw ValidationError("--policy-sql \(pair): write Entity=FILE, such as Post=post-policy.sql.")
+        }
+        return (parts[0], parts[1])
     }
 
     /// `path` made absolute against the working directory.

@@ -20,8 +20,11 @@ struct CatalogInit: AsyncParsableCommand {
             their names unless --model-order gives the shipped order, each with the store Core Data creates \
             for it (Z-tables, columns in Core Data's order, join tables, indexes, Z_PRIMARYKEY, Z_METADATA). \
             A current version that is not the newest, and every convention no real store proved, is printed \
-            as a warning on stderr. Versions after the first carry no plan yet (the Core Data migration is \
-            not written): `catalog check` names them. The catalog keeps a copy of the model and of each \
+            as a warning on stderr. Between consecutive versions a plan runs Core Data's migration \
+            (coreDataMigration: inferred, or following the --mapping model given for the pair; a custom \
+            migration policy takes --policy-sql Entity=FILE), with the destination's version hashes from \
+            --momd App.momd, else a captured store, else reproduced; when none gives them the plan says so and \
+            is refused until they are given. The catalog keeps a copy of the model and of each \
             --mapping Name.xcmappingmodel, for `catalog lint`; --from STORE captures a store Core Data wrote \
             (its statistics and version hashes) into the model version that wrote it.
 
@@ -97,11 +100,29 @@ struct CatalogInit: AsyncParsableCommand {
         completion: .directory)
     var mappings: [String] = []
 
+    @Option(
+        name: .customLong("momd"),
+        help: ArgumentHelp(
+            "With --model: the compiled model (App.momd, from the app's build) whose VersionInfo.plist gives every version's version hashes.",
+            valueName: "momd"),
+        completion: .directory)
+    var momd: String?
+
+    @Option(
+        name: .customLong("policy-sql"),
+        help: ArgumentHelp(
+            "With --model: the SQL that does what a mapping model's custom migration policy does for one destination entity, as Entity=FILE (repeatable); kept in the catalog's model/policies.",
+            valueName: "entity=file"))
+    var policySQL: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
     func validate() throws {
-        if model != nil || store != nil || !modelOrder.isEmpty || !mappings.isEmpty { return try validateModel() }
+        if model != nil || store != nil || !modelOrder.isEmpty || !mappings.isEmpty || momd != nil || !policySQL.isEmpty
+        {
+            return try validateModel()
+        }
         guard !stores.isEmpty else { throw ValidationError("Give at least one --from STORE --at LOCATION.") }
         guard stores.count == locations.count else {
             throw ValidationError(

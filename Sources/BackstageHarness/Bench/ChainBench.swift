@@ -61,6 +61,7 @@ public struct ChainBench {
             var estimates = Array(repeating: [Double](), count: steps.count)
             var bytes = Array(repeating: Int64(0), count: steps.count)
             var peaks = Array(repeating: Int64(0), count: steps.count)
+            var baselines = Array(repeating: [Double](), count: steps.count)
             for run in 1...runs {
                 let root = workspace.appending(path: "run")
                 try? FileManager.default.removeItem(at: root)
@@ -76,6 +77,13 @@ public struct ChainBench {
                         "run \(run)/\(runs) at \(formatBytes(size)): \(step.single.name)")
                     timed += 1
                     let estimate = upgrader.estimate(step.single, budget: budget)
+                    // A Core Data migration's plain SQL runs on a copy of the same store, as it is now.
+                    let migration = step.single.steps[0].as(UpgradeStep.CoreDataMigration.self)
+                    let baselineCopy = try migration.map {
+                        try PlainSQLBaseline.copy(
+                            StoreFileSet(main: $0.store.url(in: catalog.container(at: root))),
+                            into: workspace.appending(path: "baseline"))
+                    }
                     let measured = try ChildProcess.measure(
                         executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
                     guard measured.status == 0 else {
@@ -86,6 +94,11 @@ public struct ChainBench {
                     estimates[index].append(estimate.seconds)
                     bytes[index] = max(bytes[index], estimate.bytes)
                     peaks[index] = max(peaks[index], measured.peakBytes)
+                    if let migration, let baselineCopy {
+                        baselines[index].append(
+                            try PlainSQLBaseline.seconds(of: migration.program, onStoreAt: baselineCopy))
+                        try? FileManager.default.removeItem(at: baselineCopy.deletingLastPathComponent())
+                    }
                 }
             }
             for (index, step) in steps.enumerated() {
@@ -95,6 +108,10 @@ public struct ChainBench {
                     peakBytes: peaks[index])
                 result.fastest = samples[index].min()
                 result.slowest = samples[index].max()
+                if !baselines[index].isEmpty {
+                    result.baselineSeconds = baselines[index].median
+                    result.baseline = PlainSQLBaseline.label
+                }
                 results.append(result)
             }
         }
@@ -160,6 +177,29 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         }
         /// Peak resident memory of the `backstage upgrade` that ran it.
         public var peakBytes: Int64
+        /// For a Core Data migration: the median time of the same table rewrites in plain SQL on a
+        /// copy of the same store (``baseline`` says how they ran), the target being ≤ 1.1× of it.
+        public var baselineSeconds: Double?
+        public var baseline: String?
+
+        /// The step's time over its plain SQL baseline's.
+        public var baselineRatio: Double? {
+            guard let baselineSeconds, baselineSeconds > 0 else { return nil }
+            return seconds / baselineSeconds
+        }
+    }
+
+    /// A Core Data migration's plain SQL baseline: Backstage's step within 1.1× of it.
+    public static let baselineTarget = 1.1
+
+    /// One line per step timed beside a plain SQL baseline.
+    var baselineLines: [String] {
+        steps.compactMap { step in
+            guard let baseline = step.baselineSeconds, let ratio = step.baselineRatio else { return nil }
+            return "\(formatBytes(step.size)) \(step.label): \(time(step.seconds)), \(step.baseline ?? "plain SQL") "
+                + "\(time(baseline)), ratio \(String(format: "%.2f", ratio))× (target ≤ \(Self.baselineTarget)×"
+                + (ratio <= Self.baselineTarget ? ", met)" : ", missed)")
+        }
     }
 
     public var app: String
@@ -358,6 +398,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
                     + (actual >= 0.001
                         ? " (\(accuracy(estimate: estimate, actual: actual))\(estimateVerdict(at: size)))" : ""))
         }
+        for line in baselineLines { lines.append("  beside plain SQL: " + line) }
         if let processStart {
             lines.append(
                 "  times leave out the start of the backstage process that ran each step (\(time(processStart)))")
@@ -388,6 +429,7 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
                     + "\(accuracy(estimate: step.estimate, actual: step.seconds)) | \(formatBytes(step.peakBytes)) |")
         }
         lines.append("")
+        for line in baselineLines { lines.append("- beside plain SQL: " + line) }
         for size in Set(steps.map(\.size)).sorted() {
             lines.append("- chain at \(formatBytes(size)): \(time(total(at: size)))")
         }

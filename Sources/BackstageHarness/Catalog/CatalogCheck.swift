@@ -177,6 +177,22 @@ public enum CatalogCheck {
                     problem(
                         "\(place) leaves table \(table) of \(split.store) unaccounted for: keep, move or discard it")
                 }
+            } else if let migration = step.as(UpgradeStep.CoreDataMigration.self) {
+                // Core Data's migration names every table it reads, keeps, drops and writes: the store's
+                // tables become the destination version's.
+                guard let tables = stores[migration.store] else {
+                    problem("\(place) migrates \(migration.store), which is not there at that step")
+                    continue
+                }
+                let program = migration.program
+                let read = Set(program.tablesRead + program.keptTables + program.droppedTables)
+                for table in read.subtracting(tables).sorted() {
+                    problem(
+                        "\(place) reads table \(table) of \(migration.store) (model version \(program.sourceVersion)), "
+                            + "which is not there at that step")
+                }
+                stores[migration.store] = tables.subtracting(read).union(program.keptTables)
+                    .union(program.rewrites.map(\.table))
             } else if let migrate = step.as(UpgradeStep.MigrateSchema.self) {
                 if stores[migrate.store] == nil {
                     problem("\(place) migrates \(migrate.store), which is not there at that step")

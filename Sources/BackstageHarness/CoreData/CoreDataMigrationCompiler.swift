@@ -50,6 +50,8 @@ public enum CoreDataMigrationCompiler {
         public var compiledModelHashes: [String: Data]?
         /// The destination version's hashes from a store Core Data wrote for it.
         public var capturedStoreHashes: [String: Data]?
+        /// The source version's hashes (a compiled model's or a captured store's), to tell its stores.
+        public var sourceHashes: [String: Data]?
 
         public init(
             writesModelCache: Bool = true, compiledModelHashes: [String: Data]? = nil,
@@ -87,6 +89,14 @@ public enum CoreDataMigrationCompiler {
     public static func compile(
         from source: CoreDataModelVersion, to destination: CoreDataModelVersion, options: Options = Options()
     ) throws -> CoreDataMigrationProgram {
+        try compile(
+            source, destination, plans: inferredPlans(from: source, to: destination), customSQL: [], options: options)
+    }
+
+    /// Where each destination entity's rows and values come from in the inferred migration.
+    static func inferredPlans(
+        from source: CoreDataModelVersion, to destination: CoreDataModelVersion
+    ) throws -> [EntityPlan] {
         let mapping: CoreDataMigrationMapping
         switch InferredMigration.infer(from: source, to: destination) {
         case .success(let inferred): mapping = inferred
@@ -102,7 +112,7 @@ public enum CoreDataMigrationCompiler {
                     entity.relationships.compactMap { r in r.source.map { (r.destination, $0) } },
                     uniquingKeysWith: { a, _ in a }))
         }
-        return try compile(source, destination, plans: plans, customSQL: [], options: options)
+        return plans
     }
 
     /// The program of `mappingModel`'s migration from `source` to `destination`: its value
@@ -116,6 +126,15 @@ public enum CoreDataMigrationCompiler {
         from source: CoreDataModelVersion, to destination: CoreDataModelVersion, mappingModel: CoreDataMappingModel,
         customSQL: [CustomSQL] = [], options: Options = Options()
     ) throws -> CoreDataMigrationProgram {
+        let plans = try mappedPlans(from: source, to: destination, mappingModel: mappingModel, customSQL: customSQL)
+        return try compile(source, destination, plans: plans, customSQL: customSQL, options: options)
+    }
+
+    /// Where each destination entity's rows and values come from under `mappingModel`.
+    static func mappedPlans(
+        from source: CoreDataModelVersion, to destination: CoreDataModelVersion, mappingModel: CoreDataMappingModel,
+        customSQL: [CustomSQL]
+    ) throws -> [EntityPlan] {
         let custom = Set(customSQL.map(\.destinationEntity))
         var needing: [CoreDataMigrationError.CustomPolicy] = []
         var plans: [EntityPlan] = []
@@ -160,7 +179,7 @@ public enum CoreDataMigrationCompiler {
             plans.append(plan)
         }
         if !needing.isEmpty { throw CoreDataMigrationError(reason: .needsDeveloperSQL(needing)) }
-        return try compile(source, destination, plans: plans, customSQL: customSQL, options: options)
+        return plans
     }
 
     static func literal(_ constant: CoreDataValueExpression.Constant) -> String {
@@ -182,6 +201,9 @@ public enum CoreDataMigrationCompiler {
             source: MigrationSide(source), destination: MigrationSide(destination), plans: plans, customSQL: customSQL)
         try writer.write()
         let (hashes, hashSource, missing) = versionHashes(of: destination, options: options)
+        let sourceHashes = versionHashes(
+            of: source, options: Options(compiledModelHashes: options.sourceHashes)
+        ).0
         var statements = writer.tableStatements.map(CoreDataMigrationProgram.Statement.sql)
         statements += writer.bookkeeping(writesModelCache: options.writesModelCache).map { .sql($0) }
         statements.append(.writeMetadata)
@@ -193,7 +215,10 @@ public enum CoreDataMigrationCompiler {
                 versionHashesSource: hashSource),
             rewrites: writer.rewrites, keptTables: writer.kept.sorted(), droppedTables: writer.dropped.sorted(),
             unresolved: missing.isEmpty ? [] : [.missingVersionHashes(entities: missing)],
-            assumptions: writer.assumptions)
+            assumptions: writer.assumptions,
+            sourceMetadata: .init(
+                versionIdentifiers: source.versionIdentifier.map { [$0] } ?? [], versionHashes: sourceHashes,
+                versionHashesSource: nil))
     }
 
     /// The destination's hashes: a compiled model's, a captured store's, else reproduced; the

@@ -34,9 +34,14 @@ public struct FixtureGenerator: Sendable {
     public func generate(_ spec: FixtureSpec, at root: URL) throws -> Int {
         let version = try catalog.version(spec.layout)
         // Built from the newest version at or before it that no plan reaches: the first, or a
-        // version whose plan is not written yet (a Core Data model's, before its migration is).
+        // version whose plan is not written yet (a Core Data model's, before its migration is) or is
+        // refused when read (a Core Data migration without the destination's version hashes).
         let upToIt = catalog.manifest.versions.prefix { $0.name != version.name } + [version]
-        guard let first = upToIt.last(where: { $0.plan == nil }) ?? catalog.manifest.versions.first else {
+        let refused = Set(try CoreDataCatalog.unresolvedPlans(in: catalog).map(\.version))
+        guard
+            let first = upToIt.last(where: { $0.plan == nil || refused.contains($0.name) })
+                ?? catalog.manifest.versions.first
+        else {
             throw CatalogError.unknownVersion(spec.layout, known: [])
         }
         let existed = FileManager.default.fileExists(atPath: root.path)

@@ -29,6 +29,9 @@ public struct SimulationReport: Sendable, Codable {
     public var seconds: Double
     /// Where the runs' time went, by kind of run.
     public var costs: CostBreakdown
+    /// The versions whose Core Data migration ran without version hashes (`--omit-missing-hashes`);
+    /// nil when none did.
+    public var versionHashesOmitted: [String]?
 
     public init(
         app: String, catalog: String, seed: UInt64, command: [String], shard: Shard?, units: Int, unitsRun: [Int],

@@ -14,8 +14,10 @@ extension Simulator {
         let container = catalog.container(at: root)
         let target = try catalog.version(to)
         let steps = try chain(from: from, to: to).flatMap(\.plan.steps)
-        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard))
-        let rewritten = Self.tablesWrittenByMigrations(steps)
+        let coreData = CoreDataHistoryCheck.coveredTables(steps)  // checked per entity by CoreDataHistoryCheck
+        let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard)).union(
+            coreData.replaced)
+        let rewritten = Self.tablesWrittenByMigrations(steps).union(coreData.rewritten)
         // Every row kept, where the plans say it goes.
         let source = try catalog.version(from)
         var digests: [String: [String: TableDigest]] = [:]

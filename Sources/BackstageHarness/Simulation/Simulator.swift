@@ -180,6 +180,10 @@ public struct Simulator: Sendable {
             }
             let before = try catalog.dataCheckResultsBefore(
                 upgrading: from, to: to, in: catalog.container(at: fixture.pristine))
+            // A Core Data migration's tables are checked per entity: rows kept, attributes' values kept.
+            let coreData = try CoreDataHistoryCheck(
+                catalog: catalog, from: from, to: to, steps: chain(from: from, to: to).flatMap(\.plan.steps))
+            let coreDataBefore = try coreData?.snapshot(in: catalog.container(at: fixture.pristine), before: true)
             var kills: [(Kill, String)] = []
             // Random instants are fractions of the unit's uninterrupted run, which runs first.
             var baseline = 0.05
@@ -246,6 +250,7 @@ public struct Simulator: Sendable {
                 run.failures += try check(root: root, from: from, to: to, fixture: fixture, digests: &digests)
                 run.failures += fixture.violations.failures(
                     after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
+                run.failures += try coreData?.failures(before: coreDataBefore, in: catalog.container(at: root)) ?? []
                 run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
                 run.failures += try catalog.dataCheckFailures(of: to, in: catalog.container(at: root), before: before)
                 cost.checks = Self.lap(&clock)

@@ -59,6 +59,21 @@ extension CoreDataMigrationProgram {
         }
     }
 
+    /// False when `plist` names another model version than the source, as far as ``sourceMetadata``
+    /// tells (its identifiers when it has some, its hashes when both sides have them).
+    public func isSource(_ plist: Data) -> Bool {
+        guard let source = sourceMetadata,
+            let decoded = try? PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
+                as? [String: Any]
+        else { return true }
+        let identifiers = decoded["NSStoreModelVersionIdentifiers"] as? [String] ?? []
+        if !source.versionIdentifiers.isEmpty, identifiers != source.versionIdentifiers { return false }
+        if let expected = source.versionHashes, let hashes = decoded["NSStoreModelVersionHashes"] as? [String: Data] {
+            return hashes == expected
+        }
+        return true
+    }
+
     /// True when `plist` (a store's `Z_METADATA.Z_PLIST`) already names the destination: its version
     /// identifiers, and its version hashes (absent when the program's are unknown).
     public func isDestination(_ plist: Data) -> Bool {

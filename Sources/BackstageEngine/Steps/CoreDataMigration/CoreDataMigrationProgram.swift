@@ -98,6 +98,9 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
     public var plainSQLBaseline: [String]
     /// What `Z_METADATA` says afterwards.
     public var metadata: Metadata
+    /// What `Z_METADATA` says of a store of the source version, where known: a store of another
+    /// version (one a later step of the chain already migrated) is left alone.
+    public var sourceMetadata: Metadata?
     /// Tables written anew, with the tables they read.
     public var rewrites: [TableRewrite]
     /// Source tables left as they are.
@@ -112,8 +115,9 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
     public init(
         sourceVersion: String, destinationVersion: String, statements: [Statement], plainSQLBaseline: [String],
         metadata: Metadata, rewrites: [TableRewrite], keptTables: [String], droppedTables: [String],
-        unresolved: [Unresolved], assumptions: [String]
+        unresolved: [Unresolved], assumptions: [String], sourceMetadata: Metadata? = nil
     ) {
+        self.sourceMetadata = sourceMetadata
         self.sourceVersion = sourceVersion
         self.destinationVersion = destinationVersion
         self.statements = statements

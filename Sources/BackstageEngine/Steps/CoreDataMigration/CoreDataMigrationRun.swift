@@ -62,9 +62,9 @@ struct CoreDataMigrationRun: JournaledStep {
             try queue.inTransaction(.immediate) { db in
                 observer.phase(.locked)
                 // Under the lock: a store already of the destination version (another run, the app's own
-                // Core Data) is left alone.
+                // Core Data), or of a later one (a later step of the chain ran), is left alone.
                 if let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"),
-                    program.isDestination(plist)
+                    program.isDestination(plist) || !program.isSource(plist)
                 {
                     return .rollback
                 }

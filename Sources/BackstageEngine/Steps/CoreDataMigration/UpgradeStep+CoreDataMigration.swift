@@ -71,11 +71,11 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
         flow.migrate(store, [(migrationID, program.sql.joined(separator: ";\n"))], at: index)
     }
 
-    /// The store is there and its metadata does not name the destination yet (one read of `Z_METADATA`).
+    /// The store is there and its metadata names the source, not the destination (one read of `Z_METADATA`).
     package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         guard probe.exists(store, in: container, fileSystem: fileSystem) else { return false }
         guard let plist = try? CoreDataMigrationRun.metadata(of: store.filePath(in: container)) else { return true }
-        return !program.isDestination(plist)
+        return !program.isDestination(plist) && program.isSource(plist)
     }
 
     /// The rewritten tables' bytes at the migration rate; the store's when they cannot be read.

@@ -1,0 +1,208 @@
+import Backstage
+import Foundation
+import GRDB
+
+/// What `simulate` checks of a chain's Core Data migrations, which change tables by design (a table
+/// renamed with its entity, rebuilt with a renamed column, entities renumbered): each entity of the
+/// version upgraded to that comes from an entity of the version upgraded from keeps every row (the
+/// same `Z_PK`s, under its own `Z_ENT`), and each of its attributes that comes from an attribute
+/// (a renamed one too, through every version between) keeps every row's value.
+///
+/// Failures name the entity, the attribute and the counts, never a value.
+struct CoreDataHistoryCheck {
+    /// One entity followed from the first version to the last.
+    struct Probe {
+        var entity: String
+        var origin: String
+        var before: Side
+        var after: Side
+    }
+
+    /// Where an entity's rows live in one version's store.
+    struct Side {
+        var table: String
+        var entityNumber: Int
+        /// Destination attribute name → its column in this version.
+        var columns: [(attribute: String, column: String)]
+    }
+
+    /// Per probe: its rows' digest, and one per attribute.
+    typealias Snapshot = [String: (rows: Int, keys: String, values: [String: String])]
+
+    let before: ContainerLocation
+    let after: ContainerLocation
+    let probes: [Probe]
+
+    /// Tables of the migrated stores the check covers instead of the per-table content hashes,
+    /// and `Z_METADATA`, whose content changes by design (lower-cased).
+    static func coveredTables(_ steps: [UpgradeStep]) -> (replaced: Set<String>, rewritten: Set<String>) {
+        var replaced: Set<String> = []
+        var rewritten: Set<String> = []
+        for step in steps.compactMap({ $0.as(UpgradeStep.CoreDataMigration.self) }) {
+            let program = step.program
+            replaced.formUnion(program.tablesRead + program.droppedTables + program.rewrites.map(\.table))
+            replaced.formUnion(["Z_PRIMARYKEY", "Z_MODELCACHE"])
+            rewritten.insert("z_metadata")
+        }
+        return (replaced, rewritten)
+    }
+
+    /// The check of the chain `from` → `to` of `catalog`; nil when no plan of it migrates a Core
+    /// Data store or the catalog keeps no model.
+    init?(catalog: CatalogFolder, from: String, to: String, steps: [UpgradeStep]) throws {
+        guard steps.contains(where: { $0.as(UpgradeStep.CoreDataMigration.self) != nil }),
+            let kept = try CoreDataCatalog.keptModel(of: catalog)
+        else { return nil }
+        let names = catalog.manifest.versions.map(\.name)
+        guard let first = names.firstIndex(of: from), let last = names.firstIndex(of: to), first < last,
+            let start = kept.version(forCatalogVersion: from), let end = kept.version(forCatalogVersion: to),
+            let before = try catalog.version(from).writableStore?.location,
+            let after = try catalog.version(to).writableStore?.location
+        else { return nil }
+        // Destination entity → (origin entity, attribute → origin attribute); custom policies end a trace.
+        var trace: [String: (origin: String, attributes: [String: String])] = [:]
+        for entity in start.entities {
+            let attributes = InferredMigration.properties(of: entity, in: start).compactMap { name, property in
+                if case .attribute = property { return (name, name) }
+                return nil
+            }
+            trace[entity.name] = (entity.name, Dictionary(uniqueKeysWithValues: attributes))
+        }
+        var previous = start
+        for name in names[(first + 1)...last] {
+            guard let next = kept.version(forCatalogVersion: name) else { return nil }
+            let plans =
+                if let mapping = kept.mapping(from: previous.name, to: next.name) {
+                    try CoreDataMigrationCompiler.mappedPlans(
+                        from: previous, to: next, mappingModel: mapping,
+                        customSQL: try CoreDataCatalog.keptPolicySQL(of: catalog).map {
+                            .init(destinationEntity: $0.key, statements: [$0.value])
+                        })
+                } else {
+                    try CoreDataMigrationCompiler.inferredPlans(from: previous, to: next)
+                }
+            var traced: [String: (origin: String, attributes: [String: String])] = [:]
+            for plan in plans where !plan.isCustom {
+                guard let source = plan.source, let known = trace[source] else { continue }
+                var attributes: [String: String] = [:]
+                for (attribute, value) in plan.attributes {
+                    if case .property(let from) = value, let origin = known.attributes[from] {
+                        attributes[attribute] = origin
+                    }
+                }
+                traced[plan.destination] = (known.origin, attributes)
+            }
+            trace = traced
+            previous = next
+        }
+        let startSide = try MigrationSide(start)
+        let endSide = try MigrationSide(end)
+        var probes: [Probe] = []
+        for (entity, known) in trace.sorted(by: { $0.key < $1.key }) {
+            guard let fromNumber = startSide.id(known.origin), let toNumber = endSide.id(entity) else { continue }
+            var beforeColumns: [(String, String)] = []
+            var afterColumns: [(String, String)] = []
+            for (attribute, origin) in known.attributes.sorted(by: { $0.key < $1.key }) {
+                guard let old = startSide.column(origin, of: known.origin),
+                    let new = endSide.column(attribute, of: entity)
+                else { continue }
+                beforeColumns.append((attribute, old))
+                afterColumns.append((attribute, new))
+            }
+            probes.append(
+                Probe(
+                    entity: entity, origin: known.origin,
+                    before: Side(
+                        table: startSide.table(known.origin), entityNumber: fromNumber, columns: beforeColumns),
+                    after: Side(table: endSide.table(entity), entityNumber: toNumber, columns: afterColumns)))
+        }
+        self.before = before
+        self.after = after
+        self.probes = probes
+    }
+
+    /// The digests of the store before the upgrade (`before: true`) or after it, read from a copy.
+    func snapshot(in container: AppContainer, before isBefore: Bool) throws -> Snapshot? {
+        let location = isBefore ? before : after
+        let set = StoreFileSet(main: location.url(in: container))
+        guard FileManager.default.fileExists(atPath: set.main.path) else { return nil }
+        return try StoreInspector.withCopy(of: set) { db in
+            var result: Snapshot = [:]
+            for probe in probes {
+                let side = isBefore ? probe.before : probe.after
+                guard try db.tableExists(side.table) else { continue }
+                var keys = SHA256()
+                var values = side.columns.map { _ in SHA256() }
+                var rows = 0
+                let columns = (["Z_PK"] + side.columns.map(\.column)).map { "\"\($0)\"" }.joined(separator: ", ")
+                let cursor = try Row.fetchCursor(
+                    db, sql: "SELECT \(columns) FROM \"\(side.table)\" WHERE Z_ENT = ? ORDER BY Z_PK",
+                    arguments: [side.entityNumber])
+                while let row = try cursor.next() {
+                    rows += 1
+                    let key: Int64 = row[0]
+                    let keyBytes = withUnsafeBytes(of: key.littleEndian) { Array($0) }
+                    keys.update(keyBytes)
+                    for index in side.columns.indices {
+                        values[index].update(keyBytes)
+                        Self.update(&values[index], with: row[index + 1] as DatabaseValue)
+                    }
+                }
+                var digests: [String: String] = [:]
+                for (index, column) in side.columns.enumerated() {
+                    digests[column.attribute] = values[index].finalize()
+                }
+                result[probe.entity] = (rows, keys.finalize(), digests)
+            }
+            return result
+        }
+    }
+
+    private static func update(_ sha: inout SHA256, with value: DatabaseValue) {
+        switch value.storage {
+        case .null: sha.update([0])
+        case .int64(let int): sha.update([1] + withUnsafeBytes(of: int.littleEndian) { Array($0) })
+        case .double(let double):
+            sha.update([2] + withUnsafeBytes(of: double.bitPattern.littleEndian) { Array($0) })
+        case .string(let string):
+            sha.update([3] + withUnsafeBytes(of: UInt64(string.utf8.count).littleEndian) { Array($0) })
+            sha.update(string.utf8)
+        case .blob(let data):
+            sha.update([4] + withUnsafeBytes(of: UInt64(data.count).littleEndian) { Array($0) })
+            sha.update(data)
+        }
+    }
+
+    /// One line per entity whose rows, or attribute whose values, the upgrade did not keep.
+    func failures(before: Snapshot?, in container: AppContainer) throws -> [String] {
+        guard let before else { return [] }
+        guard let after = try snapshot(in: container, before: false) else {
+            return ["\(self.after) is missing after the Core Data migration"]
+        }
+        var failures: [String] = []
+        for probe in probes {
+            guard let old = before[probe.entity] else { continue }
+            guard let new = after[probe.entity] else {
+                failures.append("entity \(probe.entity): its table \(probe.after.table) is missing from \(self.after)")
+                continue
+            }
+            let from = probe.origin == probe.entity ? "" : " (from \(probe.origin))"
+            if old.rows != new.rows {
+                failures.append("rows lost: entity \(probe.entity)\(from) had \(old.rows) rows, has \(new.rows)")
+                continue
+            }
+            if old.keys != new.keys {
+                failures.append("rows changed: entity \(probe.entity)\(from) kept \(new.rows) rows but not their Z_PKs")
+                continue
+            }
+            for (attribute, digest) in old.values.sorted(by: { $0.key < $1.key }) where new.values[attribute] != digest
+            {
+                let origin = probe.before.columns.first { $0.attribute == attribute }?.column ?? attribute
+                failures.append(
+                    "values changed: \(probe.entity).\(attribute) (column \(origin) before the upgrade) does not keep "
+                        + "every row's value")
+            }
+        }
+        return failures
+    }
+}
