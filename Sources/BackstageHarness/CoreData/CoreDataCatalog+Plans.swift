@@ -22,7 +22,7 @@ extension CoreDataCatalog {
 
     /// Writes, between each pair of consecutive versions of `catalog` (made from a model, its model
     /// kept), the plan `plans/<from>-to-<to>.json` whose one step is Core Data's migration of the
-    /// writable store (``UpgradeStep/CoreDataMigration``): inferred, or following the mapping model
+    /// writable store (`UpgradeStep.CoreDataMigration`): inferred, or following the mapping model
     /// kept for the pair. The destination's version hashes come from `sources.compiledModel`, else a
     /// store captured into the destination version, else are reproduced; when none gives them the
     /// plan still is written, its program unresolved (the plan is then refused when read).
