@@ -82,10 +82,10 @@ import Testing
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 20, walOnly: 4)
         let before = snapshot(app.root)
 
-        await #expect(throws: RelocationError.undefinedAppGroup(Self.group)) {
+        await #expect(throws: BackstageError(.undefinedAppGroup, path: Self.group, during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(to: .appGroup(Self.group)))
         }
-        await #expect(throws: RelocationError.sameSourceAndDestination(root: "documents")) {
+        await #expect(throws: BackstageError(.sameSourceAndDestination, path: "documents", during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(to: .documents))
         }
         let plan = UpgradePlan(name: "share") {
@@ -93,7 +93,7 @@ import Testing
         }
         #expect(Upgrader.needsUpgrade(app.container, plan), "never \"nothing to do\" for a plan that cannot run")
         #expect(Upgrader(container: app.container).estimate(plan).steps.isEmpty)
-        await #expect(throws: UpgradeError.undefinedAppGroup(Self.group)) {
+        await #expect(throws: BackstageError(.undefinedAppGroup, path: Self.group, during: .checkingPlan)) {
             try await Upgrader(container: app.container).upgrade(plan)
         }
         #expect(snapshot(app.root).filter { !$0.key.hasSuffix(".backstage/lock") } == before)

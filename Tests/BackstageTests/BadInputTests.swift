@@ -16,7 +16,7 @@ import Testing
         await #expect {
             try await Relocator(container: app.container).relocate()
         } throws: { error in
-            guard case RelocationError.insufficientSpace(let path, let needed, let available) = error else { return false }
+            guard let error = error as? BackstageError, case .insufficientSpace(let needed, let available) = error.cause, case let path = error.path else { return false }
             return path == mount.applicationSupport.path && needed > available
         }
         #expect(snapshot(app.documentsStore()) == before)
@@ -37,7 +37,7 @@ import Testing
         await #expect {
             try await Relocator(container: app).relocate()
         } throws: { error in
-            guard let error = error as? RelocationError, case .readOnlyDestination = error else { return false }
+            guard let error = error as? BackstageError, case .readOnlyDestination = error.cause else { return false }
             return error.path.hasPrefix(mount.directory.path)
         }
         #expect(snapshot(store) == before)
@@ -55,7 +55,7 @@ import Testing
         await #expect {
             try await Relocator(container: app.container).relocate()
         } throws: { error in
-            guard case RelocationError.corruptStore(let path, let reason) = error else { return false }
+            guard let error = error as? BackstageError, case .corruptStore(let reason) = error.cause, case let path = error.path else { return false }
             return path == store.main.path && reason.contains("truncated")
         }
         #expect(snapshot(store) == before)
@@ -74,9 +74,9 @@ import Testing
         await #expect {
             try await Relocator(container: app.container).relocate()
         } throws: { error in
-            guard let error = error as? RelocationError else { return false }
-            switch error {
-            case .corruptStore(let path, _), .notADatabase(let path): return path == store.main.path
+            guard let error = error as? BackstageError else { return false }
+            switch error.cause {
+            case .corruptStore, .notADatabase: return error.path == store.main.path
             default: return false
             }
         }
@@ -91,7 +91,7 @@ import Testing
         try FileManager.default.createSymbolicLink(at: app.documentsStore().main, withDestinationURL: target)
         let before = snapshot(outside.url)
 
-        await #expect(throws: RelocationError.symlinkedStore(path: app.documentsStore().main.path)) {
+        await #expect(throws: BackstageError(.symlinkedStore, path: app.documentsStore().main.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate()
         }
         #expect(snapshot(outside.url) == before)
@@ -108,13 +108,13 @@ import Testing
         #expect(try Data(contentsOf: url) == Data("id,title\n1,hello\n".utf8))
 
         // Named explicitly: a typed error naming it.
-        await #expect(throws: RelocationError.notADatabase(path: url.path)) {
+        await #expect(throws: BackstageError(.notADatabase, path: url.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(stores: ["Export.sqlite"]))
         }
     }
 
     @Test func errorsReadAsOneSentenceNamingTheFile() {
-        let error = RelocationError.storeInUse(path: "/data/Documents/Notes.sqlite", timeout: 5)
+        let error = BackstageError(.storeInUse(timeout: 5), path: "/data/Documents/Notes.sqlite", during: .relocating)
         #expect(error.description == "store in use: another process has /data/Documents/Notes.sqlite open (waited 5 s for its lock); close the app and run again")
         #expect(!error.description.contains("\n"))
     }
@@ -134,7 +134,7 @@ extension TestMount {
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         let before = snapshot(store)
 
-        await #expect(throws: RelocationError.storeHeldOpen(path: store.main.path, processes: [holder.processIdentifier])) {
+        await #expect(throws: BackstageError(.storeHeldOpen(processes: [holder.processIdentifier]), path: store.main.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(busyTimeout: 0.3))
         }
         #expect(snapshot(store) == before)
@@ -153,7 +153,7 @@ extension TestMount {
         let app = try TestContainer(documents: mount.url, applicationSupport: keep.url.appending(path: "Application Support"), keeping: keep)
         let before = snapshot(app.documentsStore())
 
-        await #expect(throws: RelocationError.readOnlySource(path: mount.url.path)) {
+        await #expect(throws: BackstageError(.readOnlySource, path: mount.url.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate()
         }
         #expect(snapshot(app.documentsStore()) == before)

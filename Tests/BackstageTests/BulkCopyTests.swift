@@ -42,7 +42,7 @@ import Testing
         // As the split copies: the store's exclusive lock held (the VFS reads ahead only then), the
         // source read through the VFS without locks of its own, the target attached with its writes
         // gathered, the transfer optimisation's raw copy, then the flush.
-        let lock = try StoreLock(path: source, timeout: 5)
+        let lock = try StoreLock(path: source, timeout: 5, during: .upgrading)
         defer { lock.close() }
         let copier = try DatabaseQueue(path: BulkCopy.sourceURI(source))
         try copier.inDatabase { db in

@@ -32,7 +32,7 @@ import Testing
             let before = snapshot(app.root)
             // Each of the older build's steps has nothing to do, yet it is not "nothing to do".
             #expect(Upgrader.needsUpgrade(app.container, older))
-            await #expect(throws: UpgradeError.newerStorage(container: app.container.applicationSupport.path, version: "v4", known: older.versions)) {
+            await #expect(throws: BackstageError(.newerStorage(version: "v4", known: older.versions), path: app.container.applicationSupport.path, during: .checkingPlan)) {
                 try await Upgrader(container: app.container).upgrade(older)
             }
             #expect(snapshot(app.root) == before)
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func theErrorSaysWhatHappenedAndWhatToDo() {
-        let error = UpgradeError.newerStorage(container: "/c/Library/Application Support", version: "v4", known: ["v2", "v3"])
+        let error = BackstageError(.newerStorage(version: "v4", known: ["v2", "v3"]), path: "/c/Library/Application Support", during: .checkingPlan)
         #expect(error.description.contains("upgraded to v4 by a newer build") && error.description.contains("knows v2, v3")
                 && error.description.contains("changed nothing"))
     }

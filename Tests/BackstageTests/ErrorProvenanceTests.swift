@@ -18,7 +18,7 @@ import Testing
         await #expect {
             try await Upgrader(container: app.container).upgrade(splitPlan())
         } throws: { error in
-            guard case UpgradeError.sqlite(let path, let code, _) = error else { return false }
+            guard let error = error as? BackstageError, case .sqlite(let code, _) = error.cause, case let path = error.path else { return false }
             return path == source.main.path && code & 0xFF == 11
                 && "\(error)".hasPrefix("\(source.main.path): the store is damaged")
         }
@@ -44,7 +44,7 @@ import Testing
         await #expect {
             try await Upgrader(container: container).upgrade(splitPlan())
         } throws: { error in
-            guard case UpgradeError.sqlite(let path, let code, _) = error else { return false }
+            guard let error = error as? BackstageError, case .sqlite(let code, _) = error.cause, case let path = error.path else { return false }
             return path == target && code & 0xFF == 13 && "\(error)".hasPrefix("\(target): the disk is full")
         }
         #expect(try Data(contentsOf: source.main) == before, "the source's bytes are left as they were")
@@ -70,9 +70,10 @@ import Testing
         await #expect {
             try await Relocator(container: app.container).relocate()
         } throws: { error in
-            guard case RelocationError.upgrade(.externalDataMissing(let store, let missing, let referenced)) = error
+            guard let error = error as? BackstageError,
+                case .externalDataMissing(let missing, let referenced) = error.cause
             else { return false }
-            return store == "applicationSupport/UserData.sqlite" && missing == referenced && missing > 0
+            return error.path == "applicationSupport/UserData.sqlite" && missing == referenced && missing > 0
                 && !"\(error)".contains("SQLite error")
         }
         let journalPath = app.container.backstageDirectory.appending(path: "journal.json").path
@@ -94,7 +95,7 @@ import Testing
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.sqlite(let path, let code, _) = error else { return false }
+            guard let error = error as? BackstageError, case .sqlite(let code, _) = error.cause, case let path = error.path else { return false }
             return path == store.main.path && code & 0xFF == 26
                 && "\(error)".hasPrefix("\(store.main.path): the file is not a SQLite database")
         }

@@ -99,7 +99,7 @@ import Testing
         await #expect {
             try await Self.migrate(app, "ALTER TABLE team ADD COLUMN colour TEXT; " + added.sql)
         } throws: { error in
-            guard case UpgradeError.migrationFailed(_, "v2", let message) = error else { return false }
+            guard let error = error as? BackstageError, case .migrationFailed("v2", let message) = error.cause else { return false }
             return message.contains("of table \(added.table) ") && !message.contains("Cy")
         }
         #expect(try Self.columns(app, "team") == before, "rolled back")

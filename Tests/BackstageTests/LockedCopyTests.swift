@@ -49,7 +49,7 @@ import Testing
         #expect {
             _ = try Relocator(container: app.container).run(RelocationOptions(strategy: .auto), onProgress: onProgress)
         } throws: { error in
-            guard case RelocationError.sourceChanged(let path, _) = error else { return false }
+            guard let error = error as? BackstageError, case .sourceChanged(_) = error.cause, case let path = error.path else { return false }
             return path == store.main.path && "\(error)".hasPrefix("\(store.main.path) changed")
         }
         let after = try #require(changed.bytes, "the source was changed during the copy")

@@ -36,7 +36,7 @@ import Testing
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.migrationRefused(let store, "v2-tidy", refused.statement, _) = error else {
+            guard let error = error as? BackstageError, case .migrationRefused("v2-tidy", refused.statement, _) = error.cause, case let store = error.path else {
                 return false
             }
             return store == app.supportStore("Workout.sqlite").main.path && "\(error)".contains("did not run")
@@ -89,8 +89,7 @@ import Testing
                 .support("Cache.sqlite"), [.init(id: "v2", sql: "CREATE INDEX w ON workout(name)")])
         }
         await #expect(
-            throws: UpgradeError.migrationWouldFail(
-                store: app.supportStore("Cache.sqlite").main.path, id: "v2", message: "no such table: main.workout")
+            throws: BackstageError(.migrationWouldFail(id: "v2", message: "no such table: main.workout"), path: app.supportStore("Cache.sqlite").main.path, during: .checkingPlan)
         ) {
             try await Upgrader(container: app.container).upgrade(plan)
         }
@@ -121,7 +120,7 @@ import Testing
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.migrationRefused(_, "v2-goals", 2, let reason) = error else { return false }
+            guard let error = error as? BackstageError, case .migrationRefused("v2-goals", 2, let reason) = error.cause else { return false }
             return !reason.contains("found before anything was changed")  // the run's own check
         }
         #expect(try PythonSQLite.inspect(store, table: "workout", titleColumn: "name").rows == 19)
@@ -141,7 +140,7 @@ import Testing
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.migrationFailed(_, "v2-one-name", let message) = error else { return false }
+            guard let error = error as? BackstageError, case .migrationFailed("v2-one-name", let message) = error.cause else { return false }
             return message.hasSuffix("(v2-notes, applied before it in this step, stay applied)")
         }
         #expect(try PythonSQLite.inspect(app.documentsStore("Workout.sqlite"), table: "workout", titleColumn: "notes").rows == 19)

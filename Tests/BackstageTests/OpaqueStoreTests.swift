@@ -43,7 +43,7 @@ import Testing
         _ = try OpaqueStore.write(into: app)
         let before = snapshot(app.documents)
 
-        await #expect(throws: RelocationError.notADatabase(path: app.documentsStore().main.path)) {
+        await #expect(throws: BackstageError(.notADatabase, path: app.documentsStore().main.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(stores: ["Notes.sqlite"]))
         }
         #expect(snapshot(app.documents) == before)
@@ -71,7 +71,7 @@ import Testing
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         let before = snapshot(app.documents)
 
-        await #expect(throws: RelocationError.storeHeldOpen(path: app.documentsStore().main.path, processes: [holder.processIdentifier])) {
+        await #expect(throws: BackstageError(.storeHeldOpen(processes: [holder.processIdentifier]), path: app.documentsStore().main.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate()
         }
         #expect(snapshot(app.documents) == before)
@@ -83,17 +83,14 @@ import Testing
         let app = try TestContainer()
         let store = try app.writeDocument("Notes.sqlite", Data("SQLite for".utf8))
 
-        var refusal: RelocationError?
-        do {
+        let refusal = await #expect(throws: BackstageError.self) {
             try await Relocator(container: app.container).relocate()
-        } catch let error as RelocationError {
-            refusal = error
         }
-        guard case .corruptStore(let path, let reason)? = refusal else {
+        guard case .corruptStore(let reason)? = refusal?.cause else {
             Issue.record("expected a damaged-store refusal, got \(String(describing: refusal))")
             return
         }
-        #expect(path == store.path && reason.hasPrefix("truncated"))
+        #expect(refusal?.path == store.path && reason.hasPrefix("truncated"))
         #expect(FileManager.default.contents(atPath: store.path) == Data("SQLite for".utf8))
     }
 }

@@ -21,7 +21,7 @@ extension ContainerLocation {
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.inconsistentPlan(let plan, let number, let named, _) = error else { return false }
+            guard let error = error as? BackstageError, case .inconsistentPlan(let number, let named, _) = error.cause, case let plan = error.path else { return false }
             let sentence = "\(error)"
             return plan == (name ?? plan) && number == step && named == field && sentence.contains(fragment)
                 && sentence.hasSuffix("nothing was changed: correct the plan") && !sentence.contains("\n")

@@ -47,7 +47,7 @@ import Testing
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
         let before = snapshot(store)
 
-        await #expect(throws: RelocationError.storeInUse(path: store.main.path, timeout: 0.3)) {
+        await #expect(throws: BackstageError(.storeInUse(timeout: 0.3), path: store.main.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(busyTimeout: 0.3))
         }
         #expect(snapshot(store)["Notes.sqlite"] == before["Notes.sqlite"])
@@ -81,7 +81,7 @@ import Testing
         let shm = try TemporaryDirectory(base: URL(filePath: "/dev/shm"))
         let app = try TestContainer(documents: local.url.appending(path: "Documents"), applicationSupport: shm.url.appending(path: "AS"), keeping: local)
         try PythonSQLite.createStore(app.documentsStore().main, rows: 10)
-        await #expect(throws: RelocationError.crossDevice(source: app.documentsStore().main.path, destination: app.supportStore().main.path)) {
+        await #expect(throws: BackstageError(.crossDevice(destination: app.supportStore().main.path), path: app.documentsStore().main.path, during: .relocating)) {
             try await Relocator(container: app.container).relocate(RelocationOptions(strategy: .rename))
         }
         #expect(try PythonSQLite.inspect(app.documentsStore()).rows == 10)
@@ -100,7 +100,7 @@ import Testing
         #expect {
             _ = try relocator.run(RelocationOptions(strategy: .copy))
         } throws: { error in
-            guard case RelocationError.insufficientSpace = error else { return false }
+            guard let error = error as? BackstageError, case .insufficientSpace = error.cause else { return false }
             return true
         }
         expectSourceKeptAndNothingMoved(app, store, before)
@@ -120,7 +120,7 @@ import Testing
         let temporary = app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path
         let journal = app.container.backstageDirectory.appending(path: "journal.json").path
 
-        #expect(throws: RelocationError.verificationFailed(path: temporary)) {
+        #expect(throws: BackstageError(.verificationFailed, path: temporary, during: .relocating)) {
             _ = try relocator.run(RelocationOptions(strategy: .copy))
         }
         #expect(snapshot(store) == before)
@@ -145,7 +145,7 @@ import Testing
         var relocator = Relocator(container: app.container)
         relocator.fileSystem = FileSystem(faults: faults)
 
-        #expect(throws: RelocationError.verificationFailed(path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path)) {
+        #expect(throws: BackstageError(.verificationFailed, path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path, during: .relocating)) {
             _ = try relocator.run(RelocationOptions(strategy: .copy))
         }
         expectSourceKeptAndNothingMoved(app, store, before)
@@ -160,7 +160,7 @@ import Testing
         var relocator = Relocator(container: app.container)
         relocator.phaseHook = { _, phase in if phase == .copying { cancelled.set() } }
 
-        #expect(throws: RelocationError.cancelled(path: store.main.path)) {
+        #expect(throws: BackstageError(.cancelled, path: store.main.path, during: .relocating)) {
             _ = try relocator.run(RelocationOptions(strategy: .copy), isCancelled: cancelled.get)
         }
         expectSourceKeptAndNothingMoved(app, store, before)
@@ -203,7 +203,7 @@ import Testing
             do {
                 _ = try relocator.run(RelocationOptions(stores: ["NoSuchStore"]))
                 return true
-            } catch RelocationError.engine(.containerBusy) {
+            } catch where error.cause == .containerBusy {
                 return false
             } catch {
                 return true
@@ -309,7 +309,7 @@ import Testing
         var relocator = Relocator(container: app.container)
         relocator.fileSystem = FileSystem(faults: faults)
 
-        #expect(throws: RelocationError.verificationFailed(path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path)) {
+        #expect(throws: BackstageError(.verificationFailed, path: app.supportStore().directory.appending(path: ".Notes.sqlite.backstage-tmp").path, during: .relocating)) {
             _ = try relocator.run(RelocationOptions(strategy: .copy))
         }
         expectSourceKeptAndNothingMoved(app, app.documentsStore(), before)
@@ -327,7 +327,7 @@ import Testing
         #expect {
             _ = try relocator.run(RelocationOptions(strategy: .copy))
         } throws: { error in
-            guard case RelocationError.insufficientSpace(let path, _, _) = error else { return false }
+            guard let error = error as? BackstageError, case .insufficientSpace(_, _) = error.cause, case let path = error.path else { return false }
             return path.hasSuffix("/_EXTERNAL_DATA/150")
         }
         expectSourceKeptAndNothingMoved(app, app.documentsStore(), before)

@@ -14,7 +14,7 @@ import Testing
         let app = try TestContainer()
         let store = app.supportStore()
         let files = try CoreDataStore.create(store.main, notes: 120, walOnlyNotes: 7)
-        let lock = try StoreLock(path: store.main.path, timeout: 0.2)
+        let lock = try StoreLock(path: store.main.path, timeout: 0.2, during: .upgrading)
         defer { lock.close() }
         #expect(throws: (any Error).self, "an ordinary reader is locked out") {
             try DatabaseQueue(path: store.main.path).read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM ZNOTE") }
@@ -37,7 +37,7 @@ import Testing
         let app = try TestContainer()
         let store = app.supportStore()
         try CoreDataStore.create(store.main, notes: 40, walOnlyNotes: 2)
-        let lock = try StoreLock(path: store.main.path, timeout: 0.2)
+        let lock = try StoreLock(path: store.main.path, timeout: 0.2, during: .upgrading)
         defer { lock.close() }
         let tables = ["ZFOLDER", "ZNOTE", "ZATTACHMENT", "ZTHUMBNAIL"]
         let full = try SplitCensus(store: store.main.path, tables: tables, shadows: []).wait()
@@ -52,10 +52,10 @@ import Testing
         let counts = SplitCensus.Counts(rows: ["ZNOTE": 10, "ZLOG": 4, "Z_METADATA": 1])
         let targets = ["/c/UserData.sqlite.tmp", "/c/Cache.sqlite.tmp"]
         try counts.verify(copied: [["ZNOTE": 10, "Z_METADATA": 1], ["ZLOG": 4]], targets: targets)
-        #expect(throws: RelocationError.verificationFailed(path: targets[1])) {
+        #expect(throws: BackstageError(.verificationFailed, path: targets[1], during: .upgrading)) {
             try counts.verify(copied: [["ZNOTE": 10, "Z_METADATA": 1], ["ZLOG": 3]], targets: targets)
         }
-        #expect(throws: RelocationError.verificationFailed(path: targets[0])) {
+        #expect(throws: BackstageError(.verificationFailed, path: targets[0], during: .upgrading)) {
             try counts.verify(copied: [["ZNOTE": 10, "ZTHUMBNAIL": 0], ["ZLOG": 4]], targets: targets)
         }
     }

@@ -43,7 +43,7 @@ import Testing
         let stores = StoreContainer(name: "Notes", container: app.container)
         stores.storeDescriptions = [StoreDescription(name: "Notes", url: app.documents.appending(path: "Notes.sqlite"))]
 
-        await #expect(throws: StoreError.insideDocuments(path: app.documents.appending(path: "Notes.sqlite").path)) {
+        await #expect(throws: BackstageError(.insideDocuments, path: app.documents.appending(path: "Notes.sqlite").path, during: .loadingStores)) {
             try await stores.loadStores()
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.documents.path).isEmpty)
@@ -52,7 +52,7 @@ import Testing
         let link = app.root.appending(path: "Innocent")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: app.documents)
         stores.storeDescriptions = [StoreDescription(name: "Notes", url: link.appending(path: "Sub/Notes.sqlite"))]
-        await #expect(throws: StoreError.insideDocuments(path: link.appending(path: "Sub/Notes.sqlite").path)) {
+        await #expect(throws: BackstageError(.insideDocuments, path: link.appending(path: "Sub/Notes.sqlite").path, during: .loadingStores)) {
             try await stores.loadStores()
         }
 
@@ -179,7 +179,7 @@ import Testing
         let alice = try await stores.accountStore("alice").read { try String.fetchAll($0, sql: "SELECT title FROM note") }
         #expect(alice == ["alice's note"])
         #expect(FileManager.default.fileExists(atPath: app.applicationSupport.appending(path: "Accounts/bob/Notes.sqlite").path))
-        #expect(throws: StoreError.invalidAccountID("../bob")) { try stores.accountStore("../bob") }
+        #expect(throws: BackstageError(.invalidAccountID("../bob"), path: "", during: .loadingStores)) { try stores.accountStore("../bob") }
     }
 
     @Test func aReadOnlyStoreRefusesWritesWithATypedError() async throws {
@@ -190,7 +190,7 @@ import Testing
         try await stores.loadStores()
 
         #expect(try stores.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM note") } == 3)
-        #expect(throws: StoreError.readOnlyStore(path: app.supportStore().main.path)) {
+        #expect(throws: BackstageError(.readOnlyStore, path: app.supportStore().main.path, during: .loadingStores)) {
             try stores.write { try $0.execute(sql: "DELETE FROM note") }
         }
         try stores.close()
@@ -218,7 +218,7 @@ import Testing
         try await impatient.loadStores()
         let long = try PythonSQLite.holdWriteLock(app.supportStore().main, seconds: 60)
         defer { kill(long.processIdentifier, SIGKILL); long.waitUntilExit() }
-        #expect(throws: StoreError.busy(path: app.supportStore().main.path, timeout: 0.3)) {
+        #expect(throws: BackstageError(.storeInUse(timeout: 0.3), path: app.supportStore().main.path, during: .loadingStores)) {
             try impatient.write { try $0.execute(sql: "INSERT INTO note (title) VALUES ('late')") }
         }
     }
@@ -231,16 +231,16 @@ import Testing
             StoreDescription(name: "A", url: url, configuration: "A"),
             StoreDescription(name: "B", url: app.applicationSupport.appending(path: "./Sub/../Shared.sqlite"), configuration: "B"),
         ]
-        await #expect(throws: StoreError.duplicateStore(path: url.path)) { try await stores.loadStores() }
+        await #expect(throws: BackstageError(.duplicateStore, path: url.path, during: .loadingStores)) { try await stores.loadStores() }
 
         // Through a symbolic link to the same folder, and by switching onto a loaded file.
         let link = app.root.appending(path: "Link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: app.applicationSupport)
         stores.storeDescriptions[1] = StoreDescription(name: "B", url: link.appending(path: "Shared.sqlite"), configuration: "B")
-        await #expect(throws: StoreError.duplicateStore(path: link.appending(path: "Shared.sqlite").path)) { try await stores.loadStores() }
+        await #expect(throws: BackstageError(.duplicateStore, path: link.appending(path: "Shared.sqlite").path, during: .loadingStores)) { try await stores.loadStores() }
         stores.storeDescriptions[1] = StoreDescription(name: "B", configuration: "B")
         try await stores.loadStores()
-        await #expect(throws: StoreError.duplicateStore(path: url.path)) { try await stores.switchStore(configuration: "B", to: url) }
+        await #expect(throws: BackstageError(.duplicateStore, path: url.path, during: .loadingStores)) { try await stores.switchStore(configuration: "B", to: url) }
     }
 
     @Test func journalModeDeleteLeavesNoSidecarsAndPragmasAreApplied() async throws {

@@ -52,7 +52,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         ], discard: ["ZLOG"])]
         let before = snapshot(app.supportStore())
 
-        await #expect(throws: UpgradeError.unassignedTable(store: app.supportStore().main.path, table: "ZTHUMBNAIL")) {
+        await #expect(throws: BackstageError(.unassignedTable(table: "ZTHUMBNAIL"), path: app.supportStore().main.path, during: .checkingPlan)) {
             try await Upgrader(container: app.container).upgrade(plan)
         }
         // The database and its external data are untouched (SQLite's close drops the empty -wal).
@@ -76,7 +76,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
             // The injected failure itself, naming the temporary it could not rename: not any error.
             let cause: FileSystemError? = switch error {
             case let error as FileSystemError: error
-            case UpgradeError.relocation(.fileSystem(let error)): error
+            case let error as BackstageError: if case .system(let failure) = error.cause { failure } else { nil }
             default: nil
             }
             return cause?.code == EIO && cause?.operation == .rename && cause?.path.hasSuffix("Cache.sqlite.backstage-tmp") == true
@@ -206,7 +206,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         var upgrader = Upgrader(container: app.container)
         upgrader.boundaryHook = { point in if point.phase == .copying { cancelled.set() } }
 
-        #expect(throws: UpgradeError.cancelled(step: "split applicationSupport/Notes.sqlite")) {
+        #expect(throws: BackstageError(.cancelled, path: "split applicationSupport/Notes.sqlite", during: .upgrading)) {
             try upgrader.runAndWait(splitPlan(), budget: 20, isCancelled: cancelled.get)
         }
         #expect(snapshot(app.supportStore())["Notes.sqlite"] == before["Notes.sqlite"])
@@ -261,7 +261,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         await #expect {
             try await Upgrader(container: app.container).upgrade(plan)
         } throws: { error in
-            guard case UpgradeError.migrationFailed(let store, let id, let message) = error else { return false }
+            guard let error = error as? BackstageError, case .migrationFailed(let id, let message) = error.cause, case let store = error.path else { return false }
             return store == app.supportStore().main.path && id == "half" && message.contains("UNIQUE constraint failed")
         }
         #expect(try PythonSQLite.inspect(app.supportStore()).rows == 10)
@@ -302,7 +302,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect(estimate.exceedsBudget && estimate.bytes > 0 && estimate.steps.count == 1)
 
         var events: [String] = []
-        #expect(throws: UpgradeError.overBudget(estimated: estimate.seconds, budget: 0.000_001)) {
+        #expect(throws: BackstageError(.overBudget(estimated: estimate.seconds, budget: 0.000_001), path: "", during: .checkingPlan)) {
             try upgrader.runAndWait(splitPlan(), budget: 0.000_001, refuseOverBudget: true, events: { event in
                 if case .planned(let planned) = event { events.append("planned \(planned.exceedsBudget)") } else { events.append("other") }
             })
@@ -422,7 +422,7 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         #expect {
             try UpgradePlan.load(from: url)
         } throws: { error in
-            guard case UpgradeError.invalidPlan(let path, let reason) = error else { return false }
+            guard let error = error as? BackstageError, case .invalidPlan(let reason) = error.cause, case let path = error.path else { return false }
             return path == url.path && reason.contains("is not a container location")
         }
     }
@@ -444,9 +444,9 @@ func splitPlan(from store: ContainerLocation = ContainerLocation(.applicationSup
         await #expect {
             try await Relocator(container: app.container).relocate()
         } throws: { error in
-            switch (error as? RelocationError, what) {
-            case (.engine(.newerJournal(let path, 4, 3))?, "newer"): path == journalURL.path
-            case (.engine(.unreadableJournal(let path, _))?, "unknown step"), (.engine(.unreadableJournal(let path, _))?, "unknown phase"), (.engine(.unreadableJournal(let path, _))?, "empty"): path == journalURL.path
+            guard let error = error as? BackstageError, error.path == journalURL.path else { return false }
+            return switch (error.cause, what) {
+            case (.newerJournal(4, 3), "newer"), (.unreadableJournal, "unknown step"), (.unreadableJournal, "unknown phase"), (.unreadableJournal, "empty"): true
             default: false
             }
         }

@@ -46,7 +46,7 @@ enum Snippets {
         var description = StoreDescription(name: "Notes")
         description.setPragma("DELETE", named: "journal_mode")   // no -wal or -shm files at all
         description.timeout = 10                                 // wait 10 s for another process's lock
-        description.isReadOnly = true                            // writes fail with StoreError.readOnlyStore
+        description.isReadOnly = true                            // writes fail with BackstageError, cause .readOnlyStore
         stores.storeDescriptions = [description]
         // end doc
     }

@@ -79,7 +79,7 @@ public struct Relocator: Sendable {
 
     /// Relocates the stores and returns what was done.
     ///
-    /// - throws: ``RelocationError`` for the first store that could not move. Stores moved
+    /// - throws: ``BackstageError`` for the first store that could not move. Stores moved
     ///   before it stay moved; the failed store is left as it was.
     @discardableResult
     public func relocate(_ options: RelocationOptions = RelocationOptions()) async throws -> RelocationReport {
@@ -106,14 +106,14 @@ public struct Relocator: Sendable {
     package func run(
         _ options: RelocationOptions, onProgress: @escaping (RelocationProgress) -> Void = { _ in },
         isCancelled: @escaping () -> Bool = { false }, caughtUp: (() -> Bool)? = nil
-    ) throws(RelocationError) -> RelocationReport {
+    ) throws(BackstageError) -> RelocationReport {
         let caughtUp = caughtUp ?? isCancelled
         var report = RelocationReport()
         for root in [options.source, options.destination] where !container.defines(root) {
-            throw .undefinedAppGroup(root.rawValue)
+            throw BackstageError(.undefinedAppGroup, path: root.rawValue, during: .relocating)
         }
         guard options.source != options.destination else {
-            throw .sameSourceAndDestination(root: options.source.rawValue)
+            throw BackstageError(.sameSourceAndDestination, path: options.source.rawValue, during: .relocating)
         }
         var context = StepContext(
             container: container, fileSystem: fileSystem, logger: logger, busyTimeout: options.busyTimeout)
@@ -123,11 +123,10 @@ public struct Relocator: Sendable {
         let runner: StepRunner
         do {
             runner = try StepRunner(context: context, kinds: StepKinds.journaled)
-        } catch .fileSystem(let error) where error.isReadOnly {
-            // The lock lives in Application Support, the destination: say so.
-            throw .readOnlyDestination(path: error.path)
         } catch {
-            throw .engine(error)
+            // The lock lives in Application Support, the destination: say so.
+            guard case .system(let failure) = error.cause, failure.isReadOnly else { throw error }
+            throw BackstageError(.readOnlyDestination, path: failure.path, during: .relocating)
         }
         defer { runner.release() }
         do {
@@ -145,7 +144,8 @@ public struct Relocator: Sendable {
             report.leftUndeclared = entries.filter { $0.kind == .userDatabase && !stores.contains($0.path) }.map(\.path)
             if options.stores.isEmpty {
                 if let link = entries.first(where: { $0.kind == .symlinkedStore && StoreFileSet.isMain($0.path) }) {
-                    throw RelocationError.symlinkedStore(path: sourceFolder.appending(path: link.path).path)
+                    throw BackstageError(
+                        .symlinkedStore, path: sourceFolder.appending(path: link.path).path, during: .relocating)
                 }
                 // Strays (orphan sidecars, temporaries) are only cleared out of the folder users see.
                 if options.source == .documents {
@@ -154,14 +154,17 @@ public struct Relocator: Sendable {
             }
             for store in stores {
                 // A Cancel pressed on any event so far: no further store starts moving.
-                if caughtUp() { throw RelocationError.cancelled(path: sourceFolder.appending(path: store).path) }
+                if caughtUp() {
+                    throw BackstageError(
+                        .cancelled, path: sourceFolder.appending(path: store).path, during: .relocating)
+                }
                 let step = RelocateStep(
                     context: context, source: ContainerLocation(options.source, store),
                     destination: ContainerLocation(options.destination, store), strategy: options.strategy)
                 report.add(try runner.run(step))
             }
         } catch {
-            throw RelocationError(error, path: container[options.source].path)
+            throw BackstageError(error, path: container[options.source].path, during: .relocating)
         }
         return report
     }
@@ -173,7 +176,7 @@ public struct Relocator: Sendable {
     private func selectStores(
         _ entries: [ClassifiedFile], _ names: [String], in folder: URL, movedTo destination: URL,
         declaredBy declarations: StoreDeclarations, unmatched: inout [RelocationReport.UnmatchedName]
-    ) throws(RelocationError) -> [String] {
+    ) throws(BackstageError) -> [String] {
         guard !names.isEmpty else { return entries.filter { $0.kind == .database }.map(\.path) }
         let databases = entries.filter { $0.kind == .database || $0.kind == .userDatabase }.map(\.path)
         var selected: [String] = []
@@ -188,13 +191,15 @@ public struct Relocator: Sendable {
                 // Named explicitly: say what is wrong with it rather than "not found".
                 let url = folder.appending(path: name)
                 if let status = try? fileSystem.status(url.path) {
-                    if status.kind == .symlink { throw .symlinkedStore(path: url.path) }
+                    if status.kind == .symlink {
+                        throw BackstageError(.symlinkedStore, path: url.path, during: .relocating)
+                    }
                     // A declared store SQLite has created and not yet written: the app's, moved as it is.
                     if status.kind == .regular && status.size == 0 && declarations.declares(name) {
                         if !selected.contains(name) { selected.append(name) }
                         continue
                     }
-                    throw .notADatabase(path: url.path)
+                    throw BackstageError(.notADatabase, path: url.path, during: .relocating)
                 }
                 let candidates = [name, name + ".sqlite"].map { destination.appending(path: $0).path }
                 // Moved by an earlier run: whatever its header (a declared encrypted store has none).

@@ -7,8 +7,8 @@ import Foundation
 /// changes anything, the chain's versions are written to `applicationSupport/.backstage/versions`
 /// (temp, fsync, rename), so an older build finds them even when the newer build's run was killed
 /// mid-step (its journal removed the launch record), failed, or stopped after some steps. The
-/// older build then refuses with ``UpgradeError/newerStorage(container:version:known:)`` (a sibling
-/// build, whose chain shares a version with it, with ``UpgradeError/unknownStorage(container:version:known:)``):
+/// older build then refuses with ``BackstageError/Cause/newerStorage(version:known:)`` (a sibling
+/// build, whose chain shares a version with it, with ``BackstageError/Cause/unknownStorage(version:known:)``):
 /// it never recovers, finishes or forgets that build's step. The launch record still carries the
 /// guard for the launch check once a run completes; this file carries it between. A run refused
 /// before its first change puts the file back as it was (``ClaimedRecords``).
@@ -51,8 +51,9 @@ struct DowngradeGuard: Codable, Equatable {
         else { return }
         let path = container.applicationSupport.path
         throw found.isNewer(than: versions)
-            ? UpgradeError.newerStorage(container: path, version: found.claimed, known: versions)
-            : UpgradeError.unknownStorage(container: path, version: found.claimed, known: versions)
+            ? BackstageError(.newerStorage(version: found.claimed, known: versions), path: path, during: .checkingPlan)
+            : BackstageError(
+                .unknownStorage(version: found.claimed, known: versions), path: path, during: .checkingPlan)
     }
 
     /// Records, before its first step changes anything, that a chain knowing `plan`'s versions

@@ -69,8 +69,9 @@ struct MigrationRehearsal {
                 RunAccount.looksLikeTypo(typo, of: location)
             else { return }
             let place = plan.stepPlace(index)
-            throw UpgradeError.missingStore(
-                plan: place.plan, step: place.step, store: location.description, closest: typo.description)
+            throw BackstageError(
+                .missingStore(plan: place.plan, step: place.step, closest: typo.description),
+                path: location.description, during: .checkingPlan)
         }
 
         func schema(of store: RehearsedStore) throws -> (queue: DatabaseQueue, exact: Bool)? {

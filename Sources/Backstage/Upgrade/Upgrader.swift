@@ -55,7 +55,7 @@ public struct Upgrader: Sendable {
     ///
     /// Storage a newer build upgraded beyond the versions `plan` knows (see
     /// ``UpgradePlan/init(chain:)``) answers true: running the plan then throws
-    /// ``UpgradeError/newerStorage(container:version:known:)``, never "nothing to do".
+    /// ``BackstageError/Cause/newerStorage(version:known:)``, never "nothing to do".
     public static func needsUpgrade(_ container: AppContainer, _ plan: UpgradePlan) -> Bool {
         let fileSystem = FileSystem()
         // The steps are looked at while the record's bytes are on the stack: its stamps are read
@@ -160,12 +160,12 @@ public struct Upgrader: Sendable {
     /// together, every migration's SQL runs there and never ends Backstage's transaction). A dry run that passes
     /// it fails at none of these when the run starts.
     ///
-    /// - throws: ``UpgradeError/inconsistentPlan(plan:step:field:reason:)``,
-    ///   ``UpgradeError/undefinedAppGroup(_:)``, ``UpgradeError/newerStorage(container:version:known:)``,
-    ///   ``UpgradeError/missingTable(store:table:)``, ``UpgradeError/unassignedTable(store:table:)``,
-    ///   ``UpgradeError/tablesSeparated(store:table:tableStore:other:otherStore:tie:)``,
-    ///   ``UpgradeError/migrationWouldFail(store:id:message:)`` or
-    ///   ``UpgradeError/migrationRefused(store:id:statement:reason:)``.
+    /// - throws: ``BackstageError/Cause/inconsistentPlan(step:field:reason:)``,
+    ///   ``BackstageError/Cause/undefinedAppGroup``, ``BackstageError/Cause/newerStorage(version:known:)``,
+    ///   ``BackstageError/Cause/missingTable(table:)``, ``BackstageError/Cause/unassignedTable(table:)``,
+    ///   ``BackstageError/Cause/tablesSeparated(table:tableStore:other:otherStore:tie:)``,
+    ///   ``BackstageError/Cause/migrationWouldFail(id:message:)`` or
+    ///   ``BackstageError/Cause/migrationRefused(id:statement:reason:)``.
     public func preflight(_ plan: UpgradePlan) throws {
         try plan.checkConsistency()
         try refuseUnrunnable(plan)
@@ -174,14 +174,18 @@ public struct Upgrader: Sendable {
 
     private func refuseUnrunnable(_ plan: UpgradePlan) throws {
         try DowngradeGuard.check(plan, in: container, fileSystem: fileSystem)
-        if let group = container.undefinedAppGroup(in: plan) { throw UpgradeError.undefinedAppGroup(group) }
+        if let group = container.undefinedAppGroup(in: plan) {
+            throw BackstageError(.undefinedAppGroup, path: group, during: .checkingPlan)
+        }
         if !plan.versions.isEmpty, let stored = LaunchRecord.read(container, fileSystem: fileSystem),
             stored.isUnknown(to: plan.versions), let reached = stored.reached
         {
             let path = container.applicationSupport.path
             throw stored.isNewer(than: plan.versions)
-                ? UpgradeError.newerStorage(container: path, version: reached, known: plan.versions)
-                : UpgradeError.unknownStorage(container: path, version: reached, known: plan.versions)
+                ? BackstageError(
+                    .newerStorage(version: reached, known: plan.versions), path: path, during: .checkingPlan)
+                : BackstageError(
+                    .unknownStorage(version: reached, known: plan.versions), path: path, during: .checkingPlan)
         }
     }
 
@@ -192,7 +196,7 @@ public struct Upgrader: Sendable {
     /// - parameter plan: The plan (or chain) to run.
     /// - parameter budget: The launch budget the estimate is compared with, in seconds.
     /// - parameter refuseOverBudget: When true and the estimate exceeds `budget`, the stream ends
-    ///   with ``UpgradeError/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
+    ///   with ``BackstageError/Cause/overBudget(estimated:budget:)`` after the estimate, with nothing changed.
     public func run(
         _ plan: UpgradePlan, budget: Double = Upgrader.defaultBudget, refuseOverBudget: Bool = false
     ) -> WorkStream<UpgradeEvent> {
@@ -248,7 +252,8 @@ public struct Upgrader: Sendable {
         let estimate = estimate(plan, budget: budget)
         events(.planned(estimate))
         if refuseOverBudget && estimate.exceedsBudget {
-            throw UpgradeError.overBudget(estimated: estimate.seconds, budget: budget)
+            throw BackstageError(
+                .overBudget(estimated: estimate.seconds, budget: budget), path: "", during: .checkingPlan)
         }
         var report = UpgradeReport(plan: plan.name, estimate: estimate)
         var account = RunAccount(plan: plan, container: container, fileSystem: fileSystem)
@@ -283,7 +288,7 @@ public struct Upgrader: Sendable {
 
         for (index, step) in plan.steps.enumerated() {
             // A Cancel pressed on any event so far stops the run here: no further step starts.
-            if caughtUp() { throw UpgradeError.cancelled(step: step.description) }
+            if caughtUp() { throw BackstageError(.cancelled, path: step.description, during: .upgrading) }
             let stepStarted = Date()
             guard Self.isNeeded(step, container: container, fileSystem: fileSystem) else {
                 let (reason, problem) = account.skipped(index)
@@ -314,7 +319,9 @@ public struct Upgrader: Sendable {
         loopEnded = true
         // Cancelled during the last step, which had committed and was finished: the run still
         // stops short of recording the plan as reached, and says so; the next run records it.
-        if caughtUp(), let last = plan.steps.last { throw UpgradeError.cancelled(step: last.description) }
+        if caughtUp(), let last = plan.steps.last {
+            throw BackstageError(.cancelled, path: last.description, during: .upgrading)
+        }
         report.problems += try account.unaccountedFiles()
         // A run that could not account for everything has not reached the plan's version.
         if report.problems.isEmpty { try LaunchRecord.update(after: plan, in: container, fileSystem: fileSystem) }

@@ -11,7 +11,7 @@ package final class RunLock {
     private var fd: Int32 = -1
     let path: String
 
-    package init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(EngineError) {
+    package init(container: AppContainer, fileSystem: FileSystem, timeout: Double = 2) throws(BackstageError) {
         path = container.backstageDirectory.appending(path: "lock").path
         var locked = false
         do throws(FileSystemError) {
@@ -27,11 +27,11 @@ package final class RunLock {
             }
         } catch {
             release()
-            throw .fileSystem(error)
+            throw BackstageError(.system(error), path: error.path, during: .journaling)
         }
         guard locked else {
             release()
-            throw .containerBusy(path: path)
+            throw BackstageError(.containerBusy, path: path, during: .journaling)
         }
     }
 

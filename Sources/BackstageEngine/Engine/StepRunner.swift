@@ -19,8 +19,8 @@ package struct StepRunner {
 
     /// Takes the container's run lock, then runs steps of `kinds` with `context`.
     ///
-    /// - throws: ``EngineError/containerBusy(path:)`` when another process runs on the container.
-    package init(context: StepContext, kinds: [any JournaledStep.Type]) throws(EngineError) {
+    /// - throws: ``BackstageError/Cause/containerBusy`` when another process runs on the container.
+    package init(context: StepContext, kinds: [any JournaledStep.Type]) throws(BackstageError) {
         self.runLock = try RunLock(container: context.container, fileSystem: context.fileSystem)
         self.context = context
         self.kinds = kinds
@@ -46,11 +46,14 @@ package struct StepRunner {
         guard let record = try journal.read() else { return nil }
         for location in [record.source, record.destination] + (record.targets ?? [])
         where !context.container.defines(location.root) {
-            throw EngineError.journalInUndefinedAppGroup(path: journal.url.path, identifier: location.root.rawValue)
+            throw BackstageError(
+                .journalInUndefinedAppGroup(identifier: location.root.rawValue), path: journal.url.path,
+                during: .journaling)
         }
         guard let kind = kinds.first(where: { $0.kind == record.step }) else {
-            throw EngineError.unreadableJournal(
-                path: journal.url.path, reason: "this run cannot finish a \(record.step)")
+            throw BackstageError(
+                .unreadableJournal(reason: "this run cannot finish a \(record.step)"), path: journal.url.path,
+                during: .journaling)
         }
         let outcome = try kind.recover(record, in: context)
         context.logger.notice(

@@ -16,9 +16,12 @@ package final class StoreLock {
     let path: String
     /// True when the store is in WAL mode.
     let isWAL: Bool
+    /// What the lock is taken for, named by its errors.
+    let activity: BackstageError.Activity
 
-    package init(path: String, timeout: Double) throws(RelocationError) {
+    package init(path: String, timeout: Double, during activity: BackstageError.Activity) throws(BackstageError) {
         self.path = path
+        self.activity = activity
         var configuration = Configuration()
         configuration.busyMode = .timeout(timeout)
         configuration.foreignKeysEnabled = false
@@ -46,13 +49,13 @@ package final class StoreLock {
             }
         } catch {
             try? queue?.close()
-            throw Self.map(any: error, path: path, timeout: timeout)
+            throw Self.map(any: error, path: path, timeout: timeout, during: activity)
         }
     }
 
     /// Runs `body` on the locked connection: the only connection that can read the store now.
-    func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
-        guard let queue else { throw RelocationError.sqlite(path: path, code: 21, message: "the lock was released") }
+    package func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+        guard let queue else { throw BackstageError(.lockReleased, path: path, during: activity) }
         return try queue.inDatabase(body)
     }
 
@@ -66,24 +69,26 @@ package final class StoreLock {
         close()
     }
 
-    /// An error of opening or reading the store at `path`, typed: SQLite's by ``map(_:path:timeout:)``,
-    /// anything else kept whole in ``RelocationError/failed(path:underlying:)``.
-    static func map(any error: any Error, path: String, timeout: Double) -> RelocationError {
-        if let error = error as? DatabaseError { return map(error, path: path, timeout: timeout) }
-        return .failed(path: path, underlying: UnderlyingError(error))
+    /// An error of opening or reading the store at `path`, typed: SQLite's by ``map(_:path:timeout:during:)``,
+    /// anything else as ``BackstageError/init(_:path:during:)`` types it.
+    static func map(
+        any error: any Error, path: String, timeout: Double, during activity: BackstageError.Activity
+    ) -> BackstageError {
+        if let error = error as? DatabaseError { return map(error, path: path, timeout: timeout, during: activity) }
+        return BackstageError(error, path: path, during: activity)
     }
 
-    static func map(_ error: DatabaseError, path: String, timeout: Double) -> RelocationError {
-        switch error.resultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            .storeInUse(path: path, timeout: timeout)
-        case .SQLITE_NOTADB:
-            .notADatabase(path: path)
-        case .SQLITE_CORRUPT:
-            .corruptStore(path: path, reason: error.message ?? "database disk image is malformed")
-        default:
-            .sqlite(
-                path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
-        }
+    static func map(
+        _ error: DatabaseError, path: String, timeout: Double, during activity: BackstageError.Activity
+    ) -> BackstageError {
+        let cause: BackstageError.Cause? =
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED: .storeInUse(timeout: timeout)
+            case .SQLITE_NOTADB: .notADatabase
+            case .SQLITE_CORRUPT: .corruptStore(reason: error.message ?? "database disk image is malformed")
+            default: nil
+            }
+        guard let cause else { return BackstageError(error, path: path, during: activity) }
+        return BackstageError(cause, path: path, during: activity)
     }
 }

@@ -50,18 +50,18 @@ struct StoreStamp: Sendable, Hashable, Codable {
 
 extension StoreLock {
     /// SQLite's exclusive lock on a store a recovery is about to vouch for, taken as a run takes it:
-    /// another process with the store open is ``RelocationError/storeInUse(path:timeout:)`` after
+    /// another process with the store open is ``BackstageError/Cause/storeInUse(timeout:)`` after
     /// `timeout`, and one holding it idle (a rollback-journal connection, which SQLite's lock cannot
-    /// see) is ``RelocationError/storeHeldOpen(path:processes:)``. Nothing was changed when it throws,
+    /// see) is ``BackstageError/Cause/storeHeldOpen(processes:)``. Nothing was changed when it throws,
     /// beyond what opening the store does (a hot journal rolled back, the `-wal` checkpointed).
     static func forRecovery(
         of store: StoreFileSet, timeout: Double, fileSystem: FileSystem
     ) throws -> StoreLock {
-        let lock = try StoreLock(path: store.main.path, timeout: timeout)
+        let lock = try StoreLock(path: store.main.path, timeout: timeout, during: .journaling)
         let holders = try fileSystem.otherProcessesHolding(store.main.path)
         guard holders.isEmpty else {
             lock.close()
-            throw RelocationError.storeHeldOpen(path: store.main.path, processes: holders)
+            throw BackstageError(.storeHeldOpen(processes: holders), path: store.main.path, during: .journaling)
         }
         return lock
     }

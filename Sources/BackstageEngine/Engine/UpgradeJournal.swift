@@ -80,13 +80,13 @@ package struct JournalFile {
     /// The journal, or nil when no step is in progress. A journal of a newer format, or naming a
     /// step or phase this version does not know, is refused: finishing it with the wrong rules
     /// could undo a committed step.
-    func read() throws(EngineError) -> UpgradeJournal? {
+    func read() throws(BackstageError) -> UpgradeJournal? {
         let bytes: [UInt8]
         do {
             guard try fileSystem.status(url.path) != nil else { return nil }
             bytes = try fileSystem.readFile(url.path)
         } catch {
-            throw .fileSystem(error)
+            throw BackstageError(.system(error), path: error.path, during: .journaling)
         }
         struct Version: Decodable { var version: Int }
         let decoder = JSONDecoder()
@@ -95,23 +95,29 @@ package struct JournalFile {
         do {
             version = try decoder.decode(Version.self, from: Data(bytes)).version
         } catch {
-            throw .unreadableJournal(path: url.path, reason: bytes.isEmpty ? "it is empty" : "it has no format version")
+            throw BackstageError(
+                .unreadableJournal(reason: bytes.isEmpty ? "it is empty" : "it has no format version"), path: url.path,
+                during: .journaling)
         }
         guard version <= UpgradeJournal.currentVersion else {
-            throw .newerJournal(path: url.path, version: version, supported: UpgradeJournal.currentVersion)
+            throw BackstageError(
+                .newerJournal(version: version, supported: UpgradeJournal.currentVersion), path: url.path,
+                during: .journaling)
         }
         do {
             return try decoder.decode(UpgradeJournal.self, from: Data(bytes))
         } catch DecodingError.dataCorrupted(let context) {
-            throw .unreadableJournal(
-                path: url.path,
-                reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)")
+            throw BackstageError(
+                .unreadableJournal(
+                    reason:
+                        "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)"),
+                path: url.path, during: .journaling)
         } catch {
-            throw .unreadableJournal(path: url.path, reason: "\(error)")
+            throw BackstageError(.unreadableJournal(reason: "\(error)"), path: url.path, during: .journaling)
         }
     }
 
-    func write(_ journal: UpgradeJournal) throws(EngineError) {
+    func write(_ journal: UpgradeJournal) throws(BackstageError) {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
@@ -120,14 +126,15 @@ package struct JournalFile {
             data = try encoder.encode(journal)
         } catch {
             // Never write a record that does not say what is in progress.
-            throw .unreadableJournal(path: url.path, reason: "it could not be encoded: \(error)")
+            throw BackstageError(
+                .unreadableJournal(reason: "it could not be encoded: \(error)"), path: url.path, during: .journaling)
         }
         do {
             try withdrawLaunchRecord()
             try fileSystem.createDirectories(url.deletingLastPathComponent().path)
             try fileSystem.writeAtomically(Array(data), to: url.path)
         } catch {
-            throw .fileSystem(error)
+            throw BackstageError(.system(error), path: error.path, during: .journaling)
         }
     }
 
@@ -163,18 +170,20 @@ package struct JournalFile {
     }
 
     /// Removes the temporary a write killed before its rename left (the record itself is intact).
-    func removeStaleTemporary() throws(EngineError) {
+    func removeStaleTemporary() throws(BackstageError) {
         let temporary = url.deletingLastPathComponent().appending(path: TemporaryName.beside(url.lastPathComponent))
             .path
-        do { try fileSystem.removeFile(temporary) } catch { throw .fileSystem(error) }
+        do { try fileSystem.removeFile(temporary) } catch {
+            throw BackstageError(.system(error), path: error.path, during: .journaling)
+        }
     }
 
-    func clear() throws(EngineError) {
+    func clear() throws(BackstageError) {
         do {
             try fileSystem.removeFile(url.path)
             try fileSystem.syncDirectory(url.deletingLastPathComponent().path)
         } catch {
-            throw .fileSystem(error)
+            throw BackstageError(.system(error), path: error.path, during: .journaling)
         }
     }
 }

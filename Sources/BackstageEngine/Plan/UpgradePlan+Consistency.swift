@@ -19,14 +19,16 @@ extension UpgradePlan {
     /// try plan.checkConsistency()
     /// ```
     ///
-    /// - throws: ``UpgradeError/inconsistentPlan(plan:step:field:reason:)`` naming the first
+    /// - throws: ``BackstageError/Cause/inconsistentPlan(step:field:reason:)`` naming the first
     ///   contradiction: the plan, the step and the field.
-    public func checkConsistency() throws(UpgradeError) {
+    public func checkConsistency() throws(BackstageError) {
         var flow = PlanFlow(describe: stepPlace)
         for (index, step) in steps.enumerated() {
             let place = stepPlace(index)
-            func refuse(_ field: String, _ reason: String) -> UpgradeError {
-                .inconsistentPlan(plan: place.plan, step: place.step, field: "\(step.kind).\(field)", reason: reason)
+            func refuse(_ field: String, _ reason: String) -> BackstageError {
+                BackstageError(
+                    .inconsistentPlan(step: place.step, field: "\(step.kind).\(field)", reason: reason),
+                    path: place.plan, during: .checkingPlan)
             }
             for (field, location) in step.definition.storeFields {
                 if let reason = location.notAStore { throw refuse(field, reason) }

@@ -71,7 +71,7 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// The chain knows the ``version`` of each of its plans: when the container was upgraded by a
     /// chain that knew all of them and one more (a newer build, then this older one installed
     /// over it), ``Upgrader/needsUpgrade(_:_:)`` says so and ``Upgrader`` refuses to run with
-    /// ``UpgradeError/newerStorage(container:version:known:)``, touching nothing.
+    /// ``BackstageError/Cause/newerStorage(version:known:)``, touching nothing.
     ///
     /// ```swift
     /// let chain = UpgradePlan(chain: try ["v1-to-v2", "v2-to-v3", "v3-to-v4"].map { name in
@@ -130,22 +130,25 @@ public struct UpgradePlan: Sendable, Hashable, Codable {
     /// the format does not have (`"stratgy"`) or a field without a usable value (an empty store
     /// path, a migration without SQL) at its JSON path.
     ///
-    /// - throws: ``UpgradeError/invalidPlan(path:reason:)`` naming the file and what is wrong.
+    /// - throws: ``BackstageError/Cause/invalidPlan(reason:)`` naming the file and what is wrong.
     public static func load(from url: URL) throws -> UpgradePlan {
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw UpgradeError.invalidPlan(
-                path: url.path, reason: "it cannot be read (\(Self.readFailure(error, at: url)))")
+            throw BackstageError(
+                .invalidPlan(reason: "it cannot be read (\(Self.readFailure(error, at: url)))"), path: url.path,
+                during: .checkingPlan)
         }
         let plan: UpgradePlan
         do {
             plan = try StrictDecoding.decode(UpgradePlan.self, from: data)
         } catch {
-            throw UpgradeError.invalidPlan(path: url.path, reason: error.description)
+            throw BackstageError(.invalidPlan(reason: error.description), path: url.path, during: .checkingPlan)
         }
-        if let problem = plan.fieldProblems.first { throw UpgradeError.invalidPlan(path: url.path, reason: problem) }
+        if let problem = plan.fieldProblems.first {
+            throw BackstageError(.invalidPlan(reason: problem), path: url.path, during: .checkingPlan)
+        }
         return plan
     }
 

@@ -40,7 +40,7 @@ package enum SchemaCopy {
         do {
             source = try DatabaseQueue(path: StoreFileSet.immutableURI(path), configuration: configuration)
         } catch {
-            throw UpgradeError(error, path: path)
+            throw BackstageError(error, path: path, during: .upgrading)
         }
         defer { try? source.close() }
         let found: [Object] = try source.read { db in try Self.objects(db) }

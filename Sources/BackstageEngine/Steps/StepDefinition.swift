@@ -297,7 +297,7 @@ package protocol StepRehearsal {
     mutating func place(_ store: RehearsedStore, at location: ContainerLocation)
     /// The empty copy of what `store` holds; nil when there is nothing or it cannot be rebuilt.
     func schema(of store: RehearsedStore) throws -> (queue: DatabaseQueue, exact: Bool)?
-    /// Throws ``UpgradeError/missingStore(plan:step:store:closest:)`` when no store is, or will be, at
+    /// Throws ``BackstageError/Cause/missingStore(plan:step:closest:)`` when no store is, or will be, at
     /// `store` and one a few letters away is: the plan misspelled it.
     mutating func refuseTypo(of store: ContainerLocation, at index: Int) throws
 }

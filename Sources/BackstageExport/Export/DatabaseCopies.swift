@@ -27,7 +27,7 @@ final class DatabaseCopies {
         count += 1
         do {
             try StoreSnapshot.write(of: live, to: URL(filePath: path))
-        } catch is StoreError {
+        } catch is BackstageError {
             return nil
         }
         return path

@@ -152,7 +152,7 @@ public struct Exporter: Sendable {
     /// Writes the archive at `destination` and returns what it holds.
     ///
     /// - throws: ``ArchiveError`` naming the archive and the entry, a `FileSystemError`, a
-    ///   `StoreError` when a store cannot be snapshotted, or `CancellationError`. No file is left at
+    ///   `BackstageError` when a store cannot be snapshotted, or `CancellationError`. No file is left at
     ///   `destination` (nor beside it) when it throws.
     @discardableResult
     public func export(to destination: URL, options: ExportOptions) async throws -> ExportReport {

@@ -124,9 +124,7 @@ public enum StoreCapture {
         do {
             return try body()
         } catch let error as DatabaseError {
-            throw StoreError.sqlite(
-                path: store.main.path, code: error.extendedResultCode.rawValue,
-                message: error.message ?? "\(error.resultCode)")
+            throw BackstageError(error, path: store.main.path, during: .loadingStores)
         }
     }
 

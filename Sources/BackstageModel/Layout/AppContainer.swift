@@ -206,7 +206,7 @@ public struct AppContainer: Sendable, Hashable, Codable {
     ///
     /// - precondition: An App Group's root is defined (``defines(_:)``). The upgrader and the
     ///   relocator check every root of a plan before they resolve any, and throw
-    ///   ``UpgradeError/undefinedAppGroup(_:)`` or ``RelocationError/undefinedAppGroup(_:)``.
+    ///   ``BackstageError/Cause/undefinedAppGroup`` or ``BackstageError/Cause/undefinedAppGroup``.
     public subscript(root: ContainerRoot) -> URL {
         switch root.kind {
         case .documents: return documents

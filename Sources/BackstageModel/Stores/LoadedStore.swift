@@ -19,7 +19,7 @@ final class LoadedStore: @unchecked Sendable {
         configuration.label = description.configuration ?? description.name
         let pragmas = try description.sqlitePragmas.sorted { $0.key < $1.key }.map { name, value in
             guard Self.isPlain(name), Self.isPlain(value) else {
-                throw StoreError.invalidPragma(name: name, value: value)
+                throw BackstageError(.invalidPragma(name: name, value: value), path: "", during: .loadingStores)
             }
             return (name, value)
         }
@@ -60,13 +60,12 @@ final class LoadedStore: @unchecked Sendable {
                 try migrator.migrate(writer)
             } catch let error as DatabaseError {
                 try? writer.close()
-                throw StoreError.sqlite(
-                    path: path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
+                throw BackstageError(error, path: path, during: .loadingStores)
             }
         }
     }
 
-    /// Turns SQLite's read-only and busy errors into ``StoreError`` cases naming the file.
+    /// Turns SQLite's read-only and busy errors into ``BackstageError`` causes naming the file.
     func mapErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
@@ -79,13 +78,12 @@ final class LoadedStore: @unchecked Sendable {
         try writer.close()
     }
 
-    static func map(_ error: DatabaseError, path: String, timeout: Double) -> Error {
+    static func map(_ error: DatabaseError, path: String, timeout: Double) -> BackstageError {
         switch error.resultCode {
-        case .SQLITE_READONLY: StoreError.readOnlyStore(path: path)
-        case .SQLITE_BUSY, .SQLITE_LOCKED: StoreError.busy(path: path, timeout: timeout)
-        default:
-            StoreError.sqlite(
-                path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
+        case .SQLITE_READONLY: BackstageError(.readOnlyStore, path: path, during: .loadingStores)
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            BackstageError(.storeInUse(timeout: timeout), path: path, during: .loadingStores)
+        default: BackstageError(error, path: path, during: .loadingStores)
         }
     }
 

@@ -1,4 +1,5 @@
 import BackstageSystem
+
 /// One object of a store's schema, as `sqlite_schema` holds it.
 package struct SchemaObject: Sendable, Hashable {
     /// `table`, `index`, `view` or `trigger` (a virtual table is a `table`).
@@ -221,9 +222,10 @@ package struct SchemaTies: Sendable {
 
 extension SchemaTies.Separation {
     /// The error a split of the store at `path` is refused with, before anything is changed.
-    package func error(splitting path: String) -> UpgradeError {
-        .tablesSeparated(
-            store: path, table: tie.table, tableStore: tableStore, other: tie.other, otherStore: otherStore,
-            tie: tie.kind)
+    package func error(splitting path: String) -> BackstageError {
+        BackstageError(
+            .tablesSeparated(
+                table: tie.table, tableStore: tableStore, other: tie.other, otherStore: otherStore, tie: tie.kind),
+            path: path, during: .checkingPlan)
     }
 }

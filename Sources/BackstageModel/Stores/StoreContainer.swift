@@ -55,7 +55,7 @@ public final class StoreContainer: @unchecked Sendable {
 
     /// Opens every described store, creating missing files and folders, off the caller's thread.
     ///
-    /// - throws: ``StoreError``, for the first description that cannot be loaded; stores
+    /// - throws: ``BackstageError``, for the first description that cannot be loaded; stores
     ///   opened before it stay loaded.
     public func loadStores() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
@@ -102,8 +102,8 @@ public final class StoreContainer: @unchecked Sendable {
 
     /// Runs `updates` in a transaction on the current store of `configuration`.
     ///
-    /// - throws: ``StoreError/readOnlyStore(path:)`` on a read-only store,
-    ///   ``StoreError/busy(path:timeout:)`` when another connection held the lock past the
+    /// - throws: ``BackstageError/Cause/readOnlyStore`` on a read-only store,
+    ///   ``BackstageError/Cause/storeInUse(timeout:)`` when another connection held the lock past the
     ///   timeout, or the error `updates` threw.
     public func write<T>(configuration: String? = nil, _ updates: (Database) throws -> T) throws -> T {
         try gate.sync {
@@ -156,8 +156,8 @@ public final class StoreContainer: @unchecked Sendable {
     /// Writes in flight finish on the old store first; then the old store is closed. When this
     /// method returns, no write can reach the old file.
     ///
-    /// - throws: ``StoreError/duplicateStore(path:)`` when `url` is already loaded, or
-    ///   ``StoreError/insideDocuments(path:)``.
+    /// - throws: ``BackstageError/Cause/duplicateStore`` when `url` is already loaded, or
+    ///   ``BackstageError/Cause/insideDocuments``.
     public func switchStore(configuration: String? = nil, to url: URL) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             DispatchQueue.global(qos: .userInitiated).async {
@@ -184,12 +184,13 @@ public final class StoreContainer: @unchecked Sendable {
     public func accountStore(_ id: String, configuration: String? = nil) throws -> any DatabaseWriter {
         guard !id.isEmpty, id != ".", id != "..", id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) })
         else {
-            throw StoreError.invalidAccountID(id)
+            throw BackstageError(.invalidAccountID(id), path: "", during: .loadingStores)
         }
         let accountKey = id + "\u{0}" + Self.key(configuration)
         if let store = lock.withLock({ accounts[accountKey] }) { return store.writer }
         guard var description = storeDescriptions.first(where: { $0.configuration == configuration }) else {
-            throw StoreError.notLoaded(configuration: configuration ?? "default")
+            throw BackstageError(
+                .notLoaded(configuration: configuration ?? "default"), path: "", during: .loadingStores)
         }
         let base = description.resolvedURL(in: container)
         let url = base.deletingLastPathComponent().appending(path: "Accounts/\(id)/\(base.lastPathComponent)")
@@ -215,14 +216,15 @@ public final class StoreContainer: @unchecked Sendable {
 
     private func configuration(forTable table: String) throws -> String? {
         guard let model, let configuration = model.configuration(forTable: table) else {
-            throw StoreError.unknownTable(table)
+            throw BackstageError(.unknownTable(table: table), path: "", during: .loadingStores)
         }
         return configuration
     }
 
     private func current(_ configuration: String?) throws -> LoadedStore {
         guard let store = lock.withLock({ stores[Self.key(configuration)] }) else {
-            throw StoreError.notLoaded(configuration: configuration ?? "default")
+            throw BackstageError(
+                .notLoaded(configuration: configuration ?? "default"), path: "", during: .loadingStores)
         }
         return store
     }
@@ -232,17 +234,17 @@ public final class StoreContainer: @unchecked Sendable {
             return try LoadedStore(description: description, url: nil)
         }
         if !description.allowsDocumentsLocation && Self.isInside(url, container.documents) {
-            throw StoreError.insideDocuments(path: url.path)
+            throw BackstageError(.insideDocuments, path: url.path, during: .loadingStores)
         }
         let identity = FileIdentity(url)
         let loaded = lock.withLock { Array(stores.values) + Array(accounts.values) }
         if loaded.contains(where: { $0 !== replacing && $0.identity == identity }) {
-            throw StoreError.duplicateStore(path: url.path)
+            throw BackstageError(.duplicateStore, path: url.path, during: .loadingStores)
         }
         do {
             try FileSystem().createDirectories(url.deletingLastPathComponent().path)
         } catch {
-            throw StoreError.fileSystem(error)
+            throw BackstageError(.system(error), path: error.path, during: .loadingStores)
         }
         return try LoadedStore(description: description, url: url)
     }

@@ -33,7 +33,7 @@ public struct StoreDescription: Sendable, Hashable, Codable {
     public var name: String
     /// The model configuration whose tables live in this store; nil for the default configuration.
     public var configuration: String?
-    /// When true, the store is opened read-only and writes fail with ``StoreError/readOnlyStore(path:)``.
+    /// When true, the store is opened read-only and writes fail with ``BackstageError/Cause/readOnlyStore``.
     public var isReadOnly = false
     /// How long to wait for another connection's lock, in seconds (SQLite's busy timeout). Core Data's default: 240.
     public var timeout: Double = 240

@@ -12,7 +12,7 @@ import GRDB
 public enum StoreSnapshot {
     /// Writes the snapshot of `store` at `destination` (which must not exist).
     ///
-    /// - throws: ``StoreError/sqlite(path:code:message:)`` naming the store when it cannot be read
+    /// - throws: ``BackstageError/Cause/sqlite(code:message:)`` naming the store when it cannot be read
     ///   (corrupt, not a database, locked past `busyTimeout`).
     public static func write(of store: URL, to destination: URL, busyTimeout: Double = 5) throws {
         // With a `-wal` present (the app is running, or was killed), a read-only connection reads
@@ -37,8 +37,7 @@ public enum StoreSnapshot {
             try target.close()
         } catch let error as DatabaseError {
             try? FileManager.default.removeItem(at: destination)
-            throw StoreError.sqlite(
-                path: store.path, code: error.resultCode.rawValue, message: error.message ?? "\(error)")
+            throw BackstageError(error, path: store.path, during: .loadingStores)
         }
     }
 }

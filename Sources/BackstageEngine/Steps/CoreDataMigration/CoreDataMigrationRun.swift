@@ -47,9 +47,9 @@ struct CoreDataMigrationRun: JournaledStep {
             queue = try DatabaseQueue(path: BulkCopy.migrationURI(path), configuration: configuration)
         } catch let error as DatabaseError {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw RelocationError.storeInUse(path: path, timeout: context.busyTimeout)
+                throw BackstageError(.storeInUse(timeout: context.busyTimeout), path: path, during: .relocating)
             }
-            throw UpgradeError(error, path: path)
+            throw BackstageError(error, path: path, during: .upgrading)
         }
         defer { try? queue.close() }
         let heartbeat = MigrationHeartbeat(observer: observer, phase: .locked)
@@ -68,7 +68,9 @@ struct CoreDataMigrationRun: JournaledStep {
                 {
                     return .rollback
                 }
-                if context.isCancelled() { throw UpgradeError.cancelled(step: step.description) }
+                if context.isCancelled() {
+                    throw BackstageError(.cancelled, path: step.description, during: .upgrading)
+                }
                 try program.apply(to: db, missingHashes: step.missingHashes ?? .refuse) { done in
                     // Inside the transaction: a crash here leaves nothing of the migration.
                     if done == half {
@@ -80,15 +82,17 @@ struct CoreDataMigrationRun: JournaledStep {
                 return .commit
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && context.isCancelled() {
-            throw UpgradeError.cancelled(step: step.description)
+            throw BackstageError(.cancelled, path: step.description, during: .upgrading)
         } catch let error as DatabaseError {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw RelocationError.storeInUse(path: path, timeout: context.busyTimeout)
+                throw BackstageError(.storeInUse(timeout: context.busyTimeout), path: path, during: .relocating)
             }
-            throw UpgradeError.migrationFailed(
-                store: path, id: step.migrationID, message: error.message ?? "\(error.resultCode)")
+            throw BackstageError(
+                .migrationFailed(id: step.migrationID, message: error.message ?? "\(error.resultCode)"), path: path,
+                during: .upgrading)
         } catch let refusal as CoreDataMigrationProgram.Refusal {
-            throw UpgradeError.migrationFailed(store: path, id: step.migrationID, message: refusal.description)
+            throw BackstageError(
+                .migrationFailed(id: step.migrationID, message: refusal.description), path: path, during: .upgrading)
         }
         observer.phase(.migrated)
         try queue.close()

@@ -122,8 +122,9 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
                 rehearsal.place(.unknown, at: store)
                 return
             }
-            throw UpgradeError.migrationWouldFail(
-                store: path, id: migrationID, message: error.message ?? "\(error.resultCode)")
+            throw BackstageError(
+                .migrationWouldFail(id: migrationID, message: error.message ?? "\(error.resultCode)"), path: path,
+                during: .checkingPlan)
         }
     }
 }

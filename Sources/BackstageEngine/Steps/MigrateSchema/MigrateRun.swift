@@ -54,9 +54,10 @@ struct MigrateRun {
             // Another process's lock is "store in use", as for every step; anything else is SQLite's
             // failure to open the store the migration is for.
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw RelocationError.storeInUse(path: store.main.path, timeout: context.busyTimeout)
+                throw BackstageError(
+                    .storeInUse(timeout: context.busyTimeout), path: store.main.path, during: .relocating)
             }
-            throw UpgradeError(error, path: store.main.path)
+            throw BackstageError(error, path: store.main.path, during: .upgrading)
         }
         defer { try? queue.close() }
         var migrator = DatabaseMigrator()
@@ -79,25 +80,28 @@ struct MigrateRun {
         // Each migration commits on its own: one that fails after others leaves them applied, and says so.
         var appliedNow: [String] = []
         for migration in step.migrations where !applied.contains(migration.id) {
-            if context.isCancelled() { throw UpgradeError.cancelled(step: "migrate \(step.store)") }
+            if context.isCancelled() {
+                throw BackstageError(.cancelled, path: "migrate \(step.store)", during: .upgrading)
+            }
             let kept =
                 appliedNow.isEmpty
                 ? "" : " (\(appliedNow.joined(separator: ", ")), applied before it in this step, stay applied)"
             do {
                 try migrator.migrate(queue, upTo: migration.id)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && context.isCancelled() {
-                throw UpgradeError.cancelled(step: "migrate \(step.store)")
+                throw BackstageError(.cancelled, path: "migrate \(step.store)", during: .upgrading)
             } catch let error as DatabaseError {
-                throw UpgradeError.migrationFailed(
-                    store: store.main.path, id: migration.id,
-                    message: (error.message ?? "\(error.resultCode)") + kept)
+                throw BackstageError(
+                    .migrationFailed(id: migration.id, message: (error.message ?? "\(error.resultCode)") + kept),
+                    path: store.main.path, during: .upgrading)
             } catch let refusal as MigrationSQL.Refusal {
-                throw UpgradeError.migrationRefused(
-                    store: store.main.path, id: migration.id, statement: refusal.statement,
-                    reason: refusal.reason + kept)
+                throw BackstageError(
+                    .migrationRefused(id: migration.id, statement: refusal.statement, reason: refusal.reason + kept),
+                    path: store.main.path, during: .upgrading)
             } catch let violation as ForeignKeyViolation {
-                throw UpgradeError.migrationFailed(
-                    store: store.main.path, id: migration.id, message: violation.description + kept)
+                throw BackstageError(
+                    .migrationFailed(id: migration.id, message: violation.description + kept), path: store.main.path,
+                    during: .upgrading)
             }
             appliedNow.append(migration.id)
             observer.phase(.migrating)

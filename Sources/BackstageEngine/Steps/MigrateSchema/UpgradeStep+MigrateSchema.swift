@@ -181,12 +181,15 @@ extension UpgradeStep.MigrateSchema: StepDefinition {
                         metadata: ["store": "\(path)", "id": "\(migration.id)"])
                     return false
                 }
-                throw UpgradeError.migrationWouldFail(
-                    store: path, id: migration.id, message: error.message ?? "\(error.resultCode)")
+                throw BackstageError(
+                    .migrationWouldFail(id: migration.id, message: error.message ?? "\(error.resultCode)"), path: path,
+                    during: .checkingPlan)
             } catch let refusal as MigrationSQL.Refusal {
-                throw UpgradeError.migrationRefused(
-                    store: path, id: migration.id, statement: refusal.statement,
-                    reason: refusal.reason + " (found before anything was changed)")
+                throw BackstageError(
+                    .migrationRefused(
+                        id: migration.id, statement: refusal.statement,
+                        reason: refusal.reason + " (found before anything was changed)"), path: path, during: .upgrading
+                )
             }
         }
         return true

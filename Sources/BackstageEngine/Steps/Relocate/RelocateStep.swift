@@ -58,8 +58,7 @@ package struct RelocateStep: JournaledStep {
 
     /// Runs one move. Two mounts of one device (a bind mount, a container volume) share `st_dev`,
     /// yet a rename between them fails with `EXDEV` before anything moved: `auto` then copies.
-    private func move(_ move: StoreMove, observer: MoveObserver) throws(RelocationError) -> RelocationReport.MovedStore
-    {
+    private func move(_ move: StoreMove, observer: MoveObserver) throws(BackstageError) -> RelocationReport.MovedStore {
         let made = missingFolders(of: move)
         do {
             return try moveTrying(move, observer: observer)
@@ -72,11 +71,11 @@ package struct RelocateStep: JournaledStep {
     /// The move itself: its preflight, then the strategy it resolved (a copy after a rename that crossed a mount).
     private func moveTrying(
         _ move: StoreMove, observer: MoveObserver
-    ) throws(RelocationError)
+    ) throws(BackstageError)
         -> RelocationReport.MovedStore
     {
         let (resolved, bytes) = try move.preflight(strategy)
-        let first = Result { () throws(RelocationError) in
+        let first = Result { () throws(BackstageError) in
             try move.run(strategy: resolved, bytes: bytes, observer: observer)
         }
         guard case .failure(let error) = first, error.isCrossDevice, strategy == .auto, resolved == .rename else {

@@ -111,7 +111,9 @@ extension StoreMove {
         }
         // Compared and removed only while no other process has any of its files open, as a run.
         let holders = try otherHolders(of: src)
-        if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
+        if !holders.isEmpty {
+            throw BackstageError(.storeHeldOpen(processes: holders), path: src.main.path, during: .relocating)
+        }
         var same = try fileSystem.contentsEqual(src.main.path, dst.main.path)
         for sidecar in Sidecar.allCases where same {
             let from = try fileSystem.status(src.sidecar(sidecar).path)

@@ -7,7 +7,7 @@ extension StoreMove {
     /// and the bytes a copy would write. The checks run in this order, and the first to refuse throws.
     func preflight(
         _ requested: RelocationStrategy
-    ) throws(RelocationError) -> (strategy: RelocationStrategy, bytes: Int64) {
+    ) throws(BackstageError) -> (strategy: RelocationStrategy, bytes: Int64) {
         do {
             let main = try refuseMissingOrLinkedStore()
             // A store without a SQLite header is copied whole, every sidecar with it.
@@ -28,21 +28,19 @@ extension StoreMove {
                 try refuseInsufficientSpace(needing: bytes, available: available)
             }
             return (strategy, bytes)
-        } catch let error as RelocationError {
-            throw error
-        } catch let error as FileSystemError {
-            throw .fileSystem(error)
         } catch {
-            throw .failed(path: sourceSet.main.path, underlying: UnderlyingError(error))
+            throw BackstageError(error, path: sourceSet.main.path, during: .relocating)
         }
     }
 
     /// Refuses a store that is not there, is a symbolic link, or is not a regular file.
     private func refuseMissingOrLinkedStore() throws -> FileStatus {
         let path = sourceSet.main.path
-        guard let main = try fileSystem.status(path) else { throw RelocationError.storeNotFound(name: path) }
-        if main.kind == .symlink { throw RelocationError.symlinkedStore(path: path) }
-        guard main.kind == .regular else { throw RelocationError.notADatabase(path: path) }
+        guard let main = try fileSystem.status(path) else {
+            throw BackstageError(.storeNotFound, path: path, during: .relocating)
+        }
+        if main.kind == .symlink { throw BackstageError(.symlinkedStore, path: path, during: .relocating) }
+        guard main.kind == .regular else { throw BackstageError(.notADatabase, path: path, during: .relocating) }
         return main
     }
 
@@ -53,7 +51,7 @@ extension StoreMove {
         for sidecar in Sidecar.allCases {
             let path = sourceSet.sidecar(sidecar).path
             guard let status = try fileSystem.status(path) else { continue }
-            if status.kind == .symlink { throw RelocationError.symlinkedStore(path: path) }
+            if status.kind == .symlink { throw BackstageError(.symlinkedStore, path: path, during: .relocating) }
             if sidecar == .wal || opaque { bytes += status.size }
         }
         return bytes
@@ -63,7 +61,7 @@ extension StoreMove {
     private func refuseLinkedSupportFolder() throws -> Bool {
         let path = sourceSet.supportFolder.path
         let support = try fileSystem.status(path)
-        if support?.kind == .symlink { throw RelocationError.symlinkedStore(path: path) }
+        if support?.kind == .symlink { throw BackstageError(.symlinkedStore, path: path, during: .relocating) }
         return support != nil
     }
 
@@ -72,7 +70,9 @@ extension StoreMove {
     /// not halfway with the store in both places.
     private func refuseReadOnlySource() throws {
         let folder = sourceSet.directory.path
-        if try fileSystem.space(at: folder).readOnly { throw RelocationError.readOnlySource(path: folder) }
+        if try fileSystem.space(at: folder).readOnly {
+            throw BackstageError(.readOnlySource, path: folder, during: .relocating)
+        }
     }
 
     /// Refuses a main file of `size` bytes that does not start with SQLite's header, or that is
@@ -81,11 +81,12 @@ extension StoreMove {
         let src = sourceSet
         let prefix = try fileSystem.readPrefix(src.main.path, count: 100)
         guard SQLiteHeader.hasMagic(prefix) || Self.isPartOfMagic(prefix) else {
-            throw RelocationError.notADatabase(path: src.main.path)
+            throw BackstageError(.notADatabase, path: src.main.path, during: .relocating)
         }
         guard let header = SQLiteHeader(prefix) else {
-            throw RelocationError.corruptStore(
-                path: src.main.path, reason: "truncated: \(size) bytes, shorter than the 100-byte header")
+            throw BackstageError(
+                .corruptStore(reason: "truncated: \(size) bytes, shorter than the 100-byte header"),
+                path: src.main.path, during: .relocating)
         }
         // With a non-empty -wal or -journal the main file may be mid-checkpoint or mid-rollback
         // (a writer killed while copying pages back): SQLite repairs it from the sidecar, under
@@ -94,15 +95,18 @@ extension StoreMove {
             try (fileSystem.status(src.sidecar($0).path)?.size ?? 0) > 0
         }
         if !sidecarHoldsData, let expected = header.expectedFileSize, expected > size {
-            throw RelocationError.corruptStore(
-                path: src.main.path, reason: "truncated: the header promises \(expected) bytes, the file has \(size)")
+            throw BackstageError(
+                .corruptStore(reason: "truncated: the header promises \(expected) bytes, the file has \(size)"),
+                path: src.main.path, during: .relocating)
         }
     }
 
     /// Refuses a destination where a store already is.
     private func refuseExistingDestination() throws {
         let path = destinationSet.main.path
-        if try fileSystem.status(path) != nil { throw RelocationError.destinationExists(path: path) }
+        if try fileSystem.status(path) != nil {
+            throw BackstageError(.destinationExists, path: path, during: .relocating)
+        }
     }
 
     /// Creates the destination's folder, refusing one that cannot be made because its file system is
@@ -114,8 +118,10 @@ extension StoreMove {
             let mode = try fileSystem.folderModeNoWider(than: sourceSet.directory.path)
             try fileSystem.createDirectories(folder, mode: mode)
         } catch {
-            if error.isReadOnly { throw RelocationError.readOnlyDestination(path: folder) }
-            if error.isOutOfSpace { throw RelocationError.insufficientSpace(path: folder, needed: bytes, available: 0) }
+            if error.isReadOnly { throw BackstageError(.readOnlyDestination, path: folder, during: .relocating) }
+            if error.isOutOfSpace {
+                throw BackstageError(.insufficientSpace(needed: bytes, available: 0), path: folder, during: .relocating)
+            }
             throw error
         }
     }
@@ -124,7 +130,7 @@ extension StoreMove {
     private func refuseReadOnlyDestination() throws -> Int64 {
         let folder = destinationSet.directory.path
         let space = try fileSystem.space(at: folder)
-        if space.readOnly { throw RelocationError.readOnlyDestination(path: folder) }
+        if space.readOnly { throw BackstageError(.readOnlyDestination, path: folder, during: .relocating) }
         return space.available
     }
 
@@ -139,7 +145,8 @@ extension StoreMove {
         case .auto: return sameDevice ? .rename : .copy
         case .rename:
             guard sameDevice else {
-                throw RelocationError.crossDevice(source: sourceSet.main.path, destination: destinationSet.main.path)
+                throw BackstageError(
+                    .crossDevice(destination: destinationSet.main.path), path: sourceSet.main.path, during: .relocating)
             }
             return .rename
         case .copy: return .copy
@@ -149,7 +156,8 @@ extension StoreMove {
     /// Refuses a copy of `bytes` to a destination with fewer `available`.
     private func refuseInsufficientSpace(needing bytes: Int64, available: Int64) throws {
         guard available < bytes else { return }
-        throw RelocationError.insufficientSpace(
-            path: destinationSet.directory.path, needed: bytes, available: available)
+        throw BackstageError(
+            .insufficientSpace(needed: bytes, available: available), path: destinationSet.directory.path,
+            during: .relocating)
     }
 }

@@ -49,14 +49,19 @@ extension StoreMove {
             if status.size > 0 {
                 do {
                     lock = try StoreLock.forRecovery(of: src, timeout: busyTimeout, fileSystem: fs)
-                } catch RelocationError.notADatabase, RelocationError.corruptStore {
-                    damaged = true
+                } catch let error as BackstageError {
+                    switch error.cause {
+                    case .notADatabase, .corruptStore: damaged = true
+                    default: throw error
+                    }
                 }
             }
             defer { lock?.close() }
             if lock == nil {
                 let holders = try fs.otherProcessesHolding(src.main.path)
-                if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
+                if !holders.isEmpty {
+                    throw BackstageError(.storeHeldOpen(processes: holders), path: src.main.path, during: .relocating)
+                }
             }
             let walEmpty = (try fs.status(src.sidecar(.wal).path)?.size ?? 0) == 0
             if !damaged, walEmpty, try fs.contentsEqual(src.main.path, dst.main.path) {

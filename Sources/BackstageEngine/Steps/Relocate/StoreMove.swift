@@ -25,12 +25,12 @@ struct StoreMove {
     /// and the source stays authoritative.
     func run(
         strategy: RelocationStrategy, bytes: Int64, observer: MoveObserver
-    ) throws(RelocationError) -> RelocationReport.MovedStore {
+    ) throws(BackstageError) -> RelocationReport.MovedStore {
         let started = Date()
         let record = UpgradeJournal(
             step: .relocate, phase: .journaled, source: source, destination: destination, strategy: strategy)
         observer.phase(.preflight)
-        do { try journal.write(record) } catch { throw .engine(error) }
+        try journal.write(record)
         observer.phase(.journaled)
         var committed = false
         do {
@@ -64,13 +64,15 @@ struct StoreMove {
         // without a SQLite header (encrypted), with its sidecars: SQLite cannot open it.
         let opaque = try isOpaque(src.main.path)
         let unlockable = try opaque || isEmptyWithoutSidecars(src)
-        let lock = unlockable ? nil : try StoreLock(path: src.main.path, timeout: busyTimeout)
+        let lock = unlockable ? nil : try StoreLock(path: src.main.path, timeout: busyTimeout, during: .relocating)
         defer { lock?.close() }
         logger.debug("locked", metadata: ["store": "\(src.main.path)", "wal": "\(lock?.isWAL ?? false)"])
         // SQLite's lock cannot see an idle rollback-journal connection (nor anyone using an opaque
         // store): look for other holders.
         let holders = try opaque ? otherHolders(of: src) : fileSystem.otherProcessesHolding(src.main.path)
-        if !holders.isEmpty { throw RelocationError.storeHeldOpen(path: src.main.path, processes: holders) }
+        if !holders.isEmpty {
+            throw BackstageError(.storeHeldOpen(processes: holders), path: src.main.path, during: .relocating)
+        }
         // What the files are under the lock: a copy is verified against it, not only against itself.
         let locked = try LockedFiles(src, opaque: opaque, fileSystem: fileSystem)
         let links = locked.main.linkCount
@@ -99,7 +101,7 @@ struct StoreMove {
                 announcedCopying = true
                 observer.phase(.copying)
             }
-            if observer.isCancelled() { throw RelocationError.cancelled(path: src.main.path) }
+            if observer.isCancelled() { throw BackstageError(.cancelled, path: src.main.path, during: .relocating) }
         }
         try removeTemporaries(dst)
         let main = try fileSystem.copyVerified(
@@ -124,7 +126,7 @@ struct StoreMove {
         observer.phase(.copied)
         guard treeIdentical,
             try fileSystem.treesEqual(src.supportFolder.path, dst.temporarySupportFolder.path, comparingContents: false)
-        else { throw RelocationError.verificationFailed(path: dst.temporaryMain.path) }
+        else { throw BackstageError(.verificationFailed, path: dst.temporaryMain.path, during: .relocating) }
         // Once more after every comparison: the source is still what was locked and copied.
         try locked.checkUnchanged(fileSystem)
         observer.progress(total, total)
@@ -199,25 +201,27 @@ struct StoreMove {
         return report
     }
 
-    private func checkCancelled(_ observer: MoveObserver) throws(RelocationError) {
-        if observer.isCancelled() { throw .cancelled(path: sourceSet.main.path) }
+    private func checkCancelled(_ observer: MoveObserver) throws(BackstageError) {
+        if observer.isCancelled() { throw BackstageError(.cancelled, path: sourceSet.main.path, during: .relocating) }
     }
 
     /// The relocation error a failure of the move is, naming the store's file.
-    private func relocationFailure(_ error: any Error, bytes: Int64) -> RelocationError {
+    private func relocationFailure(_ error: any Error, bytes: Int64) -> BackstageError {
         let src = sourceSet
         return switch error {
-        case let error as RelocationError: error
-        case let error as EngineError: .engine(error)
-        case let error as FileChanged: .sourceChanged(path: error.path, reason: error.reason)
-        case let error as DatabaseError: StoreLock.map(error, path: src.main.path, timeout: busyTimeout)
+        case let error as FileChanged:
+            BackstageError(.sourceChanged(reason: error.reason), path: error.path, during: .relocating)
+        case let error as DatabaseError:
+            StoreLock.map(error, path: src.main.path, timeout: busyTimeout, during: .relocating)
         case let error as FileSystemError where error.isOutOfSpace:
-            .insufficientSpace(
-                path: error.path, needed: bytes,
-                available: (try? fileSystem.space(at: destinationSet.directory.path).available) ?? 0)
-        case let error as FileSystemError where error.code == EROFS: .readOnlyDestination(path: error.path)
-        case let error as FileSystemError: .fileSystem(error)
-        default: .failed(path: src.main.path, underlying: UnderlyingError(error))
+            BackstageError(
+                .insufficientSpace(
+                    needed: bytes,
+                    available: (try? fileSystem.space(at: destinationSet.directory.path).available) ?? 0),
+                path: error.path, during: .relocating)
+        case let error as FileSystemError where error.code == EROFS:
+            BackstageError(.readOnlyDestination, path: error.path, during: .relocating)
+        default: BackstageError(error, path: src.main.path, during: .relocating)
         }
     }
 
@@ -253,7 +257,7 @@ struct StoreMove {
 
         init(_ store: StoreFileSet, opaque: Bool, fileSystem: FileSystem) throws {
             guard let main = try fileSystem.status(store.main.path) else {
-                throw RelocationError.storeNotFound(name: store.main.path)
+                throw BackstageError(.storeNotFound, path: store.main.path, during: .relocating)
             }
             var sidecars: [Sidecar: FileStatus] = [:]
             for sidecar in Sidecar.allCases where opaque {

@@ -29,10 +29,10 @@ package final class SplitCensus: @unchecked Sendable {
         /// in the source, or the first target that differs is named.
         /// - parameter copied: The rows inserted into each table, a dictionary a target.
         /// - parameter targets: The targets' paths, in the same order.
-        package func verify(copied: [[String: Int]], targets: [String]) throws(RelocationError) {
+        package func verify(copied: [[String: Int]], targets: [String]) throws(BackstageError) {
             for (inserted, target) in zip(copied, targets) where inserted.contains(where: { rows[$0.key] != $0.value })
             {
-                throw .verificationFailed(path: target)
+                throw BackstageError(.verificationFailed, path: target, during: .upgrading)
             }
         }
     }
@@ -49,10 +49,10 @@ package final class SplitCensus: @unchecked Sendable {
     /// - parameter references: False when the store has no external data folder: the rows are
     ///   only counted (SQLite counts a b-tree's cells without decoding a row, and uses the
     ///   smallest index when there is one).
-    /// - throws: ``UpgradeError/sqlite(path:code:message:)`` naming the store when SQLite cannot open it.
+    /// - throws: ``BackstageError/Cause/sqlite(code:message:)`` naming the store when SQLite cannot open it.
     package init(
         store path: String, tables: [String], shadows: [String], references: Bool = true
-    ) throws(UpgradeError) {
+    ) throws(BackstageError) {
         self.path = path
         var configuration = Configuration()
         configuration.readonly = true
@@ -60,7 +60,7 @@ package final class SplitCensus: @unchecked Sendable {
         do {
             queue = try DatabaseQueue(path: BulkCopy.sourceURI(path), configuration: configuration)
         } catch {
-            throw UpgradeError(error, path: path)
+            throw BackstageError(error, path: path, during: .upgrading)
         }
         let queue = queue
         threads.start { [self] in
@@ -74,15 +74,15 @@ package final class SplitCensus: @unchecked Sendable {
 
     /// Waits for the census and returns its counts.
     ///
-    /// - throws: ``UpgradeError/sqlite(path:code:message:)`` naming the store when SQLite failed
+    /// - throws: ``BackstageError/Cause/sqlite(code:message:)`` naming the store when SQLite failed
     ///   to read it (a damaged page, say).
-    package func wait() throws(UpgradeError) -> Counts {
+    package func wait() throws(BackstageError) -> Counts {
         threads.wait()
         defer { try? queue.close() }
         guard let outcome else { preconditionFailure("the census thread ends before wait() returns") }
         switch outcome {
         case .success(let counts): return counts
-        case .failure(let error): throw UpgradeError(error, path: path)
+        case .failure(let error): throw BackstageError(error, path: path, during: .upgrading)
         }
     }
 
@@ -129,19 +129,5 @@ package final class SplitCensus: @unchecked Sendable {
                 list.split(separator: ",").lazy.map(String.init).filter { UUID(uuidString: $0) != nil })
         }
         return (row[0], references)
-    }
-}
-
-extension UpgradeError {
-    /// SQLite's failure on the store at `path`, with its extended result code and its own words;
-    /// any other error kept whole in ``UpgradeError/failed(path:underlying:)``.
-    init(_ error: any Error, path: String) {
-        switch error {
-        case let error as DatabaseError:
-            self = .sqlite(
-                path: path, code: error.extendedResultCode.rawValue, message: error.message ?? "\(error.resultCode)")
-        case let error as UpgradeError: self = error
-        default: self = .failed(path: path, underlying: UnderlyingError(error))
-        }
     }
 }

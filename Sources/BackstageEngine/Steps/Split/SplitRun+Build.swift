@@ -54,7 +54,7 @@ extension SplitRun {
             if context.isCancelled() { work.cancel() }
         }
         report()
-        if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
+        if context.isCancelled() { throw BackstageError(.cancelled, path: "split \(step.store)", during: .upgrading) }
         if let (index, error) = work.failure {
             if let error = error as? DatabaseError {
                 throw Self.copyFailure(error, source: source, target: targets[index])
@@ -68,14 +68,14 @@ extension SplitRun {
 
     /// A connection that reads the store at `path`, which the caller holds locked (`immutable=1`:
     /// no lock of its own, never written), and writes the targets it attaches.
-    static func copier(reading path: String) throws(UpgradeError) -> DatabaseQueue {
+    static func copier(reading path: String) throws(BackstageError) -> DatabaseQueue {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
         configuration.label = "Backstage.SplitCopy"
         do {
             return try DatabaseQueue(path: BulkCopy.sourceURI(path), configuration: configuration)
         } catch {
-            throw UpgradeError(error, path: path)
+            throw BackstageError(error, path: path, during: .upgrading)
         }
     }
 

@@ -44,7 +44,9 @@ struct SplitRun {
         let src = source
         guard fileSystem.exists(src.main.path) else { return report }
         for target in targets {
-            if fileSystem.exists(target.main.path) { throw RelocationError.destinationExists(path: target.main.path) }
+            if fileSystem.exists(target.main.path) {
+                throw BackstageError(.destinationExists, path: target.main.path, during: .relocating)
+            }
             report.quarantined += try context.quarantine.moveStaleFiles(of: target)
             try fileSystem.createDirectories(target.directory.path)
         }
@@ -56,7 +58,7 @@ struct SplitRun {
         observer.phase(.journaled)
         var committed = false
         do {
-            let lock = try StoreLock(path: src.main.path, timeout: context.busyTimeout)
+            let lock = try StoreLock(path: src.main.path, timeout: context.busyTimeout, during: .upgrading)
             defer { lock.close() }
             // What the targets are built from, checked again before `verified` and kept in the journal.
             let locked = try StoreStamp.take(of: src, fileSystem: fileSystem)
@@ -86,15 +88,18 @@ struct SplitRun {
             // SQLite's lock keeps SQLite's writers out, not a process truncating or replacing the file.
             let now = try StoreStamp.take(of: src, fileSystem: fileSystem)
             guard let locked, locked.change(to: now) == nil else {
-                throw RelocationError.sourceChanged(
-                    path: src.main.path, reason: locked?.change(to: now) ?? "it appeared under the lock")
+                throw BackstageError(
+                    .sourceChanged(reason: locked?.change(to: now) ?? "it appeared under the lock"),
+                    path: src.main.path, during: .relocating)
             }
             var verified = record.with(phase: .verified)
             verified.externalDataTarget = external.bulk.map { step.into[$0].store }
             verified.verifiedSource = locked
             try context.journal.write(verified)
             observer.phase(.verified)
-            if context.isCancelled() { throw UpgradeError.cancelled(step: "split \(step.store)") }
+            if context.isCancelled() {
+                throw BackstageError(.cancelled, path: "split \(step.store)", during: .upgrading)
+            }
             committed = true
             try commitTemporaries(bulk: external.bulk)
             try context.journal.write(verified.with(phase: .committed))
@@ -123,7 +128,9 @@ struct SplitRun {
                 }
             }
             // SQLite's failures reading the source (its schema, under the lock) name the source.
-            if let error = error as? DatabaseError { throw UpgradeError(error, path: src.main.path) }
+            if let error = error as? DatabaseError {
+                throw BackstageError(error, path: src.main.path, during: .upgrading)
+            }
             throw error
         }
         try context.quarantine.removeCheckpointedSidecars(of: src)
@@ -186,12 +193,12 @@ struct SplitRun {
         try context.journal.write(record.with(phase: .committed))
         // What each target's rows reference, read back from them: the recovery vouches for it.
         let referencedBy = try targets.map { target in
-            let lock = try StoreLock(path: target.main.path, timeout: context.busyTimeout)
+            let lock = try StoreLock(path: target.main.path, timeout: context.busyTimeout, during: .upgrading)
             defer { lock.close() }
             do {
                 return try lock.withConnection { db in try ExternalDataReferences.referenced(db) }
             } catch let error as DatabaseError {
-                throw UpgradeError(error, path: target.main.path)
+                throw BackstageError(error, path: target.main.path, during: .upgrading)
             }
         }
         try verifyExternalData(referencedBy: referencedBy)
@@ -248,8 +255,9 @@ struct SplitRun {
             let missing = ExternalDataReferences.missing(
                 referencedBy[index], in: target.externalDataFolder, fileSystem: fileSystem)
             if missing > 0 {
-                throw UpgradeError.externalDataMissing(
-                    store: step.into[index].store.description, missing: missing, referenced: referencedBy[index].count)
+                throw BackstageError(
+                    .externalDataMissing(missing: missing, referenced: referencedBy[index].count),
+                    path: step.into[index].store.description, during: .upgrading)
             }
         }
     }
@@ -282,10 +290,10 @@ struct SplitRun {
         for row in tables where !shadowNames.contains(row["name"] as String) { sql[row["name"]] = row["sql"] }
         let named = Set(step.into.flatMap(\.tables) + step.discard)
         for table in named where sql[table] == nil {
-            throw UpgradeError.missingTable(store: source.main.path, table: table)
+            throw BackstageError(.missingTable(table: table), path: source.main.path, during: .checkingPlan)
         }
         for table in sql.keys.sorted() where !named.contains(table) && !Self.coreDataMetadata.contains(table) {
-            throw UpgradeError.unassignedTable(store: source.main.path, table: table)
+            throw BackstageError(.unassignedTable(table: table), path: source.main.path, during: .checkingPlan)
         }
         // What ties the tables together (foreign keys, triggers, views, full-text content) stays in one store.
         let objects = try Row.fetchAll(
@@ -427,9 +435,9 @@ struct SplitRun {
     /// SQLite's failure while rows were copied into `target`'s temporary: a damaged page is the
     /// source's (the rows are read from it), anything else (the target's folder read-only, a full
     /// disk) is the target's, which SQLite was writing.
-    static func copyFailure(_ error: DatabaseError, source: StoreFileSet, target: StoreFileSet) -> UpgradeError {
+    static func copyFailure(_ error: DatabaseError, source: StoreFileSet, target: StoreFileSet) -> BackstageError {
         let sourceSide = [ResultCode.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode)
-        return UpgradeError(error, path: sourceSide ? source.main.path : target.main.path)
+        return BackstageError(error, path: sourceSide ? source.main.path : target.main.path, during: .upgrading)
     }
 
     private func removeSource(lockedBy lock: StoreLock) throws {

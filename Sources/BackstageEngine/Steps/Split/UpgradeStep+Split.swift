@@ -197,17 +197,17 @@ extension UpgradeStep.Split: StepDefinition {
         ).separated(by: self).first {
             throw separation.error(splitting: path)
         }
-        var finding: UpgradeError?
+        var finding: BackstageError.Cause?
         if let table = named.sorted().first(where: { !tables.contains($0) }) {
-            finding = .missingTable(store: path, table: table)
+            finding = .missingTable(table: table)
         } else if let table = tables.sorted().first(where: {
             !named.contains($0) && !SplitRun.coreDataMetadata.contains($0)
         }) {
-            finding = .unassignedTable(store: path, table: table)
+            finding = .unassignedTable(table: table)
         }
         if let finding {
             guard exact else { return nil }
-            throw finding
+            throw BackstageError(finding, path: path, during: .checkingPlan)
         }
         let metadata = SplitRun.coreDataMetadata.filter { tables.contains($0) && !named.contains($0) }
         do {
