@@ -1,3 +1,4 @@
+import Backstage
 import BackstageHarness
 import BackstageTestSupport
 import Foundation
@@ -323,6 +324,28 @@ import Testing
         #expect(ordered.versions.map(\.name) == ["App", "App 3", "App 2", "App 10"])
         #expect(throws: CoreDataModelError.self) { try CoreDataModelReader.read(bundle, order: ["App", "App 2"]) }
         #expect(CoreDataCatalog.catalogName(of: "App 2") == "App-2")
+    }
+
+    /// A version whose configurations put entities in two stores is said to be kept in one, never
+    /// silently: no split by configuration is made.
+    @Test func configurationsInSeveralStoresAreNamedNotSilentlyMerged() throws {
+        let scratch = try TemporaryDirectory()
+        let bundle = scratch.url.appending(path: "Habits.xcdatamodeld")
+        let contents = [
+            "Habits": #"<?xml version="1.0"?><model><entity name="Habit"><attribute name="title" attributeType="String"/></entity><entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity></model>"#,
+            "Habits 2": #"<?xml version="1.0"?><model><entity name="Habit"><attribute name="title" attributeType="String"/></entity><entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity><configuration name="Cloud"><memberEntity name="Habit"/></configuration><configuration name="Local"><memberEntity name="Streak"/></configuration></model>"#,
+        ]
+        for (name, xml) in contents {
+            let folder = bundle.appending(path: name + ".xcdatamodel")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(xml.utf8).write(to: folder.appending(path: "contents"))
+        }
+        let model = try CoreDataModelReader.read(bundle)
+        let made = try CoreDataCatalog.make(from: model, store: try #require(ContainerLocation("documents/Habits.sqlite")))
+        let notes = made.notes.filter { $0.contains("configurations") }
+        #expect(notes.count == 1, "\(made.notes)")
+        #expect(notes.first?.hasPrefix("Habits 2: its configurations Cloud (Habit), Local (Streak) put entities in 2 stores") == true)
+        #expect(made.manifest.versions.allSatisfy { $0.stores.count == 1 })
     }
 
     static let detailed = #"""

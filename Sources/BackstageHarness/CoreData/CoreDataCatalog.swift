@@ -63,6 +63,7 @@ public enum CoreDataCatalog {
             names[name] = modelVersion.name
             let layout = try CoreDataStoreLayout(modelVersion, options: options)
             notes += layout.assumptions.map { "\(modelVersion.name): \($0)" }
+            if let note = configurationNote(modelVersion, store: store) { notes.append(note) }
             let schema = layout.storeSchema()
             let file =
                 "stores/\(name)/\(store.root.rawValue)-\(store.path.replacingOccurrences(of: "/", with: "-")).json"
@@ -79,6 +80,19 @@ public enum CoreDataCatalog {
         }
         return Made(
             manifest: CatalogManifest(app: app ?? model.name, versions: versions), schemas: schemas, notes: notes)
+    }
+
+    /// What a version whose configurations put entities in two or more stores is told: the catalog
+    /// keeps every entity in the one store at `store`, and no split by configuration is made (nil
+    /// when the version has one configuration or none).
+    static func configurationNote(_ version: CoreDataModelVersion, store: ContainerLocation) -> String? {
+        let parts = version.configurations.filter { !$0.memberEntities.isEmpty }
+        guard parts.count > 1 else { return nil }
+        let listed = parts.map { "\($0.name) (\($0.memberEntities.sorted().joined(separator: ", ")))" }
+        return "\(version.name): its configurations \(listed.joined(separator: ", ")) put entities in "
+            + "\(parts.count) stores; this catalog keeps every entity in the one store \(store) and makes no "
+            + "split by configuration: add a split step to the plan that moves each configuration's tables "
+            + "into its own store"
     }
 
     /// Writes the catalog of `model` as a new folder at `url` and returns it.
