@@ -58,7 +58,7 @@ public struct DiskEvent: Sendable, Hashable {
 /// write not fsynced since: SQLite's (recorded by a VFS, with the bytes they replaced) get their
 /// old bytes back, and files Backstage wrote (always new files) are emptied. Unlinked or replaced
 /// files come back from the run's stash (`--disk-stash`).
-public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
+public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
     /// The number of operations that ran before the cut.
     public var after: Int
     /// Whether writes not yet fsynced are lost (else kept: the disk wrote them back in time).
@@ -97,6 +97,23 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
     /// unsynced writes are lost: `power cut @53 (after fsync Library/Application Support), writes lost`.
     public var description: String {
         "power cut @\(after)\(lastOperation.map { " (after \($0))" } ?? "")\(losesUnsyncedWrites ? ", writes lost" : "")"
+    }
+
+    /// Reads a ``description``; nil for any other text.
+    public init?(_ text: String) {
+        guard text.hasPrefix("power cut @") else { return nil }
+        var rest = text.dropFirst("power cut @".count)
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard let after = Int(digits) else { return nil }
+        rest = rest.dropFirst(digits.count)
+        let losesUnsyncedWrites = rest.hasSuffix(", writes lost")
+        if losesUnsyncedWrites { rest = rest.dropLast(", writes lost".count) }
+        var lastOperation: String?
+        if !rest.isEmpty {
+            guard rest.hasPrefix(" (after "), rest.hasSuffix(")") else { return nil }
+            lastOperation = String(rest.dropFirst(" (after ".count).dropLast())
+        }
+        self.init(after: after, losesUnsyncedWrites: losesUnsyncedWrites, lastOperation: lastOperation)
     }
 
     /// What the cut undid.
