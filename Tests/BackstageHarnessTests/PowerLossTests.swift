@@ -41,7 +41,7 @@ import Testing
         #expect(try runProcess(backstageExecutable, ["fixture", root.path, "--layout", "v2", "--size", "200KB", "--state", "clean"]).status == 0)
         let plan = try CatalogFolder.notes().chain(from: "v2", to: "v3")[0].file.path
         let events = try PowerLossRun(executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"))
-            .record(["upgrade", root.path, "--plan", plan])
+            .record(.upgrade(arguments: [root.path, "--plan", plan]))
         // One numbering (an operation that failed changed nothing and leaves its number unused).
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.index < $1.index })
         let target = events.filter { $0.path.hasSuffix(".UserData.sqlite.backstage-tmp") }

@@ -272,7 +272,7 @@ public struct Simulator: Sendable {
         try FileManager.default.copyItem(at: pristine, to: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let recorder = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-        let events = try recorder.record(try upgradeArguments(from: from, to: to, root: root))
+        let events = try recorder.record(.upgrade(arguments: try upgradeArguments(from: from, to: to, root: root)))
         let limit: Int? =
             switch scope {
             case .all: nil
@@ -281,9 +281,10 @@ public struct Simulator: Sendable {
         return PowerCut.cuts(after: PowerLossRun.cuts(of: events, limit: limit), of: events, root: root)
     }
 
+    /// The arguments of `backstage upgrade` (after `upgrade`) that run the chain from `from` to `to` on `root`.
     private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
         let files = try chain(from: from, to: to).map(\.file)
-        return ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
+        return [root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
     }
 
     private func execute(
@@ -300,24 +301,24 @@ public struct Simulator: Sendable {
         if let powerCut, let scratch {
             run.crashPoint = .powerCut(powerCut)
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-            run.crashed = try runner.run(base, cut: powerCut).cut
+            run.crashed = try runner.run(.upgrade(arguments: base), cut: powerCut).cut
         } else if let crashPoint {
             let killed = try ChildProcess.run(
-                ChildProcess.simulateChild(beside: executable), base + ["--crash-at", crashPoint.description])
+                SimulateChildRequest(.upgrade(arguments: base, crashAt: crashPoint)), beside: executable)
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 {
                 run.failures.append("the interrupted run failed: \(killed.stderr)")
             }
         } else if let delay {
             run.crashPoint = Self.randomKill(after: delay)
-            run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
+            run.crashed = try ChildProcess.run(executable, ["upgrade"] + base, killAfter: delay).killedBySIGKILL
         }
         let interrupted = Self.lap(&clock)
         if crashPoint != nil || delay != nil || powerCut != nil { cost.interrupted = interrupted }
         stage(crashPoint != nil || delay != nil || powerCut != nil ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
-            let result = try ChildProcess.run(executable, base + ["--json"], capturingOutput: true)
+            let result = try ChildProcess.run(executable, ["upgrade"] + base + ["--json"], capturingOutput: true)
             let wall = Self.lap(&clock)
             // The upgrade's own time, as the run reports it; the rest is starting the process,
             // loading the plans and writing the report.
