@@ -240,7 +240,7 @@ struct Simulate: AsyncParsableCommand {
                     + [
                         formatBytes(run.size).padding(toLength: 9, withPad: " ", startingAt: 0),
                         run.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0),
-                        (run.crashPoint ?? "none").padding(toLength: 28, withPad: " ", startingAt: 0),
+                        (run.crashPoint?.description ?? "none").padding(toLength: 28, withPad: " ", startingAt: 0),
                         (run.crashed ? "yes" : "no").padding(toLength: 7, withPad: " ", startingAt: 0),
                         String(run.reruns).padding(toLength: 6, withPad: " ", startingAt: 0),
                         String(format: "%7.3f", run.seconds), result,

@@ -16,17 +16,27 @@ package enum ChildProcess {
     }
 
     /// `backstage-simulate-child`, the harness's own executable beside `backstage`: the commands that
-    /// write with their crash hooks (`upgrade --crash-at`...), the fixture states' killed writer
-    /// (`fixture-writer`) and the disk recorder (`record`), which `backstage` does not carry.
+    /// write with their crash hooks, the fixture states' killed writer and the disk recorder, which
+    /// `backstage` does not carry. It reads one ``SimulateChildRequest`` on its standard input.
     package static func simulateChild(beside backstage: URL) -> URL {
         backstage.deletingLastPathComponent().appending(path: "backstage-simulate-child")
     }
 
-    /// Runs `arguments` to the end, stdin closed; with `killAfter`, sends SIGKILL after that many
-    /// seconds. stdout is kept when `capturingOutput`, else discarded. Both pipes are drained at
-    /// once, so a child that fills one while the other is read never blocks.
+    /// Runs `backstage-simulate-child` beside `backstage` on `request`.
     package static func run(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+        _ request: SimulateChildRequest, beside backstage: URL, environment: [String: String]? = nil,
+        capturingOutput: Bool = false
+    ) throws -> Outcome {
+        try run(
+            simulateChild(beside: backstage), [], input: try request.encoded(), environment: environment,
+            capturingOutput: capturingOutput)
+    }
+
+    /// Runs `arguments` to the end, stdin closed (or reading `input`); with `killAfter`, sends
+    /// SIGKILL after that many seconds. stdout is kept when `capturingOutput`, else discarded. Both
+    /// pipes are drained at once, so a child that fills one while the other is read never blocks.
+    package static func run(
+        _ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil,
         currentDirectory: URL? = nil, capturingOutput: Bool = false, killAfter delay: Double? = nil
     ) throws -> Outcome {
         let process = Process()
@@ -35,6 +45,15 @@ package enum ChildProcess {
         if let environment { process.environment = environment }
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.standardInput = FileHandle.nullDevice
+        if let input {
+            // A file, not a pipe: a child that exits before reading it cannot SIGPIPE this process.
+            // Its name goes once it is open; the child reads the open file.
+            let file = FileManager.default.temporaryDirectory.appending(
+                path: "backstage-input-\(UUID().uuidString.prefix(8))")
+            try input.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            process.standardInput = try FileHandle(forReadingFrom: file)
+        }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = capturingOutput ? output : FileHandle.nullDevice
         process.standardError = errors

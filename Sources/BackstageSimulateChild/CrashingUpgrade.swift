@@ -3,28 +3,23 @@ import Backstage
 import BackstageCLI
 import Foundation
 
-extension CrashPoint: ExpressibleByArgument {
-    public init?(argument: String) { self.init(argument) }
-    public static var allValueStrings: [String] { forms }
-}
-
-/// `backstage upgrade`, killed by SIGKILL at a step/phase boundary.
+/// `backstage upgrade`, killed by SIGKILL at the request's step/phase boundary (`kind:phase@N`, the
+/// Nth time that boundary is reached). A point the plans never reach is a usage error listing those
+/// they do.
 struct CrashingUpgrade: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "upgrade", abstract: "Run `backstage upgrade`, killed by SIGKILL at --crash-at.")
+        commandName: "upgrade", abstract: "Run `backstage upgrade`, killed by SIGKILL at the request's crash point.")
+
+    /// The request's crash point, for the command the parser makes.
+    @TaskLocal static var crashAt: CrashPoint?
 
     @OptionGroup var upgrade: Upgrade
-
-    @Option(
-        help: ArgumentHelp(
-            "Kill this process with SIGKILL when the upgrade reaches a boundary, to test crash recovery: kind:phase[@N], such as split:verified or relocate:committed@2, the Nth time that boundary is reached (see `backstage simulate`). A point the plans never reach is a usage error listing those they do.",
-            valueName: "boundary"))
-    var crashAt: CrashPoint?
 
     func validate() throws {
         // A crash test that never crashes tests nothing: the point must be one the plans reach.
         // (A plan that cannot be read is reported by run(), as an operational failure.)
-        guard let crashAt, let loaded = try? upgrade.plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) })
+        guard let crashAt = Self.crashAt,
+            let loaded = try? upgrade.plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) })
         else { return }
         let reachable = CrashPoint.possibleBoundaries(of: UpgradePlan(chain: loaded))
         guard reachable.contains(crashAt) else {
@@ -32,13 +27,13 @@ struct CrashingUpgrade: AsyncParsableCommand {
                 reachable.isEmpty
                 ? "none (no step of them has a boundary)" : reachable.map(\.description).joined(separator: ", ")
             throw ValidationError(
-                "--crash-at \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed)."
+                "the crash point \(crashAt) is not a boundary these plans reach, so nothing would be killed; they reach: \(listed)."
             )
         }
     }
 
     func run() async throws {
-        guard let crashAt else { return try await upgrade.run(boundaryHook: nil) }
+        guard let crashAt = Self.crashAt else { return try await upgrade.run(boundaryHook: nil) }
         do {
             try await upgrade.run(boundaryHook: { if $0 == crashAt { killedHere() } })
         } catch let status as ExitCode {
@@ -52,7 +47,7 @@ struct CrashingUpgrade: AsyncParsableCommand {
     /// nothing to do, or a relocation renamed where it could have copied). Says so.
     private func warnNotReached(_ crashAt: CrashPoint) {
         warn(
-            "warning: the upgrade never reached --crash-at \(crashAt): its step had nothing to do here or took "
+            "warning: the upgrade never reached the crash point \(crashAt): its step had nothing to do here or took "
                 + "another path (a rename, not a copy); nothing was killed")
     }
 }

@@ -14,7 +14,7 @@ import Testing
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
         try app.writeDocument("Letter.txt", Data("dear".utf8))
 
-        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
+        let killed = try runSimulateChild(.relocate(arguments: [app.root.path, "--store", "Notes.sqlite", "--strategy", crash.strategy.rawValue], crashAt: crash.phase))
         #expect(killed.killedBySignal == SIGKILL, "the move must really be interrupted at \(crash.phase)")
 
         let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite"])
@@ -32,7 +32,7 @@ import Testing
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 50_000))
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/other", Data(repeating: 7, count: 9_000))
         try app.writeDocument("Letter.txt", Data("dear".utf8))
-        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", "copy", "--crash-at", StepPhase.supportMoved.rawValue])
+        let killed = try runSimulateChild(.relocate(arguments: [app.root.path, "--store", "Notes.sqlite", "--strategy", "copy"], crashAt: .supportMoved))
         #expect(killed.killedBySignal == SIGKILL)
         // What the run would have done next, cut short: the database gone, one file of its folder too.
         let source = app.documentsStore()
@@ -52,7 +52,7 @@ import Testing
         let app = try TestContainer()
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 100, walOnly: 10, bodyBytes: 1000)
         try app.writeDocument(".Notes_SUPPORT/_EXTERNAL_DATA/blob", Data(repeating: 9, count: 5_000))
-        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", "copy", "--crash-at", StepPhase.supportMoved.rawValue])
+        let killed = try runSimulateChild(.relocate(arguments: [app.root.path, "--store", "Notes.sqlite", "--strategy", "copy"], crashAt: .supportMoved))
         #expect(killed.killedBySignal == SIGKILL)
         let source = app.documentsStore()
         try FileManager.default.removeItem(at: source.main)
@@ -74,7 +74,7 @@ import Testing
         let store = StoreFileSet(main: container.documents.appending(path: "Notes.sqlite"))
         try PythonSQLite.writeThenKill(store.main, committed: 300, walOnly: 40, bodyBytes: 3000)
 
-        let killed = try runProcess(simulateChildExecutable, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite", "--crash-at", phase.rawValue], environment: environment)
+        let killed = try runSimulateChild(.relocate(arguments: ["--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite"], crashAt: phase), environment: environment)
         #expect(killed.killedBySignal == SIGKILL)
         let rerun = try runProcess(backstageExecutable, ["relocate", "--layout", "xdg", "--app", "Notes", "--store", "Notes.sqlite"], environment: environment)
         #expect(rerun.status == 0, "\(rerun.stderr)")
@@ -95,7 +95,7 @@ import Testing
         try PythonSQLite.writeThenKill(app.documentsStore().main, committed: 300, walOnly: 40, bodyBytes: 2000)
         let groupOption = "\(group)=\(shared.path)"
 
-        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--app-group", groupOption, "--to", group, "--crash-at", StepPhase.verified.rawValue])
+        let killed = try runSimulateChild(.relocate(arguments: [app.root.path, "--store", "Notes.sqlite", "--app-group", groupOption, "--to", group], crashAt: .verified))
         #expect(killed.killedBySignal == SIGKILL)
         let unlocked = { snapshot(app.root).filter { !$0.key.hasSuffix(".backstage/lock") } }
         let before = unlocked()

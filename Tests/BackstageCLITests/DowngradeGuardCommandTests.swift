@@ -24,10 +24,10 @@ import Testing
             try Data(json.utf8).write(to: v3)
         }
 
-        func upgrade(_ plans: [URL], _ extra: [String] = []) throws -> ProcessResult {
-            try runProcess(
-                extra.contains("--crash-at") ? simulateChildExecutable : backstageExecutable,
-                ["upgrade", app.root.path] + plans.flatMap { ["--plan", $0.path] } + extra)
+        func upgrade(_ plans: [URL], _ extra: [String] = [], crashAt: CrashPoint? = nil) throws -> ProcessResult {
+            let arguments = [app.root.path] + plans.flatMap { ["--plan", $0.path] } + extra
+            if let crashAt { return try runSimulateChild(.upgrade(arguments: arguments, crashAt: crashAt)) }
+            return try runProcess(backstageExecutable, ["upgrade"] + arguments)
         }
 
         func expectOlderBuildRefused() throws {
@@ -55,7 +55,7 @@ import Testing
     /// (finish or undo) the newer build's step; the newer build does.
     @Test func anOlderBuildNeverRecoversANewerBuildsKilledStep() throws {
         let builds = try Builds(v3: Self.split)
-        let killed = try builds.upgrade([builds.v2, builds.v3], ["--crash-at", "split:copied"])
+        let killed = try builds.upgrade([builds.v2, builds.v3], crashAt: CrashPoint(.split, .copied))
         #expect(killed.killedBySignal == SIGKILL)
         try builds.expectOlderBuildRefused()
         #expect(try builds.upgrade([builds.v2, builds.v3]).status == 0)

@@ -1,3 +1,4 @@
+import BackstageHarness
 import BackstageTestSupport
 import Foundation
 import Testing
@@ -23,7 +24,7 @@ struct KilledImport: Sendable, CustomTestStringConvertible {
     @Test(arguments: KilledImport.every)
     func aKilledImportIsCompletedByTheNextImport(_ crash: KilledImport) throws {
         let scene = try Scene()
-        let killed = try runProcess(simulateChildExecutable, ["import", scene.archive.path, scene.app.root.path, "--on-conflict", crash.policy, "--crash-at", crash.point])
+        let killed = try runSimulateChild(.import(arguments: [scene.archive.path, scene.app.root.path, "--on-conflict", crash.policy], crashAt: try #require(.init(crash.point))))
         #expect(killed.killedBySignal == SIGKILL, "the import must really be killed at \(crash.point): \(killed.stderr)")
         if crash.policy == "replace" && crash.point != "staging-removed" {
             // While it was moving in, each original it replaced was set aside under its own name.
@@ -50,7 +51,7 @@ struct KilledImport: Sendable, CustomTestStringConvertible {
     @Test(arguments: ["relocate", "upgrade"])
     func aKilledImportIsCompletedBeforeACommandMovesFiles(_ command: String) throws {
         let scene = try Scene()
-        let killed = try runProcess(simulateChildExecutable, ["import", scene.archive.path, scene.app.root.path, "--on-conflict", "replace", "--crash-at", "moved:60"])
+        let killed = try runSimulateChild(.import(arguments: [scene.archive.path, scene.app.root.path, "--on-conflict", "replace"], crashAt: .moved(60)))
         #expect(killed.killedBySignal == SIGKILL)
         let plan = scene.archives.url.appending(path: "v1-to-v2.json")
         try Data(#"{"name": "v1-to-v2", "version": "v2", "steps": [{"relocate": {"from": "documents/Notes.sqlite", "to": "applicationSupport/Notes.sqlite"}}, {"quarantine": {"folder": "documents/"}}]}"#.utf8).write(to: plan)
@@ -71,7 +72,7 @@ struct KilledImport: Sendable, CustomTestStringConvertible {
     @Test func aKilledImportThatCannotCompleteIsUndoneAndEveryOriginalPutBack() throws {
         let scene = try Scene()
         let before = try treeHashes(scene.app.documents)
-        let killed = try runProcess(simulateChildExecutable, ["import", scene.archive.path, scene.app.root.path, "--on-conflict", "replace", "--crash-at", "moved:60"])
+        let killed = try runSimulateChild(.import(arguments: [scene.archive.path, scene.app.root.path, "--on-conflict", "replace"], crashAt: .moved(60)))
         #expect(killed.killedBySignal == SIGKILL)
         let replaced = try scene.replacedSoFar().keys
         let waiting = try #require((0..<80).map { "Notes/new\($0).txt" }.first { !FileManager.default.fileExists(atPath: scene.app.documents.appending(path: $0).path) })

@@ -1,3 +1,5 @@
+import Backstage
+import BackstageHarness
 import BackstageTestSupport
 import Foundation
 import Testing
@@ -59,8 +61,8 @@ import Testing
 
         let recorded = try TestContainer()
         try PythonSQLite.writeThenKill(recorded.documentsStore().main, committed: 20, walOnly: 5, bodyBytes: 100)
-        let child = try runProcess(
-            simulateChildExecutable, ["record", "--disk-log", log.path, "--", "relocate", recorded.root.path, "--store", "Notes.sqlite"])
+        let child = try runSimulateChild(
+            .relocate(arguments: [recorded.root.path, "--store", "Notes.sqlite"]), recorder: .init(log: log.path))
         #expect(child.status == 0, "\(child.stderr)")
         let logged = try String(contentsOf: log, encoding: .utf8)
         #expect(logged.contains("\trename\t"), "the child's log names the move's rename: \(logged.prefix(400))")
@@ -84,7 +86,7 @@ import Testing
         let writer = try runProcess(backstageExecutable, ["fixture-writer", app.documentsStore().main.path])
         #expect(writer.status == 2 && writer.stderr.contains("unexpected arguments: 'fixture-writer'"), "\(writer.stderr)")
 
-        let killed = try runProcess(simulateChildExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--crash-at", "relocate:committed"])
+        let killed = try runSimulateChild(.upgrade(arguments: [app.root.path, "--plan", plan.path], crashAt: CrashPoint(.relocate, .committed)))
         #expect(killed.killedBySignal == SIGKILL, "\(killed.stderr)")
         let rerun = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path])
         #expect(rerun.status == 0, "\(rerun.stderr)")

@@ -22,8 +22,8 @@ import Testing
         let app = try TestContainer()
         let files = try OpaqueStore.write("Vault.sqlite", into: app)
 
-        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite",
-                                                          "--strategy", crash.strategy.rawValue, "--crash-at", crash.phase.rawValue])
+        let killed = try runSimulateChild(.relocate(arguments: [app.root.path, "--store", "Vault.sqlite", "--strategy", crash.strategy.rawValue],
+                                                 crashAt: crash.phase))
         #expect(killed.killedBySignal == SIGKILL, "the move must really be interrupted at \(crash.phase)")
         let rerun = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Vault.sqlite"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
@@ -83,7 +83,7 @@ import Testing
         let scratch = try TemporaryDirectory()
         let runner = PowerLossRun(executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"))
         let arguments = { (app: TestContainer) in
-            ["relocate", app.root.path, "--store", "Vault.sqlite", "--strategy", strategy.rawValue]
+            SimulateChildRequest.Command.relocate(arguments: [app.root.path, "--store", "Vault.sqlite", "--strategy", strategy.rawValue])
         }
         let recorded = try TestContainer()
         _ = try OpaqueStore.write("Vault.sqlite", into: recorded)

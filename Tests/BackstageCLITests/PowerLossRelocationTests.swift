@@ -49,8 +49,8 @@ import Testing
         return app
     }
 
-    func arguments(_ app: TestContainer, _ strategy: RelocationStrategy) -> [String] {
-        ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", strategy.rawValue]
+    func arguments(_ app: TestContainer, _ strategy: RelocationStrategy) -> SimulateChildRequest.Command {
+        .relocate(arguments: [app.root.path, "--store", "Notes.sqlite", "--strategy", strategy.rawValue])
     }
 
     /// The next launch, then the invariants; the failure found, if any.

@@ -11,7 +11,7 @@ import Testing
         let app = try TestContainer()
         let source = app.documentsStore()
         try PythonSQLite.writeThenKill(source.main, committed: 200, walOnly: 20, bodyBytes: 1000)
-        let killed = try runProcess(simulateChildExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", "copy", "--crash-at", StepPhase.committed.rawValue])
+        let killed = try runSimulateChild(.relocate(arguments: [app.root.path, "--store", "Notes.sqlite", "--strategy", "copy"], crashAt: .committed))
         #expect(killed.killedBySignal == SIGKILL)
         let holder = try PythonSQLite.holdOpenReading(source.main, table: "note")
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }

@@ -40,7 +40,7 @@ import Testing
                   {"store": "applicationSupport/B.sqlite", "tables": ["TB"]}]}}]}
                 """
             try Data(plan.utf8).write(to: scratch.url.appending(path: "split.json"))
-            let killed = try runProcess(simulateChildExecutable, ["upgrade", root.path, "--crash-at", point] + self.plan)
+            let killed = try runSimulateChild(.upgrade(arguments: [root.path] + self.plan, crashAt: try #require(CrashPoint(point))))
             guard killed.killedBySignal == SIGKILL else { throw Failure("the split was not killed at \(point): \(killed.stderr)") }
         }
 

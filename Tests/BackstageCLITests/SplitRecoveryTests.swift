@@ -14,7 +14,7 @@ import Testing
         let root = scratch.url.appending(path: "c")
         #expect(try runProcess(backstageExecutable, ["fixture", root.path, "--layout", "v2", "--size", "200KB", "--state", "clean"]).status == 0)
         let plan = ["--plan", Self.plans.appending(path: "v2-to-v3.json").path]
-        let killed = try runProcess(simulateChildExecutable, ["upgrade", root.path, "--crash-at", "split:committed"] + plan)
+        let killed = try runSimulateChild(.upgrade(arguments: [root.path] + plan, crashAt: CrashPoint(.split, .committed)))
         #expect(killed.killedBySignal == SIGKILL)
 
         // What a power cut leaves when the moved folder's entries never reached the disk.

@@ -1,3 +1,4 @@
+import Backstage
 import BackstageTestSupport
 import Foundation
 import Testing
@@ -97,13 +98,16 @@ import Testing
         try Data(#"{"name": "v1-to-v2", "steps": [\#(Self.relocation)]}"#.utf8).write(to: file)
         let before = snapshot(scratch.url.appending(path: "app"))
 
-        let result = try runProcess(
-            simulateChildExecutable,
-            ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", point])
+        // A CrashPoint cannot be mistyped in Swift: the mistake is in the request's JSON.
+        let request = try JSONSerialization.data(withJSONObject: [
+            "format": 1,
+            "command": ["upgrade": ["arguments": [scratch.url.appending(path: "app").path, "--plan", file.path], "crashAt": point]],
+        ])
+        let result = try runProcess(simulateChildExecutable, [], input: request)
 
         #expect(result.status == 2 && result.killedBySignal == nil)
         #expect(
-            result.stderr.hasPrefix("error: the value '\(point)' is invalid for '--crash-at <boundary>'; provide one of the following: "),
+            result.stderr.hasPrefix("error: \"\(point)\" is not a crash point of upgrade (kind:phase[@N]); use one of: "),
             "\(result.stderr)")
         #expect(
             result.stderr.contains(" relocate:committed, ") && result.stderr.contains(" migrateSchema:migrating, ")
@@ -118,15 +122,14 @@ import Testing
         try Data(#"{"name": "v1-to-v2", "steps": [\#(Self.relocation)]}"#.utf8).write(to: file)
         let before = snapshot(scratch.url.appending(path: "app"))
 
-        let result = try runProcess(
-            simulateChildExecutable,
-            ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", point])
+        let result = try runSimulateChild(
+            .upgrade(arguments: [scratch.url.appending(path: "app").path, "--plan", file.path], crashAt: try #require(CrashPoint(point))))
 
         #expect(result.status == 2 && result.killedBySignal == nil)
         let shown = point.contains("@") ? point : point + "@1"
         #expect(
             result.stderr.hasPrefix(
-                "error: --crash-at \(shown) is not a boundary these plans reach, so nothing would be killed; they reach: "
+                "error: the crash point \(shown) is not a boundary these plans reach, so nothing would be killed; they reach: "
                     + "relocate:preflight@1, relocate:journaled@1, relocate:locked@1, relocate:copying@1,"),
             "\(result.stderr)")
         #expect(
@@ -142,10 +145,10 @@ import Testing
 
         // A relocation may copy (across file systems): copying is one of its boundaries, but on one
         // file system it renames, and the run ends without passing it.
-        let result = try runProcess(simulateChildExecutable, ["upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at", "relocate:copying"])
+        let result = try runSimulateChild(.upgrade(arguments: [scratch.url.appending(path: "app").path, "--plan", file.path], crashAt: CrashPoint(.relocate, .copying)))
 
         #expect(result.status == 0 && result.killedBySignal == nil)
-        #expect(result.stderr.contains("warning: the upgrade never reached --crash-at relocate:copying@1"), "\(result.stderr)")
+        #expect(result.stderr.contains("warning: the upgrade never reached the crash point relocate:copying@1"), "\(result.stderr)")
     }
 
     @Test func aCrashPointThePlanReachesKillsTheRunThere() throws {
@@ -153,12 +156,8 @@ import Testing
         let file = scratch.url.appending(path: "v1-to-v2.json")
         try Data(#"{"name": "v1-to-v2", "steps": [\#(Self.relocation)]}"#.utf8).write(to: file)
 
-        let result = try runProcess(
-            simulateChildExecutable,
-            [
-                "upgrade", scratch.url.appending(path: "app").path, "--plan", file.path, "--crash-at",
-                "relocate:committed",
-            ])
+        let result = try runSimulateChild(
+            .upgrade(arguments: [scratch.url.appending(path: "app").path, "--plan", file.path], crashAt: CrashPoint(.relocate, .committed)))
 
         #expect(result.killedBySignal == SIGKILL)
         #expect(

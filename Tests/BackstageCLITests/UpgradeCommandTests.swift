@@ -35,7 +35,7 @@ import Testing
         let plan = app.root.appending(path: "plan.json")
         try Data(Self.plan.utf8).write(to: plan)
 
-        let killed = try runProcess(simulateChildExecutable, ["upgrade", app.root.path, "--plan", plan.path, "--crash-at", crash.point])
+        let killed = try runSimulateChild(.upgrade(arguments: [app.root.path, "--plan", plan.path], crashAt: try #require(CrashPoint(crash.point))))
         #expect(killed.killedBySignal == SIGKILL, "the upgrade must really be interrupted at \(crash.point)")
         let rerun = try runProcess(backstageExecutable, ["upgrade", app.root.path, "--plan", plan.path])
         #expect(rerun.status == 0, "\(rerun.stderr)")
@@ -83,7 +83,7 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: record).hasPrefix("backstage-launch 2\nreached v2"))
         #expect(Upgrader.needsUpgrade(app.container, chain))
 
-        let killed = try runProcess(simulateChildExecutable, ["upgrade", app.root.path, "--plan", first.path, "--plan", second.path, "--crash-at", "relocate:committed"])
+        let killed = try runSimulateChild(.upgrade(arguments: [app.root.path, "--plan", first.path, "--plan", second.path], crashAt: CrashPoint(.relocate, .committed)))
         #expect(killed.killedBySignal == SIGKILL)
         let moved = StoreFileSet(main: app.applicationSupport.appending(path: "Accounts/1/Notes.sqlite"))
         #expect(FileManager.default.fileExists(atPath: moved.main.path), "killed after the commit: the store is at its new place")

@@ -76,7 +76,7 @@ import Testing
     @Test func theLibraryCallCompletesAKilledImport() async throws {
         let (app, archive, archives) = try scene()
         defer { withExtendedLifetime(archives) {} }
-        let killed = try runProcess(simulateChildExecutable, ["import", archive.path, app.root.path, "--on-conflict", "replace", "--crash-at", "moved:12"])
+        let killed = try runSimulateChild(.import(arguments: [archive.path, app.root.path, "--on-conflict", "replace"], crashAt: .moved(12)))
         #expect(killed.killedBySignal == SIGKILL)
 
         let recovery = try #require(try Importer(container: app.container).recoverInterruptedImport())
@@ -95,7 +95,7 @@ import Testing
     @Test func aKilledImportWhoseStagingFolderIsGoneLeavesDocumentsAsFound() async throws {
         let (app, archive, archives) = try scene()
         defer { withExtendedLifetime(archives) {} }
-        let killed = try runProcess(simulateChildExecutable, ["import", archive.path, app.root.path, "--on-conflict", "replace", "--crash-at", "moved:12"])
+        let killed = try runSimulateChild(.import(arguments: [archive.path, app.root.path, "--on-conflict", "replace"], crashAt: .moved(12)))
         #expect(killed.killedBySignal == SIGKILL)
         try FileManager.default.removeItem(at: app.container.temporary)
         try FileManager.default.createDirectory(at: app.container.temporary, withIntermediateDirectories: true)

@@ -74,7 +74,7 @@ import Testing
         let simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: catalog)
         let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [300_000], states: [.walPending, .interrupted], crashPoints: .count(2))
         #expect(runs.count == 4 && runs.allSatisfy(\.crashed))
-        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))") }
+        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint?.description ?? "-"): \(run.failures.joined(separator: "; "))") }
 
         let lossy = scratch.url.appending(path: "lossy.json")
         try Data(Self.splitPlan.replacingOccurrences(of: #"{"quarantine""#, with: #"{"migrateSchema": {"store": "applicationSupport/Notes.sqlite", "migrations": [{"id": "trim", "sql": "DELETE FROM ZICNOTEDATA WHERE Z_PK % 3 = 0"}]}}, {"quarantine""#).utf8).write(to: lossy)
@@ -109,8 +109,8 @@ import Testing
 
         let runs = try Simulator(executable: URL(filePath: backstageExecutable), catalog: catalog)
             .simulate(from: "v1", to: "v2", sizes: [300_000], states: [.walPending], crashPoints: .count(2))
-        #expect(runs.count == 2 && runs.allSatisfy(\.crashed), "two killed runs: \(runs.map { $0.crashPoint ?? "-" })")
-        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))") }
+        #expect(runs.count == 2 && runs.allSatisfy(\.crashed), "two killed runs: \(runs.map { $0.crashPoint?.description ?? "-" })")
+        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint?.description ?? "-"): \(run.failures.joined(separator: "; "))") }
     }
 
     /// Apple Photos' store: an RTREE with its shadow tables, 22 triggers calling functions only Core
@@ -150,6 +150,6 @@ import Testing
             .simulate(from: "v1", to: "v2", sizes: [soak ? 20_000_000 : 1_000_000], states: soak ? FixtureState.allCases : [.walPending],
                       crashPoints: soak ? .all : .count(2))
         #expect(runs.allSatisfy { $0.crashed })
-        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))") }
+        for run in runs where !run.passed { Issue.record("\(run.state.rawValue) at \(run.crashPoint?.description ?? "-"): \(run.failures.joined(separator: "; "))") }
     }
 }

@@ -44,7 +44,7 @@ let cookbookCatalog = URL(filePath: #filePath).deletingLastPathComponent().delet
         let runs = try simulator.simulate(from: "v1", to: "v3", sizes: [400_000], states: [.clean, .walPending], crashPoints: .count(3))
         #expect(runs.count == 6)
         for run in runs {
-            #expect(run.passed, "\(run.state) killed at \(run.crashPoint ?? "no point"): \(run.failures)")
+            #expect(run.passed, "\(run.state) killed at \(run.crashPoint?.description ?? "no point"): \(run.failures)")
         }
     }
 

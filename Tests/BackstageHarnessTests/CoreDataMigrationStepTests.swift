@@ -70,9 +70,8 @@ import Testing
         guard CoreDataModelTests.sharedIsThere else { return }
         let app = try Self.app()
         let before = try Migration.inspect(app.store)
-        let killed = try runProcess(
-            simulateChildExecutable,
-            ["upgrade", app.app.root.path, "--plan", app.planFile.path, "--crash-at", "coreDataMigration:\(phase)"])
+        let killed = try runSimulateChild(
+            .upgrade(arguments: [app.app.root.path, "--plan", app.planFile.path], crashAt: CrashPoint(.coreDataMigration, try #require(StepPhase(rawValue: phase)))))
         #expect(killed.killedBySignal == SIGKILL, "the upgrade must really be interrupted at \(phase): \(killed.stderr)")
         let rerun = try runProcess(backstageExecutable, ["upgrade", app.app.root.path, "--plan", app.planFile.path])
         #expect(rerun.status == 0, "\(rerun.stderr)")

@@ -19,17 +19,17 @@ import Testing
     }
 
     func expectEveryCutPasses(_ runs: [SimulationRun], atLeast minimum: Int) {
-        let cuts = runs.filter { $0.crashPoint?.hasPrefix("power cut @") == true }
+        let cuts = runs.filter { $0.crashPoint?.description.hasPrefix("power cut @") == true }
         #expect(cuts.count >= minimum, "power cuts explored: \(cuts.count)")
-        #expect(runs.filter { $0.interruption == .powerCut } == cuts, "the typed interruption counts the same runs")
+        #expect(runs.filter { $0.crashPoint?.kind == .powerCut } == cuts, "the typed fault counts the same runs")
         #expect(cuts.contains { $0.crashed }, "some cuts really interrupt the run")
         // Each cut names the operation before it, paths inside the container: "power cut @7 (after fsync Library/...)".
         #expect(cuts.allSatisfy { run in
-            let label = run.crashPoint ?? ""
+            let label = run.crashPoint?.description ?? ""
             return label.contains(" (after ") && !label.contains(" (after create /") && !label.contains(" (after rename /")
-        }, "\(cuts.map { $0.crashPoint ?? "" }.prefix(4))")
+        }, "\(cuts.map { $0.crashPoint?.description ?? "" }.prefix(4))")
         for run in runs where !run.passed {
-            Issue.record("\(run.crashPoint ?? "uninterrupted"): \(run.failures.joined(separator: "; "))")
+            Issue.record("\(run.crashPoint?.description ?? "uninterrupted"): \(run.failures.joined(separator: "; "))")
         }
     }
 
@@ -41,7 +41,7 @@ import Testing
         #expect(try runProcess(backstageExecutable, ["fixture", root.path, "--layout", "v2", "--size", "200KB", "--state", "clean"]).status == 0)
         let plan = try CatalogFolder.notes().chain(from: "v2", to: "v3")[0].file.path
         let events = try PowerLossRun(executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"))
-            .record(["upgrade", root.path, "--plan", plan])
+            .record(.upgrade(arguments: [root.path, "--plan", plan]))
         // One numbering (an operation that failed changed nothing and leaves its number unused).
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.index < $1.index })
         let target = events.filter { $0.path.hasSuffix(".UserData.sqlite.backstage-tmp") }

@@ -22,7 +22,7 @@ import Testing
         let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [200_000], states: [.walPending], crashPoints: .count(2))
         #expect(runs.count == 2)
         #expect(runs.allSatisfy { !$0.passed && $0.crashed })
-        #expect(runs.allSatisfy { $0.interruption == .crashPoint })
+        #expect(runs.allSatisfy { $0.crashPoint?.kind == .crashPoint })
         #expect(runs.allSatisfy { $0.failures.contains { $0.hasPrefix("rows lost: ZNOTE") } })
         #expect(runs.allSatisfy { !$0.failures.contains { $0.contains("ZFOLDER") } }, "only the table that lost rows is named")
     }
@@ -33,7 +33,7 @@ import Testing
         let simulator = Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
         let all = try simulator.crashPoints(from: "v1", to: "v4")
         let runs = try simulator.simulate(from: "v1", to: "v2", sizes: [150_000], states: [.clean], crashPoints: .count(3))
-        #expect(runs.count == 3 && runs.allSatisfy { $0.crashPoint?.contains(":preflight@") == false }, "\(runs.map { $0.crashPoint ?? "-" })")
+        #expect(runs.count == 3 && runs.allSatisfy { $0.crashPoint?.description.contains(":preflight@") == false }, "\(runs.map { $0.crashPoint?.description ?? "-" })")
         let chosen = Simulator.spread(3, of: all)
         #expect(chosen.count == 3 && chosen.allSatisfy { $0.phase != .preflight } && Set(chosen).count == 3)
         #expect(chosen.first?.kind == all.first?.kind && chosen.last?.kind == all.last { $0.phase != .preflight }?.kind, "\(chosen)")
@@ -45,10 +45,10 @@ import Testing
         simulator.randomKills = Self.soak ? 100 : 4
         let runs = try simulator.simulate(from: "v1", to: "v4", sizes: [Self.soak ? 5_000_000 : 400_000], states: [.walPending], crashPoints: .none)
         #expect(runs.count == 1 + simulator.randomKills)
-        #expect(runs.dropFirst().allSatisfy { $0.crashPoint?.hasPrefix("random:") == true })
-        #expect(runs.first?.interruption == nil && runs.dropFirst().allSatisfy { $0.interruption == .randomKill })
+        #expect(runs.dropFirst().allSatisfy { $0.crashPoint?.description.hasPrefix("random:") == true })
+        #expect(runs.first?.crashPoint == nil && runs.dropFirst().allSatisfy { $0.crashPoint?.kind == .randomKill })
         for run in runs where !run.passed {
-            Issue.record("\(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))")
+            Issue.record("\(run.crashPoint?.description ?? "-"): \(run.failures.joined(separator: "; "))")
         }
     }
 
@@ -64,7 +64,7 @@ import Testing
         let crashed = runs.filter { $0.crashed }.count
         #expect(crashed == runs.count, "every boundary is really reached and killed")
         for run in runs where !run.passed {
-            Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))")
+            Issue.record("\(run.state.rawValue) at \(run.crashPoint?.description ?? "-"): \(run.failures.joined(separator: "; "))")
         }
     }
 
@@ -78,10 +78,10 @@ import Testing
         let runs = try Simulator(executable: URL(filePath: backstageExecutable), catalog: try CatalogFolder.notes())
             .simulate(from: "v1", to: "v4", sizes: [150_000], states: [state], crashPoints: .count(7))
         #expect(runs.count == 7)
-        #expect(Set(runs.compactMap { $0.crashPoint?.split(separator: ":").first }).count >= 3, "several steps: \(runs.compactMap(\.crashPoint))")
+        #expect(Set(runs.compactMap { $0.crashPoint?.description.split(separator: ":").first }).count >= 3, "several steps: \(runs.compactMap(\.crashPoint))")
         #expect(runs.allSatisfy { $0.crashed }, "every boundary is really reached and killed")
         for run in runs where !run.passed {
-            Issue.record("\(run.state.rawValue) at \(run.crashPoint ?? "-"): \(run.failures.joined(separator: "; "))")
+            Issue.record("\(run.state.rawValue) at \(run.crashPoint?.description ?? "-"): \(run.failures.joined(separator: "; "))")
         }
     }
 }

@@ -185,7 +185,7 @@ import Testing
 
     @Test func junitHasOneCasePerRunWithTheBrokenInvariant() throws {
         let runs = [
-            SimulationRun(from: "v1", to: "v3", size: 1000, state: .clean, crashPoint: "split:verified@1", crashed: true, reruns: 1, seconds: 0.5, exceedsBudget: false, failures: []),
+            SimulationRun(from: "v1", to: "v3", size: 1000, state: .clean, crashPoint: .crashPoint(CrashPoint(.split, .verified)), crashed: true, reruns: 1, seconds: 0.5, exceedsBudget: false, failures: []),
             SimulationRun(from: "v1", to: "v3", size: 1000, state: .walPending, crashPoint: nil, crashed: false, reruns: 1, seconds: 0.25, exceedsBudget: false,
                           failures: ["check \"every recipe rated\" expects 0, found 12", "rows lost: <recipe> & \"more\""]),
         ]

@@ -12,10 +12,10 @@ public struct ProcessResult: Sendable {
 /// Runs a program to completion, capturing its output (through the harness's one runner).
 /// With `killAfter`, it is killed with SIGKILL after that many seconds.
 @discardableResult
-public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+public func runProcess(_ executable: String, _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil,
                        currentDirectory: URL? = nil, killAfter delay: Double? = nil) throws -> ProcessResult {
-    let outcome = try ChildProcess.run(URL(filePath: executable), arguments, environment: environment, currentDirectory: currentDirectory,
-                                       capturingOutput: true, killAfter: delay)
+    let outcome = try ChildProcess.run(URL(filePath: executable), arguments, input: input, environment: environment,
+                                       currentDirectory: currentDirectory, capturingOutput: true, killAfter: delay)
     return ProcessResult(status: outcome.status, killedBySignal: outcome.signal, stdout: outcome.stdout, stderr: outcome.stderr)
 }
 
@@ -31,8 +31,17 @@ public func shell(_ command: String) throws {
 public var backstageExecutable: String { builtExecutable("backstage") }
 
 /// `backstage-simulate-child`, built beside the test bundle: `backstage`'s commands with their
-/// crash hooks (`upgrade`/`relocate`/`import --crash-at`), `fixture-writer` and `record`.
+/// crash hooks, the fixture states' killed writer and the disk recorder, asked for by a
+/// `SimulateChildRequest` on its standard input.
 public var simulateChildExecutable: String { builtExecutable("backstage-simulate-child") }
+
+/// Runs `backstage-simulate-child` on `command` (recorded when `recorder` is given), capturing its output.
+@discardableResult
+public func runSimulateChild(_ command: SimulateChildRequest.Command, recorder: SimulateChildRequest.Recorder? = nil,
+                             environment: [String: String]? = nil) throws -> ProcessResult {
+    try runProcess(simulateChildExecutable, [], input: try SimulateChildRequest(command, recorder: recorder).encoded(),
+                   environment: environment)
+}
 
 private func builtExecutable(_ name: String) -> String {
     let bundleDirectory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()

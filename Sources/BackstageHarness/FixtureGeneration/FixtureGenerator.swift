@@ -152,12 +152,9 @@ public struct FixtureGenerator: Sendable {
     private func writeKilled(
         _ store: StoreFileSet, schema: String, rows: Int, ending: SchemaGenerator.Ending, seed: UInt64
     ) throws {
-        let outcome = try ChildProcess.run(
-            try child(),
-            [
-                "fixture-writer", store.main.path, "--catalog", catalog.url.path, "--schema", schema,
-                "--seed", String(seed), "--rows", String(rows), "--ending", ending.rawValue,
-            ])
+        let write = SimulateChildRequest.FixtureWrite(
+            store: store.main.path, catalog: catalog.url.path, schema: schema, seed: seed, rows: rows, ending: ending)
+        let outcome = try ChildProcess.run(SimulateChildRequest(.fixtureWriter(write)), beside: try childsBackstage())
         guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(
                 path: store.main.path,
@@ -194,19 +191,17 @@ public struct FixtureGenerator: Sendable {
             case .migrateSchema?: CrashPoint(.migrateSchema, .migrating)
             default: CrashPoint(.relocate, isFirst ? .locked : .committed)
             }
-        let outcome = try ChildProcess.run(
-            try child(),
-            [
-                "upgrade", container.documents.deletingLastPathComponent().path,
-                "--plan", planFile.path, "--crash-at", point.description,
-            ])
+        let upgrade = SimulateChildRequest.Command.upgrade(
+            arguments: [container.documents.deletingLastPathComponent().path, "--plan", planFile.path], crashAt: point)
+        let outcome = try ChildProcess.run(SimulateChildRequest(upgrade), beside: try childsBackstage())
         guard outcome.killedBySIGKILL else {
             throw FixtureError.writerFailed(path: planFile.path, reason: "the upgrade was not killed at \(point)")
         }
     }
 
-    /// `backstage-simulate-child` beside ``executable``: it runs the killed writers and upgrades.
-    private func child() throws -> URL {
+    /// ``executable``, once the `backstage-simulate-child` beside it, which runs the killed writers and
+    /// upgrades, is found there.
+    private func childsBackstage() throws -> URL {
         let child = ChildProcess.simulateChild(beside: executable)
         guard FileManager.default.isExecutableFile(atPath: child.path) else {
             throw FixtureError.executableNotFound(
@@ -214,7 +209,7 @@ public struct FixtureGenerator: Sendable {
                     "\(child.path) is missing: killed writers and upgrades run it; build it beside backstage "
                     + "(`swift build --product backstage-simulate-child`) or install both (`make install`)")
         }
-        return child
+        return executable
     }
 
     private func copyStore(_ from: StoreFileSet, to: StoreFileSet) throws {

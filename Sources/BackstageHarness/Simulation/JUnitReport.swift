@@ -16,7 +16,7 @@ public enum JUnitReport {
         for run in runs {
             let name =
                 (paths ? "\(run.from)→\(run.to), " : "")
-                + "\(run.size) bytes, \(run.state.rawValue), crash \(run.crashPoint ?? "none")"
+                + "\(run.size) bytes, \(run.state.rawValue), crash \(run.crashPoint?.description ?? "none")"
             let open =
                 #"    <testcase classname="\#(escape(suite))" name="\#(escape(name))" time="\#(time(run.seconds))""#
             if run.passed {

@@ -49,16 +49,16 @@ public struct DiskEvent: Sendable, Hashable {
 /// The state a power cut could leave after the first operations of a recorded run: SIGKILL keeps
 /// everything the kernel was given, a power cut keeps only what was made durable.
 ///
-/// Applied to the folder a run killed before operation ``after`` left (the run's
-/// `--disk-cut`), it undoes, newest first, every name change (create, mkdir, link,
+/// Applied to the folder a run killed before operation ``after`` left (the recorder's
+/// `cutBefore`), it undoes, newest first, every name change (create, mkdir, link,
 /// symlink, rename, unlink, rmdir) whose folders were not fsynced after it (a rename whose new
 /// folder was fsynced but not its old one leaves both names), the strict model of
 /// file systems that make each folder durable on its own (ext4 happens to make earlier renames
 /// durable with any fsync; others do not), and with ``losesUnsyncedWrites`` takes back every
 /// write not fsynced since: SQLite's (recorded by a VFS, with the bytes they replaced) get their
 /// old bytes back, and files Backstage wrote (always new files) are emptied. Unlinked or replaced
-/// files come back from the run's stash (`--disk-stash`).
-public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
+/// files come back from the run's stash (the recorder's `stash`).
+public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
     /// The number of operations that ran before the cut.
     public var after: Int
     /// Whether writes not yet fsynced are lost (else kept: the disk wrote them back in time).
@@ -97,6 +97,23 @@ public struct PowerCut: Sendable, Hashable, CustomStringConvertible {
     /// unsynced writes are lost: `power cut @53 (after fsync Library/Application Support), writes lost`.
     public var description: String {
         "power cut @\(after)\(lastOperation.map { " (after \($0))" } ?? "")\(losesUnsyncedWrites ? ", writes lost" : "")"
+    }
+
+    /// Reads a ``description``; nil for any other text.
+    public init?(_ text: String) {
+        guard text.hasPrefix("power cut @") else { return nil }
+        var rest = text.dropFirst("power cut @".count)
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard let after = Int(digits) else { return nil }
+        rest = rest.dropFirst(digits.count)
+        let losesUnsyncedWrites = rest.hasSuffix(", writes lost")
+        if losesUnsyncedWrites { rest = rest.dropLast(", writes lost".count) }
+        var lastOperation: String?
+        if !rest.isEmpty {
+            guard rest.hasPrefix(" (after "), rest.hasSuffix(")") else { return nil }
+            lastOperation = String(rest.dropFirst(" (after ".count).dropLast())
+        }
+        self.init(after: after, losesUnsyncedWrites: losesUnsyncedWrites, lastOperation: lastOperation)
     }
 
     /// What the cut undid.
@@ -232,7 +249,7 @@ struct WriteUndo {
 
 /// Runs a `backstage` command recorded, or cut short by a power cut: through
 /// `backstage-simulate-child`, the executable beside `backstage` that installs the disk recorder
-/// and then runs the command as `backstage` would.
+/// and then runs the command as `backstage` would (a ``SimulateChildRequest`` with its recorder).
 public struct PowerLossRun: Sendable {
     /// The `backstage` executable; its child is the `backstage-simulate-child` beside it.
     public var executable: URL
@@ -254,11 +271,13 @@ public struct PowerLossRun: Sendable {
     var log: URL { scratch.appending(path: "disk.log") }
     var stash: URL { scratch.appending(path: "stash") }
 
-    /// Runs `arguments` to the end, recorded: the operations it made on the disk.
-    public func record(_ arguments: [String], environment: [String: String] = [:]) throws -> [DiskEvent] {
+    /// Runs `command` to the end, recorded: the operations it made on the disk. `environment` is
+    /// added to this process's for the command (the variables an xdg layout reads).
+    public func record(
+        _ command: SimulateChildRequest.Command, environment: [String: String] = [:]
+    ) throws -> [DiskEvent] {
         try prepare()
-        let outcome = try ChildProcess.run(
-            child, childArguments(arguments, cut: nil), environment: childEnvironment(with: environment))
+        let outcome = try runChild(command, cut: nil, environment: environment)
         guard outcome.status == 0 || outcome.status == 1 else {
             throw PowerLossError.runFailed(status: outcome.status, message: outcome.stderr)
         }
@@ -267,26 +286,25 @@ public struct PowerLossRun: Sendable {
         return events
     }
 
-    /// Runs `arguments` killed before operation `cut.after`, then turns what it left into the
+    /// Runs `command` killed before operation `cut.after`, then turns what it left into the
     /// state of the power cut. Returns whether the run was cut (false: it ended before) and the cut's effect.
     public func run(
-        _ arguments: [String], environment: [String: String] = [:], cut: PowerCut
+        _ command: SimulateChildRequest.Command, environment: [String: String] = [:], cut: PowerCut
     ) throws -> (cut: Bool, effect: PowerCut.Effect) {
         try prepare()
-        let outcome = try ChildProcess.run(
-            child, childArguments(arguments, cut: cut.after), environment: childEnvironment(with: environment))
+        let outcome = try runChild(command, cut: cut.after, environment: environment)
         let events = try DiskEvent.log(at: log)
         let effect = try cut.apply(to: events, stash: stash)
         return (outcome.killedBySIGKILL, effect)
     }
 
-    /// Runs `arguments` killed with SIGKILL before operation `before`, and nothing more: the state
+    /// Runs `command` killed with SIGKILL before operation `before`, and nothing more: the state
     /// kill -9 leaves, to compare with a power cut at the same point.
-    public func kill(_ arguments: [String], environment: [String: String] = [:], before: Int) throws -> Bool {
+    public func kill(
+        _ command: SimulateChildRequest.Command, environment: [String: String] = [:], before: Int
+    ) throws -> Bool {
         try prepare()
-        return try ChildProcess.run(
-            child, childArguments(arguments, cut: before), environment: childEnvironment(with: environment)
-        ).killedBySIGKILL
+        return try runChild(command, cut: before, environment: environment).killedBySIGKILL
     }
 
     private func prepare() throws {
@@ -297,16 +315,15 @@ public struct PowerLossRun: Sendable {
         try FileManager.default.createDirectory(at: stash, withIntermediateDirectories: true)
     }
 
-    private func childEnvironment(with extra: [String: String]) -> [String: String] {
-        ProcessInfo.processInfo.environment.merging(extra) { $1 }
-    }
-
-    /// The child's arguments: `record` with the recorder's options, then `arguments` (the command) after `--`.
-    private func childArguments(_ arguments: [String], cut: Int?) -> [String] {
-        var recorder = ["record", "--disk-log", log.path, "--disk-stash", stash.path]
-        if let cut { recorder += ["--disk-cut", String(cut)] }
-        if let skipsFolderFsync { recorder += ["--skip-folder-fsync", skipsFolderFsync] }
-        return recorder + ["--"] + arguments
+    /// The child on `command`, recorded into ``log``, cut before operation `cut` when given.
+    private func runChild(
+        _ command: SimulateChildRequest.Command, cut: Int?, environment: [String: String]
+    ) throws -> ChildProcess.Outcome {
+        let recorder = SimulateChildRequest.Recorder(
+            log: log.path, stash: stash.path, cutBefore: cut, skippingFolderFsyncsEndingWith: skipsFolderFsync)
+        return try ChildProcess.run(
+            SimulateChildRequest(command, recorder: recorder), beside: executable,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 })
     }
 
     /// The cuts worth trying in a run of `events`: with `limit`, right after each name change (its

@@ -64,12 +64,12 @@ public struct CostBreakdown: Sendable, Hashable, Codable {
     /// The breakdown of `runs`, by kind, kinds in a fixed order.
     public init(_ runs: [SimulationRun]) {
         func kind(_ run: SimulationRun) -> String {
-            if run.crashPoint?.hasPrefix("downgrade-to-") == true { return "downgrade" }
-            switch run.interruption {
-            case nil: return "uninterrupted"
-            case .crashPoint: return "crash point"
-            case .randomKill: return "random kill"
-            case .powerCut: return "power cut"
+            switch run.crashPoint?.kind {
+            case nil: "uninterrupted"
+            case .crashPoint: "crash point"
+            case .randomKill: "random kill"
+            case .powerCut: "power cut"
+            case .downgrade: "downgrade"
             }
         }
         let measured = runs.filter { $0.cost != nil }

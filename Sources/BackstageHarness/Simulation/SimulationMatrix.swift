@@ -40,8 +40,8 @@ public struct SimulationUnit: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// What a unit runs.
     public enum Kind: Sendable, Hashable, Codable {
-        /// A kill with SIGKILL at this boundary (`CrashPoint.description`), then the reruns.
-        case crashPoint(String)
+        /// A kill with SIGKILL at this boundary, then the reruns.
+        case crashPoint(CrashPoint)
         /// One uninterrupted run, then this many runs killed at a random instant of it.
         case uninterrupted(randomKills: Int)
         /// Every power cut the chain's first run allows (or at most `limit`).
@@ -65,12 +65,12 @@ public struct SimulationUnit: Sendable, Hashable, Codable, CustomStringConvertib
     /// The unit's kind as its runs are labelled.
     var label: String {
         switch kind {
-        case .crashPoint(let point): point
+        case .crashPoint(let point): point.description
         case .uninterrupted(0): "none"
         case .uninterrupted(let kills): "none+random×\(kills)"
         case .powerCuts(nil): "power-cuts"
         case .powerCuts(let limit?): "power-cuts≤\(limit)"
-        case .downgrade(let version): "downgrade-to-\(version)"
+        case .downgrade(let version): SimulationRun.Fault.downgrade(to: version).description
         }
     }
 
@@ -162,7 +162,7 @@ extension Simulator {
                     if points.contains(nil) || randomKills > 0 {
                         units.append(unit(.uninterrupted(randomKills: randomKills), Double(1 + randomKills)))
                     }
-                    units += points.compactMap { $0 }.map { unit(.crashPoint($0.description), 1) }
+                    units += points.compactMap { $0 }.map { unit(.crashPoint($0), 1) }
                     if let powerCuts {
                         let limit: Int? =
                             switch powerCuts {

@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 
 /// What `simulate --json` writes: the runs, and what a shard's report needs to be merged with the
@@ -21,7 +22,8 @@ public struct SimulationReport: Sendable, Codable {
     public var units: Int
     public var unitsRun: [Int]
     public var runs: [SimulationRun]
-    public var crashPointsTried: [String]
+    /// The crash points (and other faults) the runs tried, each once, in the order of their labels.
+    public var crashPointsTried: [SimulationRun.Fault]
     /// The power-cut states tried (each cut twice: unsynced writes kept, then lost), and how many failed.
     public var powerLossStates: Int
     public var powerLossFailures: Int
@@ -46,8 +48,8 @@ public struct SimulationReport: Sendable, Codable {
         self.unitsRun = unitsRun
         self.runs = runs
         self.seconds = seconds
-        crashPointsTried = Array(Set(runs.compactMap(\.crashPoint))).sorted()
-        let cuts = runs.filter { $0.interruption == .powerCut }
+        crashPointsTried = Set(runs.compactMap(\.crashPoint)).sorted { $0.description < $1.description }
+        let cuts = runs.filter { $0.crashPoint?.kind == .powerCut }
         powerLossStates = cuts.count
         powerLossFailures = cuts.filter { !$0.passed }.count
         passed = runs.allSatisfy(\.passed)
@@ -165,7 +167,7 @@ public struct SimulationMergeError: Error, Sendable, Hashable, CustomStringConve
 /// A simulation that could not run as asked.
 public enum SimulationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A unit names a crash point the path's chain does not pass.
-    case unknownCrashPoint(String, path: String)
+    case unknownCrashPoint(CrashPoint, path: String)
 
     public var description: String {
         switch self {

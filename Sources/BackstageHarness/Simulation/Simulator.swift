@@ -12,66 +12,6 @@ public enum CrashPoints: Sendable, Hashable, Codable {
     case count(Int)
 }
 
-/// One simulated upgrade: a fixture, the plan chain killed at one point (or not), rerun, checked.
-public struct SimulationRun: Sendable, Hashable, Codable {
-    public var from: String
-    public var to: String
-    public var size: Int64
-    public var state: FixtureState
-    /// The `CrashPoint` killed at (`kind:phase@N`), `random:Nms` for a kill at a random instant,
-    /// `power cut @N` for a power cut, or nil for an uninterrupted run: the run's label in reports.
-    public var crashPoint: String?
-    /// How the run was interrupted, nil when it was not: what to count runs by (never the label).
-    public var interruption: Interruption?
-    /// False when the crash point was never reached (the step had nothing to do in this state).
-    public var crashed: Bool
-    /// Runs needed after the crash to complete the chain.
-    public var reruns: Int
-    /// Wall time of the uninterrupted run or of the runs after the crash.
-    public var seconds: Double
-    /// True when the upgrade took longer than the launch budget: an app would be killed at launch.
-    public var exceedsBudget: Bool
-    /// The invariants that broke; empty when the run passed.
-    public var failures: [String]
-    /// What names the run the same way in every shard and on every machine:
-    /// `v1→v4 2000000 wal-pending relocate:copying@1` (`random#2` for the second random kill,
-    /// whose instant in milliseconds varies); nil for runs made before identities.
-    public var identity: String?
-    /// The position of the run's ``SimulationUnit`` among the matrix's units.
-    public var unit: Int?
-    /// Where the run's time went.
-    public var cost: RunCost?
-
-    public var passed: Bool { failures.isEmpty }
-
-    /// How a simulated run was interrupted.
-    public enum Interruption: String, Sendable, Hashable, Codable {
-        /// Killed with SIGKILL at a step/phase boundary (a `CrashPoint`).
-        case crashPoint
-        /// Killed with SIGKILL at a random instant.
-        case randomKill
-        /// A power cut: the writes not yet synced may be lost.
-        case powerCut
-    }
-
-    public init(
-        from: String, to: String, size: Int64, state: FixtureState, crashPoint: String?, crashed: Bool, reruns: Int,
-        seconds: Double, exceedsBudget: Bool, failures: [String], interruption: Interruption? = nil
-    ) {
-        self.from = from
-        self.to = to
-        self.size = size
-        self.state = state
-        self.crashPoint = crashPoint
-        self.crashed = crashed
-        self.reruns = reruns
-        self.seconds = seconds
-        self.exceedsBudget = exceedsBudget
-        self.failures = failures
-        self.interruption = interruption
-    }
-}
-
 /// Rebuilds old layouts, runs the upgrade chain in a child process killed with SIGKILL at each
 /// step/phase boundary, reruns it until it completes, and checks the invariants: every row kept
 /// (per-table content hashes, mapped through the plans), no internal file in Documents, user
@@ -188,11 +128,11 @@ public struct Simulator: Sendable {
             // Random instants are fractions of the unit's uninterrupted run, which runs first.
             var baseline = 0.05
             switch unit.kind {
-            case .crashPoint(let label):
-                guard let point = try crashPoints(from: from, to: to).first(where: { $0.description == label }) else {
-                    throw SimulationError.unknownCrashPoint(label, path: unit.path.description)
+            case .crashPoint(let point):
+                guard try crashPoints(from: from, to: to).contains(point) else {
+                    throw SimulationError.unknownCrashPoint(point, path: unit.path.description)
                 }
-                kills = [(.boundary(point), label)]
+                kills = [(.boundary(point), point.description)]
             case .uninterrupted(let randomKills):
                 var random = SeededRandom(
                     seed: seed ^ UInt64(size) &* 31 ^ UInt64(FixtureState.allCases.firstIndex(of: state) ?? 0))
@@ -208,7 +148,7 @@ public struct Simulator: Sendable {
                 kills = cuts.map { (.powerCut($0), $0.description) }
                 total += kills.count - 1
             case .downgrade(let version):
-                kills = [(.downgrade(version), "downgrade-to-\(version)")]
+                kills = [(.downgrade(version), SimulationRun.Fault.downgrade(to: version).description)]
             }
             for (kill, label) in kills {
                 let root = scratch.appending(path: "run")
@@ -227,7 +167,7 @@ public struct Simulator: Sendable {
                     let delay = fraction * baseline
                     run = try execute(
                         from: from, to: to, root: root, crashPoint: nil, killAfter: delay, cost: &cost,
-                        stage: { report($0, String(format: "random:%.0fms", delay * 1000)) })
+                        stage: { report($0, Self.randomKill(after: delay).description) })
                 case .powerCut(let cut):
                     run = try execute(
                         from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch, cost: &cost,
@@ -237,7 +177,7 @@ public struct Simulator: Sendable {
                     let first = catalog.manifest.versions.first?.name ?? from
                     run = try execute(from: first, to: to, root: root, crashPoint: nil, cost: &cost)
                     run.from = from
-                    run.crashPoint = label
+                    run.crashPoint = .downgrade(to: version)
                     report(.interrupting, label)
                     run.failures += try downgrade(root: root, to: version, upgradedTo: to)
                 }
@@ -245,7 +185,7 @@ public struct Simulator: Sendable {
                 run.state = state
                 run.identity = unit.runIdentity(label)
                 run.unit = positions?[position] ?? position
-                report(.checking, run.crashPoint)
+                report(.checking, run.crashPoint?.description)
                 clock = ContinuousClock.now
                 run.failures += try check(root: root, from: from, to: to, fixture: fixture, digests: &digests)
                 run.failures += fixture.violations.failures(
@@ -291,6 +231,11 @@ public struct Simulator: Sendable {
         return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
     }
 
+    /// The kill `delay` seconds into a run, to the millisecond (rounded as `%.0f` rounds).
+    static func randomKill(after delay: Double) -> SimulationRun.Fault {
+        .randomKill(milliseconds: Int((delay * 1000).rounded(.toNearestOrEven)))
+    }
+
     private enum Kill {
         case boundary(CrashPoint?)
         case randomInstant(Double)
@@ -327,7 +272,7 @@ public struct Simulator: Sendable {
         try FileManager.default.copyItem(at: pristine, to: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let recorder = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-        let events = try recorder.record(try upgradeArguments(from: from, to: to, root: root))
+        let events = try recorder.record(.upgrade(arguments: try upgradeArguments(from: from, to: to, root: root)))
         let limit: Int? =
             switch scope {
             case .all: nil
@@ -336,9 +281,10 @@ public struct Simulator: Sendable {
         return PowerCut.cuts(after: PowerLossRun.cuts(of: events, limit: limit), of: events, root: root)
     }
 
+    /// The arguments of `backstage upgrade` (after `upgrade`) that run the chain from `from` to `to` on `root`.
     private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
         let files = try chain(from: from, to: to).map(\.file)
-        return ["upgrade", root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
+        return [root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
     }
 
     private func execute(
@@ -348,34 +294,31 @@ public struct Simulator: Sendable {
     ) throws -> SimulationRun {
         let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(
-            from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint?.description, crashed: false,
-            reruns: 0, seconds: 0, exceedsBudget: false, failures: [], interruption: crashPoint.map { _ in .crashPoint }
-        )
+            from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint.map(SimulationRun.Fault.crashPoint),
+            crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
         if crashPoint != nil || delay != nil || powerCut != nil { stage(.interrupting) }
         var clock = ContinuousClock.now
         if let powerCut, let scratch {
-            run.crashPoint = powerCut.description
-            run.interruption = .powerCut
+            run.crashPoint = .powerCut(powerCut)
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-            run.crashed = try runner.run(base, cut: powerCut).cut
+            run.crashed = try runner.run(.upgrade(arguments: base), cut: powerCut).cut
         } else if let crashPoint {
             let killed = try ChildProcess.run(
-                ChildProcess.simulateChild(beside: executable), base + ["--crash-at", crashPoint.description])
+                SimulateChildRequest(.upgrade(arguments: base, crashAt: crashPoint)), beside: executable)
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 {
                 run.failures.append("the interrupted run failed: \(killed.stderr)")
             }
         } else if let delay {
-            run.crashPoint = String(format: "random:%.0fms", delay * 1000)
-            run.interruption = .randomKill
-            run.crashed = try ChildProcess.run(executable, base, killAfter: delay).killedBySIGKILL
+            run.crashPoint = Self.randomKill(after: delay)
+            run.crashed = try ChildProcess.run(executable, ["upgrade"] + base, killAfter: delay).killedBySIGKILL
         }
         let interrupted = Self.lap(&clock)
         if crashPoint != nil || delay != nil || powerCut != nil { cost.interrupted = interrupted }
         stage(crashPoint != nil || delay != nil || powerCut != nil ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
-            let result = try ChildProcess.run(executable, base + ["--json"], capturingOutput: true)
+            let result = try ChildProcess.run(executable, ["upgrade"] + base + ["--json"], capturingOutput: true)
             let wall = Self.lap(&clock)
             // The upgrade's own time, as the run reports it; the rest is starting the process,
             // loading the plans and writing the report.
