@@ -142,8 +142,8 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
     public var tablesRead: [String] { Array(Set(rewrites.flatMap(\.sources))).sorted() }
 
     /// `existing` (a `Z_METADATA.Z_PLIST`) with the destination's identifiers and hashes: every
-    /// other key kept, except `NSStoreModelVersionChecksumKey`, which names the source model and is
-    /// not reproduced. Hashes nil (unknown) removes `NSStoreModelVersionHashes`.
+    /// other key kept with its plist type, except `NSStoreModelVersionChecksumKey`, which names the
+    /// source model and is not reproduced. Hashes nil (unknown) removes `NSStoreModelVersionHashes`.
     public static func rewrittenMetadataPlist(_ existing: Data, with metadata: Metadata) throws -> Data {
         var format = PropertyListSerialization.PropertyListFormat.binary
         let decoded = try PropertyListSerialization.propertyList(from: existing, options: [], format: &format)
@@ -153,6 +153,9 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
         plist["NSStoreModelVersionIdentifiers"] = metadata.versionIdentifiers
         plist["NSStoreModelVersionHashes"] = metadata.versionHashes
         plist.removeValue(forKey: "NSStoreModelVersionChecksumKey")
+        // Written by PropertyListEncoder: a statically linked Foundation's PropertyListSerialization
+        // refuses every array (MetadataPlistValue). A value of no plist type is left to it to refuse.
+        if let data = try MetadataPlistValue.binary(plist) { return data }
         return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }
 }

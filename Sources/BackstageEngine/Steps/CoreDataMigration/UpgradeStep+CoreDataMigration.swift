@@ -78,7 +78,8 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
         return !program.isDestination(plist) && program.isSource(plist)
     }
 
-    /// The rewritten tables' bytes at the migration rate; the store's when they cannot be read.
+    /// What the program's statements cost on the tables they reach (``CoreDataMigrationCost``), sized
+    /// from the store's b-trees; by the store's bytes when they cannot be read.
     package func estimate(_ estimator: inout StepEstimator) -> (bytes: Int64, seconds: Double)? {
         var probe = PlainProbe()
         let pending =
@@ -86,11 +87,12 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
             || isNeeded(in: estimator.container, fileSystem: estimator.fileSystem, probe: &probe)
         guard pending, let bytes = estimator.size(store, withSupportFolder: false) else { return nil }
         let path = (estimator.movedFrom[store] ?? store).filePath(in: estimator.container)
-        let read = Set(program.tablesRead.map { $0.lowercased() })
-        let sizes = try? BTreeSizes.read(path, fileSystem: estimator.fileSystem, tables: read)
-        let rewritten =
-            sizes.map { sizes in read.reduce(Int64(0)) { $0 + (sizes.bytesWithIndexes(of: $1) ?? 0) } } ?? bytes
-        return (bytes, estimator.throughput.perStep + Double(rewritten) / estimator.throughput.migrate)
+        let works = CoreDataMigrationCost.works(program)
+        let sizes = try? BTreeSizes.read(
+            path, fileSystem: estimator.fileSystem, tables: CoreDataMigrationCost.tables(works))
+        let seconds = CoreDataMigrationCost.seconds(
+            works, sizes: sizes, storeBytes: bytes, rates: estimator.throughput.coreDataMigrationRates)
+        return (bytes, estimator.throughput.perStep + seconds)
     }
 
     package func run(_ run: StepRun) throws -> StepOutcome {

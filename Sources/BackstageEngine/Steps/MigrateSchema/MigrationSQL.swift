@@ -84,8 +84,9 @@ struct SQLWords: IteratorProtocol {
     private let scalars: [Unicode.Scalar]
     private var index = 0
 
-    init(_ sql: String) {
-        scalars = Array(sql.unicodeScalars.prefix(4096))
+    /// - parameter limit: How many characters of `sql` are read.
+    init(_ sql: String, limit: Int = 4096) {
+        scalars = Array(sql.unicodeScalars.prefix(limit))
     }
 
     mutating func next() -> String? {
