@@ -164,7 +164,8 @@ public struct ShardBench {
             found.append("\(report.runs.count) runs, the unsharded run has \(reference.runs.count)")
         }
         func name(_ run: SimulationRun) -> String {
-            run.identity ?? "\(run.from)→\(run.to) \(run.size) \(run.state.rawValue) \(run.crashPoint ?? "none")"
+            run.identity
+                ?? "\(run.from)→\(run.to) \(run.size) \(run.state.rawValue) \(run.crashPoint.map { "\($0)" } ?? "none")"
         }
         let names = report.runs.map(name), expected = reference.runs.map(name)
         if names != expected {
