@@ -12,11 +12,13 @@ struct BackstageCommand: AsyncParsableCommand {
 
             Exit status: 0 success, 1 a check found a problem, 2 usage error, 3 operational failure.
             """,
-        subcommands: [
-            Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
-            Inspect.self, Fixture.self, Simulate.self, Bench.self,
-        ]
+        subcommands: subcommands
     )
+
+    static let subcommands: [any ParsableCommand.Type] = [
+        Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
+        Inspect.self, Fixture.self, Simulate.self, Bench.self,
+    ]
 
     // The version flag of the root only: argument-parser's (`configuration.version`) is listed in
     // every subcommand's help, where `catalog init --version NAME` is another option.
@@ -29,6 +31,22 @@ struct BackstageCommand: AsyncParsableCommand {
     }
 }
 
+/// `backstage SUBCOMMAND …` is parsed with this root: the same commands without the root's `--version`
+/// flag, which argument-parser reads anywhere on the line (a parent's options are parsed after its
+/// subcommand's name too) and would take from `catalog init --version NAME`.
+struct BackstageSubcommands: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: BackstageCommand.configuration.commandName, abstract: BackstageCommand.configuration.abstract,
+        discussion: BackstageCommand.configuration.discussion, subcommands: BackstageCommand.subcommands)
+
+    /// The root to parse `arguments` with: this one when they start with one of the subcommands' names.
+    static func root(for arguments: [String]) -> any ParsableCommand.Type {
+        guard let first = arguments.first, BackstageCommand.subcommands.contains(where: { $0._commandName == first })
+        else { return BackstageCommand.self }
+        return BackstageSubcommands.self
+    }
+}
+
 /// The command line's entry point, shared by `backstage` (Sources/BackstageMain) and the simulator's
 /// child (Sources/BackstageSimulateChild), whose own root wraps these commands with its crash hooks.
 package enum BackstageCommandLine {
@@ -37,6 +55,9 @@ package enum BackstageCommandLine {
     package static func run(
         _ root: any ParsableCommand.Type = BackstageCommand.self, _ arguments: [String]? = nil
     ) async -> Never {
+        let root =
+            root == BackstageCommand.self
+            ? BackstageSubcommands.root(for: arguments ?? Array(CommandLine.arguments.dropFirst())) : root
         do {
             var command = try root.parseAsRoot(arguments)
             if var command = command as? AsyncParsableCommand {

@@ -39,6 +39,16 @@ struct Bench: AsyncParsableCommand {
             interleaved (default 1 there) and for each --cache; the ratios are checked against the same targets. \
             --replot prints a saved report again.
 
+            With --simulate-shards 1,2,4,8: how a simulate matrix scales out. The matrix (--catalog, \
+            --from/--to or else every path, --sizes, default 100KB, --states, default clean, --crash-points, default \
+            3) runs unsharded as one `backstage simulate … --json` process, then for each count N as N processes \
+            at once (`--shard K/N --json`) and `backstage simulate merge`; each merged report must have the \
+            unsharded run's units, runs, run identities in order and verdicts, else exit 1 naming the \
+            differences. Prints per count the wall time (the slowest shard's, and each shard's own), the merge, \
+            the speed-up, the CPU time of every process and its children (GNU time), runs per second, per second \
+            per core (the cores the shards could use: at most the machine's) and per CPU second. --runs repeats \
+            each count (default 1). A failing run is a verdict compared like any other, not a failure of the bench.
+
             A projection more than 10× past the largest size measured says so on its line, with its spread. \
             A debug build's times are several times a release build's: bench refuses one unless --allow-debug, \
             and then every time of Backstage says "debug" (the baselines' and the estimates' do not) and the \
@@ -49,6 +59,7 @@ struct Bench: AsyncParsableCommand {
               backstage bench --sizes 10MB,600MB --svg perf.svg --markdown
               backstage bench --catalog Cookbook --from v1 --to v2 --sizes 10MB,100MB
               backstage bench --files 10000,100000 --workspace /var/tmp/scale
+              backstage bench --simulate-shards 1,2,4,8 --sizes 100KB --crash-points 3
             """
     )
 
@@ -64,10 +75,15 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "The launch budget in seconds the projections are compared with.")
     var budget: Double = Upgrader.defaultBudget
 
-    @Option(help: "Comma-separated data sizes, such as 10MB,100MB,1GB.")
-    var sizes = CommaSeparated([ByteCount(10_000_000, written: "10MB"), ByteCount(100_000_000, written: "100MB")])
+    @Option(
+        help: "Comma-separated data sizes, such as 10MB,100MB,1GB (default: 10MB,100MB; with --simulate-shards, 100KB)."
+    )
+    var sizes: CommaSeparated<ByteCount>?
 
-    @Option(help: "Runs per case; the median is reported, with the spread (default: 3; with --store-size, 1).")
+    @Option(
+        help:
+            "Runs per case; the median is reported, with the spread (default: 3; with --store-size or --simulate-shards, 1)."
+    )
     var runs: Int?
 
     @Option(help: "The size the schema migration step is timed at, such as 1GB (default: every size).")
@@ -84,6 +100,18 @@ struct Bench: AsyncParsableCommand {
 
     @Option(help: "With --files, also time a store of this size (such as 10GB) through relocate, split and migrate.")
     var storeSize: ByteCount?
+
+    @Option(
+        help: ArgumentHelp(
+            "Comma-separated counts of shards, such as 1,2,4,8: time a simulate matrix unsharded and as that many processes, merged.",
+            valueName: "counts"))
+    var simulateShards: CommaSeparated<Int>?
+
+    @Option(help: "With --simulate-shards: the matrix's fixture states, comma-separated, or all (default: clean).")
+    var states: FixtureStates?
+
+    @Option(help: "With --simulate-shards: the matrix's crash points, all, none or a number (default: 3).")
+    var crashPoints: CrashPoints?
 
     @Option(help: "Write the full report as JSON to this file.")
     var json: String?
@@ -117,9 +145,22 @@ struct Bench: AsyncParsableCommand {
             valueName: "file.sql"))
     var generateSchemas: [String] = []
 
-    var parsedSizes: [Int64] { sizes.items.map(\.bytes) }
+    var parsedSizes: [Int64] { (sizes?.items ?? Self.defaultSizes).map(\.bytes) }
+
+    static let defaultSizes = [ByteCount(10_000_000, written: "10MB"), ByteCount(100_000_000, written: "100MB")]
 
     func validate() throws {
+        if let counts = simulateShards?.items {
+            if let count = counts.first(where: { !(1...256).contains($0) }) {
+                throw ValidationError("--simulate-shards: \(count) is not a count of shards (1 to 256).")
+            }
+            if files != nil || replot != nil || svg != nil || markdown {
+                throw ValidationError(
+                    "--simulate-shards times a simulate matrix: drop --files, --replot, --svg and --markdown.")
+            }
+        } else if states != nil || crashPoints != nil {
+            throw ValidationError("--states and --crash-points choose the matrix of --simulate-shards.")
+        }
         if files != nil, svg != nil || markdown {
             throw ValidationError("--svg and --markdown chart --sizes and --catalog runs: with --files, use --json.")
         }
@@ -146,6 +187,10 @@ struct Bench: AsyncParsableCommand {
         defer { if own { try? FileManager.default.removeItem(at: folder) } }
         if let replot {
             try redraw(URL(filePath: replot))
+            return
+        }
+        if let counts = simulateShards?.items {
+            try runShards(counts, in: folder)
             return
         }
         if let counts = files?.items.map(\.count) {
@@ -242,6 +287,41 @@ struct Bench: AsyncParsableCommand {
         if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
         Output.out(report.table)
         try Self.verdict(missed: report.targets.filter { !$0.met }.map(\.name), of: report.targets.count)
+    }
+
+    /// A simulate matrix unsharded and as `counts` shards, each merged report checked against the unsharded one.
+    private func runShards(_ counts: [Int], in folder: URL) throws {
+        var matrix = catalogOption.catalog == nil ? [] : ["--catalog", try catalogOption.load().url.path]
+        if missingHashes.omitMissingHashes { matrix.append("--omit-missing-hashes") }
+        if from != nil || to != nil {
+            let names = try catalogOption.load().manifest.versions.map(\.name)
+            matrix += ["--from", from ?? names.first ?? "", "--to", to ?? names.last ?? ""]
+        } else {
+            matrix += ["--paths", "every"]
+        }
+        matrix += [
+            "--sizes",
+            (sizes?.items ?? [ByteCount(100_000, written: "100KB")]).map(\.defaultValueDescription).joined(
+                separator: ","),
+        ]
+        matrix += ["--states", states?.defaultValueDescription ?? "clean"]
+        matrix += ["--crash-points", crashPoints?.defaultValueDescription ?? "3", "--budget", String(budget)]
+        var bench = ShardBench(
+            executable: Executable.url, matrix: matrix, shardCounts: counts, runs: runs ?? 1, workspace: folder)
+        let progress = ProgressLine(enabled: Output.stderrIsTerminal)
+        progress.show(ProgressText(label: "bench", total: nil, unit: "runs"))
+        bench.log = { line in progress.show { $0.detail = line } }
+        var report = try bench.run()
+        progress.finish()
+        if BuildConfiguration.isDebug { report.debugBuild = true }
+        if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
+        Output.out(report.table)
+        if !report.allMatch {
+            Output.err(
+                "bench: a merged report differs from the unsharded one at "
+                    + report.rows.filter { !$0.matches }.map { "\($0.shards) shards" }.joined(separator: ", "))
+            throw ExitCode(ExitStatus.checkFailed)
+        }
     }
 
     /// The app's own chain, step by step.

@@ -44,11 +44,11 @@ struct Simulate: AsyncParsableCommand {
     @OptionGroup var catalogOption: CatalogOption
     @OptionGroup var missingHashes: MissingHashesOption
 
-    @Option(help: "The version to start from.")
-    var from = "v1"
+    @Option(help: "The version to start from (default: the catalog's first).")
+    var from: String?
 
-    @Option(help: "The version to upgrade to.")
-    var to = "v4"
+    @Option(help: "The version to upgrade to (default: the catalog's last).")
+    var to: String?
 
     @Option(help: "every: every upgrade path of the catalog and the downgrade after each, instead of --from/--to.")
     var paths: PathsChoice?
@@ -101,13 +101,18 @@ struct Simulate: AsyncParsableCommand {
     var plans: [String] = []
 
     func validate() throws {
+        if paths != nil && (from != nil || to != nil) {
+            throw ValidationError("--paths every simulates every path of the catalog: drop --from and --to.")
+        }
         if catalogOption.catalog == nil, let versions = try? CatalogFolder.notes().manifest.versions.map(\.name) {
-            for version in [from, to] where !versions.contains(version) {
+            for version in [from, to].compactMap({ $0 }) where !versions.contains(version) {
                 throw ValidationError(
                     "\(version) is not a version of the Notes sample\(NearestName.didYouMean(version, among: versions)): "
                         + "use \(versions.joined(separator: ", ")).")
             }
-            if let a = versions.firstIndex(of: from), let b = versions.firstIndex(of: to), a > b {
+            if let a = versions.firstIndex(of: from ?? versions.first ?? ""),
+                let b = versions.firstIndex(of: to ?? versions.last ?? ""), a > b
+            {
                 throw ValidationError("--from must not be newer than --to.")
             }
         }
@@ -121,14 +126,21 @@ struct Simulate: AsyncParsableCommand {
         if shard != nil && ci != nil { throw ValidationError("--ci prints the shards' configuration: drop --shard.") }
     }
 
+    /// The path --from and --to choose: the catalog's first and last version unless given.
+    func path(of catalog: CatalogFolder) -> UpgradePath {
+        let versions = catalog.manifest.versions.map(\.name)
+        return UpgradePath(from: from ?? versions.first ?? "", to: to ?? versions.last ?? "")
+    }
+
     /// The paths the options choose.
     func upgradePaths(of catalog: CatalogFolder) -> [UpgradePath] {
-        paths == nil ? [UpgradePath(from: from, to: to)] : UpgradePath.every(catalog.manifest.versions.map(\.name))
+        paths == nil ? [path(of: catalog)] : UpgradePath.every(catalog.manifest.versions.map(\.name))
     }
 
     /// The options that choose the matrix, normalised: what shards of one matrix share.
-    var matrixOptions: [String] {
-        var words = paths == nil ? ["--from", from, "--to", to] : ["--paths", "every"]
+    func matrixOptions(of catalog: CatalogFolder) -> [String] {
+        let path = path(of: catalog)
+        var words = paths == nil ? ["--from", path.from, "--to", path.to] : ["--paths", "every"]
         words += ["--sizes", sizes.items.map { String($0.bytes) }.joined(separator: ",")]
         words += ["--states", states.states.map(\.rawValue).joined(separator: ",")]
         words += ["--crash-points", crashPoints.defaultValueDescription, "--random-kills", String(randomKills)]
@@ -150,9 +162,18 @@ struct Simulate: AsyncParsableCommand {
         if powerLoss { simulator.powerCuts = powerCuts }
         if let ci {
             let catalogWords = catalogOption.catalog.map { ["--catalog", $0] } ?? []
+            // The CI runs the fragment in a checkout of the repository, not in this folder.
+            if let folder = catalogOption.catalog, folder.hasPrefix("/") || folder.split(separator: "/").contains("..")
+            {
+                Output.err(
+                    "warning: the fragment names the catalog \(folder), which a CI runner's checkout does not have: "
+                        + "run this from the repository's root with --catalog relative to it")
+            }
             Output.out(
                 ci.fragment(
-                    simulate: ["backstage", "simulate"] + catalogWords + matrixOptions + ["--seed", String(seed)],
+                    simulate: ["backstage", "simulate"] + catalogWords + matrixOptions(of: catalog) + [
+                        "--seed", String(seed),
+                    ],
                     shards: shards
                 ).trimmingCharacters(in: .newlines))
             return
@@ -187,19 +208,21 @@ struct Simulate: AsyncParsableCommand {
             }
         }
         let runs = try simulator.run(positions.map { units[$0] }, positions: positions)
+        let title = paths == nil ? "\(path(of: catalog).from) → \(path(of: catalog).to)" : "every path"
         progress.finish()
         var report = SimulationReport(
-            app: catalog.manifest.app, catalog: try catalog.fingerprint(), seed: seed, command: matrixOptions,
+            app: catalog.manifest.app, catalog: try catalog.fingerprint(), seed: seed,
+            command: matrixOptions(of: catalog),
             shard: shard, units: units.count, unitsRun: positions, runs: runs,
             seconds: Date().timeIntervalSince(started))
         if !omitted.isEmpty { report.versionHashesOmitted = omitted.map(\.version) }
         if let junit = output.junit {
-            try Self.writeJUnit(report, title: paths == nil ? "\(from) → \(to)" : "every path", to: junit)
+            try Self.writeJUnit(report, title: title, to: junit)
         }
         if output.json {
             try Output.json(report)
         } else {
-            Output.out(Self.render(report, title: paths == nil ? "\(from) → \(to)" : "every path"))
+            Output.out(Self.render(report, title: title))
         }
         if !output.json, let note = MissingHashesOption.note(omitted) { Output.out(note) }
         if !report.passed { throw ExitCode(ExitStatus.checkFailed) }

@@ -36,7 +36,14 @@ struct SimulateMerge: AsyncParsableCommand {
             do {
                 data = try Data(contentsOf: URL(filePath: file))
             } catch {
-                throw SimulationMergeError(file: file, reason: .unreadable("it cannot be read"))
+                // A shell pattern that matches nothing (no shard's report downloaded) reaches merge as written.
+                let missing = !FileManager.default.fileExists(atPath: file)
+                throw SimulationMergeError(
+                    file: file,
+                    reason: .unreadable(
+                        missing
+                            ? "there is no such file (were the shards' reports downloaded here?)" : "it cannot be read")
+                )
             }
             do {
                 shards.append((file, try JSONDecoder().decode(SimulationReport.self, from: data)))
@@ -61,7 +68,7 @@ struct SimulateMerge: AsyncParsableCommand {
         case DecodingError.keyNotFound(let key, _): "it has no \(key.stringValue)"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             "\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not what a report holds"
-        default: "it is not JSON"
+        default: "it is not JSON (a shard prints its report as JSON with --json)"
         }
     }
 }

@@ -189,4 +189,23 @@ import Testing
         let github = try yaml(try self.simulate(matrix + ["--ci", "github", "--shards", "2"]).stdout)
         #expect((github["jobs"] as? [String: Any])?.keys.sorted() == ["simulate", "simulate-merge"])
     }
+
+    /// What a new user met: --paths every beside --from refused, not ignored; an absolute catalog in a
+    /// CI fragment warned of; merge naming a pattern that matched nothing, or a shard run without --json.
+    @Test func aNewUsersSlipsAreSaidPlainly() throws {
+        let every = try simulate(["--paths", "every", "--from", "v2", "--sizes", "100KB", "--list"])
+        #expect(every.status == 2 && every.stderr.contains("drop --from and --to"), "\(every.stderr)")
+        let catalog = try CatalogFolder.notes().url.path
+        let fragment = try simulate(["--catalog", catalog, "--paths", "every", "--ci", "github", "--shards", "2"])
+        #expect(fragment.status == 0 && fragment.stdout.contains("--catalog \(catalog)"))
+        #expect(fragment.stderr.contains("which a CI runner's checkout does not have"), "\(fragment.stderr)")
+        let scratch = try TemporaryDirectory()
+        let none = try simulate(["merge", "simulate-shard-*.json"], in: scratch.url)
+        #expect(none.status == 3 && none.stderr.contains("simulate-shard-*.json is not a simulate --json report: there is no such file"), "\(none.stderr)")
+        let text = scratch.url.appending(path: "shard-1.txt")
+        let shard = try simulate(["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "none", "--shard", "1/2"])
+        try Data(shard.stdout.utf8).write(to: text)
+        let refused = try simulate(["merge", text.path])
+        #expect(refused.stderr.contains("it is not JSON (a shard prints its report as JSON with --json)"), "\(refused.stderr)")
+    }
 }

@@ -1,3 +1,4 @@
+import BackstageHarness
 import BackstageTestSupport
 import Foundation
 import Testing
@@ -125,11 +126,44 @@ import Testing
         #expect(
             initialized.status == 2
                 && !FileManager.default.fileExists(atPath: scratch.url.appending(path: "Other").path))
+        #expect(initialized.stderr.contains("is not a version name"), "catalog init's own refusal: \(initialized.stderr)")
         let rootOnly = try runProcess(
             backstageExecutable, ["catalog", "init", "Other", "--from", "Pulled/Workouts.sqlite", "--at", "documents"],
             currentDirectory: scratch.url)
         #expect(rootOnly.status == 2 && rootOnly.stderr.hasPrefix("error: --at documents does not name a store"), "\(rootOnly.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch.url.appending(path: "Other").path))
+    }
+
+    /// `--version NAME` is catalog init's, though the root has a `--version` flag of its own.
+    @Test func catalogInitNamesTheCapturedVersionAfterVersion() throws {
+        let scratch = try Self.workoutsCatalog()
+        let initialized = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "Named", "--from", "Pulled/Workouts.sqlite", "--at", "documents/W.sqlite",
+                "--version", "1.0",
+            ], currentDirectory: scratch.url)
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        let manifest = try CatalogFolder(at: scratch.url.appending(path: "Named")).manifest
+        #expect(manifest.versions.map(\.name) == ["1.0"])
+        #expect(try runProcess(backstageExecutable, ["--version"]).stdout == "0.1.0\n")
+
+        // simulate's path defaults to the catalog's first and last versions, whatever their names.
+        try Data(
+            #"""
+            {"name": "1.0-to-2.0", "version": "2.0", "steps": [
+              {"relocate": {"from": "documents/W.sqlite", "to": "applicationSupport/W.sqlite"}}]}
+            """#.utf8
+        ).write(to: scratch.url.appending(path: "plan.json"))
+        let added = try runProcess(
+            backstageExecutable, ["catalog", "add-version", "Named", "2.0", "--plan", "plan.json"],
+            currentDirectory: scratch.url)
+        #expect(added.status == 0, "\(added.stderr)")
+        let simulated = try runProcess(
+            backstageExecutable,
+            ["simulate", "--catalog", "Named", "--sizes", "50KB", "--states", "clean", "--crash-points", "none"],
+            currentDirectory: scratch.url)
+        #expect(simulated.status == 0 && simulated.stdout.hasPrefix("1.0 → 2.0: 1 runs, 1 passed"), "\(simulated.stdout) \(simulated.stderr)")
     }
 
     @Test func aPlanThatFailsOnTheVersionsStoresIsExit1NamingThePlanNeverATemporary() throws {

@@ -294,6 +294,9 @@ public struct BackstageError: Error, Sendable, Hashable, CustomStringConvertible
             "plan \(plan), step \(step) migrates \(path), where no store is nor will be then, though there is one at \(closest), which the plan also names; nothing was changed: correct the plan"
         case .unassignedTable(let table):
             "table \(table) of \(path) is in no target of the split and not discarded"
+                + (table == "grdb_migrations"
+                    ? " (it holds the ids of the migrations migrateSchema ran on the store: list it in the target "
+                        + "that takes the tables they changed, so that none of them runs again there)" : "")
         case .missingTable(let table):
             "table \(table) named by the split is not in \(path)"
         case .tablesSeparated(let table, let tableStore, let other, let otherStore, let tie):
