@@ -90,6 +90,7 @@ package enum ChildProcess {
         /// 512-byte blocks): near 0 for a run the page cache served. Nil when /usr/bin/time is
         /// missing or wrote no figures.
         var diskReadBytes: Int64?
+        var stdout: String = ""
         var stderr: String
     }
 
@@ -105,8 +106,9 @@ package enum ChildProcess {
     /// Runs a command to the end under GNU `time`, which forks it from its own small process:
     /// a child's peak RSS counts its parent's memory at exec, so spawning it from here directly
     /// would report this process's size.
-    static func measure(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> Measurement
-    {
+    static func measure(
+        _ executable: URL, _ arguments: [String], environment: [String: String]?, capturingOutput: Bool = false
+    ) throws -> Measurement {
         let time = "/usr/bin/time"
         let hasTime = FileManager.default.isExecutableFile(atPath: time)
         let report = FileManager.default.temporaryDirectory.appending(
@@ -116,12 +118,12 @@ package enum ChildProcess {
         let outcome = try run(
             hasTime ? URL(filePath: time) : executable,
             hasTime ? ["-f", "%M %I", "-o", report.path, executable.path] + arguments : arguments,
-            environment: environment
+            environment: environment, capturingOutput: capturingOutput
         )
         let elapsed = ContinuousClock.now - start
         let figures = hasTime ? Self.timeFigures((try? String(contentsOf: report, encoding: .utf8)) ?? "") : nil
         return Measurement(
             status: outcome.status, seconds: elapsed.seconds, peakBytes: figures?.peakBytes ?? 0,
-            diskReadBytes: figures?.diskReadBytes, stderr: outcome.stderr)
+            diskReadBytes: figures?.diskReadBytes, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// (one table), Bed ↔ Plant (to-many ↔ to-one); version 2 renames Plant.height to size and adds
 /// Note; version 3 makes Bed.plants ordered.
 @Suite struct CoreDataHistoryCommandTests {
-    static func contents(version: Int) -> String {
+    static func contents(version: Int, identifiers: Bool = true) -> String {
         let height =
             version >= 2
             ? #"<attribute name="size" optional="YES" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES" renamingIdentifier="height"/>"#
@@ -20,7 +20,7 @@ import Testing
             """
         return """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="\(version)">
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0"\(identifiers ? " userDefinedModelVersionIdentifier=\"\(version)\"" : "")>
                 <entity name="Bed" syncable="YES">
                     <attribute name="name" optional="YES" attributeType="String"/>
                     <relationship name="plants" optional="YES" toMany="YES" \(version >= 3 ? #"ordered="YES" "# : "")deletionRule="Nullify" destinationEntity="Plant" inverseName="bed" inverseEntity="Plant"/>
@@ -43,13 +43,15 @@ import Testing
 
     static let versions = ["Garden", "Garden 2", "Garden 3"]
 
-    /// The bundle, and beside it `Garden.momd/VersionInfo.plist` with a version hash per entity.
-    static func writeBundle(in folder: URL) throws {
+    /// The bundle, and beside it `Garden.momd/VersionInfo.plist` with a version hash per entity;
+    /// `identifiers: false` leaves the versions without version identifiers, as many projects do.
+    static func writeBundle(in folder: URL, identifiers: Bool = true) throws {
         let bundle = folder.appending(path: "Garden.xcdatamodeld")
         for (index, name) in versions.enumerated() {
             let model = bundle.appending(path: "\(name).xcdatamodel")
             try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            try Data(contents(version: index + 1).utf8).write(to: model.appending(path: "contents"))
+            try Data(contents(version: index + 1, identifiers: identifiers).utf8).write(
+                to: model.appending(path: "contents"))
         }
         var hashes: [String: [String: Data]] = [:]
         for (index, name) in versions.enumerated() {
@@ -135,7 +137,9 @@ import Testing
     @Test(.timeLimit(.minutes(10)))
     func aCatalogWithoutVersionHashesIsRefusedBySimulateUnlessTheyAreOmittedOnRequest() throws {
         let scratch = try TemporaryDirectory()
-        try Self.writeBundle(in: scratch.url)
+        // No version identifiers either: the stores of the three versions have the same metadata, and
+        // only their schemas tell them apart (simulate fails a chain that leaves a store of Garden 2).
+        try Self.writeBundle(in: scratch.url, identifiers: false)
         let made = try Self.initialize(in: scratch.url, momd: false)
         #expect(made.status == 0, "\(made.stderr)")
         // Plant has sub-entities: its hash is not reproduced, and the catalog says so.
@@ -158,5 +162,25 @@ import Testing
         let plan = try String(
             contentsOf: scratch.url.appending(path: "Garden/plans/Garden-to-Garden-2.json"), encoding: .utf8)
         #expect(!plan.contains("omitForTesting"))
+
+        // A bench times every step's work; a step with nothing to do (the last plan's migration given
+        // twice) is said to be skipped, with why, never shown as a time of its work.
+        let last = scratch.url.appending(path: "Garden/plans/Garden-2-to-Garden-3.json")
+        var doubled = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: last)) as? [String: Any])
+        let steps = try #require(doubled["steps"] as? [Any])
+        doubled["steps"] = steps + steps
+        try JSONSerialization.data(withJSONObject: doubled).write(to: last)
+        let bench = try runProcess(
+            backstageExecutable,
+            [
+                "bench", "--catalog", "Garden", "--sizes", "300KB", "--runs", "1", "--allow-debug",
+                "--omit-missing-hashes",
+            ], currentDirectory: scratch.url)
+        #expect(bench.status == 0 || bench.status == 1, "\(bench.stdout) \(bench.stderr)")
+        let skipped = bench.stdout.split(separator: "\n").filter { $0.contains("skipped, nothing measured") }
+        #expect(skipped.count == 1, "\(bench.stdout)")
+        #expect(skipped.first?.contains("up to date: its schema is Garden 3's") == true, "\(bench.stdout)")
+        let baselines = bench.stdout.split(separator: "\n").filter { $0.contains("beside plain SQL") }
+        #expect(baselines.count == 2, "only the two steps that ran are beside plain SQL: \(bench.stdout)")
     }
 }

@@ -371,14 +371,16 @@ import Testing
         ),
     ]
 
-    static func writeLibrary(in scratch: TemporaryDirectory) throws -> CoreDataModel {
+    /// The Library bundle; `identifiers: false` leaves its versions without version identifiers, as
+    /// many projects do.
+    static func writeLibrary(in scratch: TemporaryDirectory, identifiers: Bool = true) throws -> CoreDataModel {
         let bundle = scratch.url.appending(path: "Library.xcdatamodeld")
         for (index, version) in library.enumerated() {
             let folder = bundle.appending(path: "\(version.name).xcdatamodel")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let xml = """
                 <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model userDefinedModelVersionIdentifier="\(index + 1)" type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <model \(identifiers ? "userDefinedModelVersionIdentifier=\"\(index + 1)\" " : "")type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 \(version.contents)
                 </model>
                 """

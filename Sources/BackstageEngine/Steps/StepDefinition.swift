@@ -257,6 +257,8 @@ package struct StepOutcome {
 
 /// What a run's account answers a step that had nothing to do (the upgrade layer's run account).
 package protocol StepAccount {
+    /// The container the run works on.
+    var container: AppContainer { get }
     /// True when a file is at `location`.
     func exists(_ location: ContainerLocation) -> Bool
     /// Why a step that takes `source` further, making `made`, found nothing there.

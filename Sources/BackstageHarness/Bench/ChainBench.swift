@@ -62,6 +62,7 @@ public struct ChainBench {
             var bytes = Array(repeating: Int64(0), count: steps.count)
             var peaks = Array(repeating: Int64(0), count: steps.count)
             var baselines = Array(repeating: [Double](), count: steps.count)
+            var skipped = Array(repeating: String?.none, count: steps.count)
             for run in 1...runs {
                 let root = workspace.appending(path: "run")
                 try? FileManager.default.removeItem(at: root)
@@ -85,9 +86,17 @@ public struct ChainBench {
                             into: workspace.appending(path: "baseline"))
                     }
                     let measured = try ChildProcess.measure(
-                        executable, ["upgrade", root.path, "--plan", step.file.path], environment: nil)
+                        executable, ["upgrade", root.path, "--plan", step.file.path, "--json"], environment: nil,
+                        capturingOutput: true)
                     guard measured.status == 0 else {
                         throw BenchError(message: "\(step.single.name) failed: \(measured.stderr)")
+                    }
+                    // A step that found nothing to do measured nothing: said, never shown as its time.
+                    let decoder = JSONDecoder()
+                    decoder.dateDecodingStrategy = .iso8601
+                    let ran = try decoder.decode([UpgradeReport].self, from: Data(measured.stdout.utf8))
+                    if let outcome = ran.first?.steps.first, outcome.outcome == .skipped {
+                        skipped[index] = outcome.reason ?? "skipped"
                     }
                     // What the app waits: the step, not the start of the process that ran it.
                     samples[index].append(max(0, measured.seconds - start))
@@ -108,7 +117,8 @@ public struct ChainBench {
                     peakBytes: peaks[index])
                 result.fastest = samples[index].min()
                 result.slowest = samples[index].max()
-                if !baselines[index].isEmpty {
+                result.skipped = skipped[index]
+                if !baselines[index].isEmpty, skipped[index] == nil {
                     result.baselineSeconds = baselines[index].median
                     result.baseline = PlainSQLBaseline.label
                 }
@@ -177,6 +187,9 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
         }
         /// Peak resident memory of the `backstage upgrade` that ran it.
         public var peakBytes: Int64
+        /// Why the step had nothing to do in a run (its time is then that of finding so, not of its
+        /// work); nil when it did its work in every run.
+        public var skipped: String?
         /// For a Core Data migration: the median time of the same table rewrites in plain SQL on a
         /// copy of the same store (``baseline`` says how they ran), the target being ≤ 1.1× of it.
         public var baselineSeconds: Double?
@@ -389,6 +402,9 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
                         pad(accuracy(estimate: step.estimate, actual: step.seconds), debugBuild == true ? 16 : 10),
                         formatBytes(step.peakBytes),
                     ].joined(separator: "  "))
+            if let skipped = step.skipped {
+                lines.append("  " + pad("", 8) + "  skipped, nothing measured: \(skipped)")
+            }
         }
         for size in Set(steps.map(\.size)).sorted() {
             let actual = total(at: size)
@@ -427,6 +443,11 @@ public struct ChainBenchReport: Sendable, Hashable, Codable {
             lines.append(
                 "| \(formatBytes(step.size)) | \(name) | \(time(step.seconds)) | \(BenchReport.time(step.estimate)) | "
                     + "\(accuracy(estimate: step.estimate, actual: step.seconds)) | \(formatBytes(step.peakBytes)) |")
+        }
+        for step in steps {
+            if let skipped = step.skipped {
+                lines += ["", "\(formatBytes(step.size)) \(step.label) was skipped, nothing measured: \(skipped)"]
+            }
         }
         lines.append("")
         for line in baselineLines { lines.append("- beside plain SQL: " + line) }

@@ -29,9 +29,16 @@ struct CoreDataHistoryCheck {
     /// Per probe: its rows' digest, and one per attribute.
     typealias Snapshot = [String: (rows: Int, keys: String, values: [String: String])]
 
+    /// How the store after the upgrade differs from the destination version's (names only).
+    typealias SchemaDifferences = [String]
+
     let before: ContainerLocation
     let after: ContainerLocation
     let probes: [Probe]
+    /// The version upgraded to, and what its store holds (entity numbers, tables and columns): a
+    /// chain that left the store of an earlier version fails, whatever its rows.
+    let destination: String
+    let expected: CoreDataMigrationProgram.StoreSignature
 
     /// Tables of the migrated stores the check covers instead of the per-table content hashes,
     /// and `Z_METADATA`, whose content changes by design (lower-cased).
@@ -119,14 +126,27 @@ struct CoreDataHistoryCheck {
         self.before = before
         self.after = after
         self.probes = probes
+        self.destination = end.name
+        self.expected = endSide.signature
     }
 
     /// The digests of the store before the upgrade (`before: true`) or after it, read from a copy.
     func snapshot(in container: AppContainer, before isBefore: Bool) throws -> Snapshot? {
+        try read(in: container, before: isBefore)?.snapshot
+    }
+
+    /// The digests, and (after the upgrade) how the schema differs from the destination's.
+    private func read(
+        in container: AppContainer, before isBefore: Bool
+    ) throws -> (snapshot: Snapshot, schema: SchemaDifferences)? {
         let location = isBefore ? before : after
         let set = StoreFileSet(main: location.url(in: container))
         guard FileManager.default.fileExists(atPath: set.main.path) else { return nil }
         return try StoreInspector.withCopy(of: set) { db in
+            let schema =
+                isBefore
+                ? []
+                : expected.differences(from: try CoreDataMigrationProgram.signature(of: db, comparedWith: [expected]))
             var result: Snapshot = [:]
             for probe in probes {
                 let side = isBefore ? probe.before : probe.after
@@ -154,7 +174,7 @@ struct CoreDataHistoryCheck {
                 }
                 result[probe.entity] = (rows, keys.finalize(), digests)
             }
-            return result
+            return (result, schema)
         }
     }
 
@@ -176,10 +196,14 @@ struct CoreDataHistoryCheck {
     /// One line per entity whose rows, or attribute whose values, the upgrade did not keep.
     func failures(before: Snapshot?, in container: AppContainer) throws -> [String] {
         guard let before else { return [] }
-        guard let after = try snapshot(in: container, before: false) else {
+        guard let (after, schema) = try read(in: container, before: false) else {
             return ["\(self.after) is missing after the Core Data migration"]
         }
         var failures: [String] = []
+        if !schema.isEmpty {
+            failures.append(
+                "\(self.after) is not the store of \(destination) after the upgrade: \(schema.joined(separator: "; "))")
+        }
         for probe in probes {
             guard let old = before[probe.entity] else { continue }
             guard let new = after[probe.entity] else {

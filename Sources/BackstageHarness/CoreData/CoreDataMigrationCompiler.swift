@@ -197,14 +197,19 @@ public enum CoreDataMigrationCompiler {
         _ source: CoreDataModelVersion, _ destination: CoreDataModelVersion, plans: [EntityPlan],
         customSQL: [CustomSQL], options: Options
     ) throws -> CoreDataMigrationProgram {
+        let sourceSide = try MigrationSide(source)
+        let destinationSide = try MigrationSide(destination)
         var writer = try ProgramWriter(
-            source: MigrationSide(source), destination: MigrationSide(destination), plans: plans, customSQL: customSQL)
+            source: sourceSide, destination: destinationSide, plans: plans, customSQL: customSQL)
         try writer.write()
         let (hashes, hashSource, missing) = versionHashes(of: destination, options: options)
         let sourceHashes = versionHashes(
             of: source, options: Options(compiledModelHashes: options.sourceHashes)
         ).0
-        var statements = writer.tableStatements.map(CoreDataMigrationProgram.Statement.sql)
+        var statements = writer.entityChecks.map {
+            CoreDataMigrationProgram.Statement.requireEntities(table: $0.table, entities: $0.entities)
+        }
+        statements += writer.tableStatements.map(CoreDataMigrationProgram.Statement.sql)
         statements += writer.bookkeeping(writesModelCache: options.writesModelCache).map { .sql($0) }
         statements.append(.writeMetadata)
         return CoreDataMigrationProgram(
@@ -218,7 +223,8 @@ public enum CoreDataMigrationCompiler {
             assumptions: writer.assumptions,
             sourceMetadata: .init(
                 versionIdentifiers: source.versionIdentifier.map { [$0] } ?? [], versionHashes: sourceHashes,
-                versionHashesSource: nil))
+                versionHashesSource: nil),
+            sourceSignature: sourceSide.signature, destinationSignature: destinationSide.signature)
     }
 
     /// The destination's hashes: a compiled model's, a captured store's, else reproduced; the

@@ -40,6 +40,8 @@ public struct CoreDataMigrationError: Error, Sendable, Hashable, CustomStringCon
         case unknownPlaceholder(String)
         /// `Z_METADATA` holds no row, or its plist is not a dictionary.
         case metadataIsNotADictionary
+        /// Rows of a table the program copies have a `Z_ENT` that is none of its entities' (counts only).
+        case rowsOfNoEntity(table: String, rows: Int, entities: [Int])
         /// The program has something unresolved and the runner was not told how to go on.
         case unresolved([CoreDataMigrationProgram.Unresolved])
     }
@@ -70,6 +72,9 @@ public struct CoreDataMigrationError: Error, Sendable, Hashable, CustomStringCon
             return "\(entity).\(relationship): \(why)"
         case .unknownPlaceholder(let name): return "the developer SQL names \(name), which the program does not know"
         case .metadataIsNotADictionary: return "Z_METADATA holds no plist dictionary"
+        case .rowsOfNoEntity(let table, let rows, let entities):
+            return CoreDataMigrationProgram.Refusal.rowsOfNoEntity(table: table, rows: rows, entities: entities)
+                .description
         case .unresolved(let items): return items.map(\.description).joined(separator: "; ")
         }
     }

@@ -6,7 +6,8 @@ extension CoreDataMigrationProgram {
     /// Runs the program on the store at `path` in one transaction (all of it, or nothing).
     ///
     /// - throws: ``CoreDataMigrationError`` when something is unresolved (and `missingHashes` is
-    ///   `.refuse`) or `Z_METADATA` holds no plist; `DatabaseError` from SQLite.
+    ///   `.refuse`), a table holds rows of no entity, or `Z_METADATA` holds no plist; `DatabaseError`
+    ///   from SQLite.
     public func run(onStoreAt path: String, missingHashes: MissingHashes = .refuse) throws {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
@@ -19,6 +20,8 @@ extension CoreDataMigrationProgram {
             switch refusal {
             case .unresolved(let problems): throw CoreDataMigrationError(reason: .unresolved(problems))
             case .metadataIsNotADictionary: throw CoreDataMigrationError(reason: .metadataIsNotADictionary)
+            case .rowsOfNoEntity(let table, let rows, let entities):
+                throw CoreDataMigrationError(reason: .rowsOfNoEntity(table: table, rows: rows, entities: entities))
             }
         }
     }

@@ -1,3 +1,4 @@
+import Backstage
 import Foundation
 
 /// One model version's store as the migration compiler reads it: entity numbers, tables, the column
@@ -61,6 +62,17 @@ struct MigrationSide {
             }
         }
         self.roles = roles
+    }
+
+    /// What a store of this version holds to be told from another version's: entity numbers and
+    /// every entity and join table's columns.
+    var signature: CoreDataMigrationProgram.StoreSignature {
+        CoreDataMigrationProgram.StoreSignature(
+            entities: Dictionary(
+                builder.numbered.map { ($0.entity.name, $0.id) }, uniquingKeysWith: { first, _ in first }),
+            tables: Dictionary(
+                builder.tables.map { ($0.name, CoreDataStoreLayout.columns(of: $0.sql).map(\.name)) },
+                uniquingKeysWith: { first, _ in first }))
     }
 
     func id(_ entity: String) -> Int? { builder.numbered.first { $0.entity.name == entity }?.id }

@@ -20,6 +20,9 @@ struct ProgramWriter {
     let plans: [String: Plan]
     let customSQL: [CoreDataMigrationCompiler.CustomSQL]
     private(set) var tableStatements: [String] = []
+    /// The source tables whose rows are copied, with the numbers of the entities they hold: a row of
+    /// none of them is refused before anything changes.
+    private(set) var entityChecks: [(table: String, entities: [Int])] = []
     private(set) var rewrites: [CoreDataMigrationProgram.TableRewrite] = []
     private(set) var kept: Set<String> = []
     private(set) var dropped: Set<String> = []
@@ -340,6 +343,9 @@ struct ProgramWriter {
             guard let from else { continue }
             sourceOf[table] = [from]
             guard !groups.isEmpty else { continue }
+            if !entityChecks.contains(where: { $0.table == from }) {
+                entityChecks.append((from, source.entities(in: from).map(\.id).sorted()))
+            }
             let copy = Self.copy(
                 table, columns: columns, from: from, groups: groups, all: source.entities(in: from).map(\.id))
             for positions in numbered where positions.table == table {

@@ -19,11 +19,18 @@ extension CoreDataMigrationProgram {
         case unresolved([Unresolved])
         /// `Z_METADATA` holds no row, or its plist is not a dictionary: not a Core Data store.
         case metadataIsNotADictionary
+        /// `rows` rows of `table` have a `Z_ENT` that is none of its entities' (`entities`): a
+        /// damaged store, or one of another model version. Counts only, never a value.
+        case rowsOfNoEntity(table: String, rows: Int, entities: [Int])
 
         public var description: String {
             switch self {
             case .unresolved(let problems): problems.map(\.description).joined(separator: "; ")
             case .metadataIsNotADictionary: "Z_METADATA holds no plist dictionary"
+            case .rowsOfNoEntity(let table, let rows, let entities):
+                "\(table) holds \(rows) row\(rows == 1 ? "" : "s") whose Z_ENT is none of its entities' "
+                    + "(\(entities.map(String.init).joined(separator: ", "))): the store is damaged or of another "
+                    + "model version; nothing was changed"
             }
         }
     }
@@ -35,8 +42,8 @@ extension CoreDataMigrationProgram {
     ///   - missingHashes: Whether a program with unknown version hashes may run (tests and benches only).
     ///   - writesMetadata: False to leave `Z_METADATA` alone (a rehearsal on an empty copy).
     ///   - afterEach: Called after each statement with how many have run.
-    /// - throws: ``Refusal`` when something is unresolved (and `missingHashes` is `.refuse`) or
-    ///   `Z_METADATA` holds no plist; `DatabaseError` from SQLite.
+    /// - throws: ``Refusal`` when something is unresolved (and `missingHashes` is `.refuse`), a
+    ///   table holds rows of no entity, or `Z_METADATA` holds no plist; `DatabaseError` from SQLite.
     public func apply(
         to db: Database, missingHashes: MissingHashes = .refuse, metadata writesMetadata: Bool = true,
         afterEach: (Int) -> Void = { _ in }
@@ -45,6 +52,16 @@ extension CoreDataMigrationProgram {
         for (index, statement) in statements.enumerated() {
             switch statement {
             case .sql(let sql): try db.execute(sql: sql)
+            case .requireEntities(let table, let entities):
+                guard try db.tableExists(table) else { break }
+                let known = entities.map(String.init).joined(separator: ", ")
+                let rows =
+                    try Int.fetchOne(
+                        db,
+                        sql:
+                            "SELECT count(*) FROM \(table.quotedDatabaseIdentifier) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(known))"
+                    ) ?? 0
+                if rows > 0 { throw Refusal.rowsOfNoEntity(table: table, rows: rows, entities: entities) }
             case .writeMetadata:
                 guard writesMetadata else { continue }
                 guard let row = try Row.fetchOne(db, sql: "SELECT Z_VERSION, Z_PLIST FROM Z_METADATA"),
@@ -57,32 +74,5 @@ extension CoreDataMigrationProgram {
             }
             afterEach(index + 1)
         }
-    }
-
-    /// False when `plist` names another model version than the source, as far as ``sourceMetadata``
-    /// tells (its identifiers when it has some, its hashes when both sides have them).
-    public func isSource(_ plist: Data) -> Bool {
-        guard let source = sourceMetadata,
-            let decoded = try? PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
-                as? [String: Any]
-        else { return true }
-        let identifiers = decoded["NSStoreModelVersionIdentifiers"] as? [String] ?? []
-        if !source.versionIdentifiers.isEmpty, identifiers != source.versionIdentifiers { return false }
-        if let expected = source.versionHashes, let hashes = decoded["NSStoreModelVersionHashes"] as? [String: Data] {
-            return hashes == expected
-        }
-        return true
-    }
-
-    /// True when `plist` (a store's `Z_METADATA.Z_PLIST`) already names the destination: its version
-    /// identifiers, and its version hashes (absent when the program's are unknown).
-    public func isDestination(_ plist: Data) -> Bool {
-        guard
-            let decoded = try? PropertyListSerialization.propertyList(from: plist, options: [], format: nil)
-                as? [String: Any]
-        else { return false }
-        let identifiers = decoded["NSStoreModelVersionIdentifiers"] as? [String] ?? []
-        let hashes = decoded["NSStoreModelVersionHashes"] as? [String: Data]
-        return identifiers == metadata.versionIdentifiers && hashes == metadata.versionHashes
     }
 }

@@ -26,6 +26,10 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
         /// `NSStoreModelVersionHashes` of the destination (``metadata``), every other key, `Z_VERSION`
         /// and `Z_UUID` kept.
         case writeMetadata
+        /// Refuses the store when a row of `table` has a `Z_ENT` that is none of `entities` (the
+        /// numbers of the entities the table holds): such a row would be copied under no entity, or
+        /// lost. Checked before anything changes.
+        case requireEntities(table: String, entities: [Int])
     }
 
     /// What `Z_METADATA` says after the migration.
@@ -107,6 +111,12 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
     public var keptTables: [String]
     /// Source tables dropped without a destination (entities removed).
     public var droppedTables: [String]
+    /// What a store of the source version holds (its entity numbers and tables), to tell it from a
+    /// store of the destination when the metadata cannot: version hashes unknown to the program or
+    /// absent from the store. Nil in a program compiled before it was recorded.
+    public var sourceSignature: StoreSignature?
+    /// What a store of the destination version holds.
+    public var destinationSignature: StoreSignature?
     /// What the caller must surface before running (empty when the program is complete).
     public var unresolved: [Unresolved]
     /// Conventions the program relies on that no real store proves, one sentence each.
@@ -115,9 +125,12 @@ public struct CoreDataMigrationProgram: Codable, Sendable, Hashable {
     public init(
         sourceVersion: String, destinationVersion: String, statements: [Statement], plainSQLBaseline: [String],
         metadata: Metadata, rewrites: [TableRewrite], keptTables: [String], droppedTables: [String],
-        unresolved: [Unresolved], assumptions: [String], sourceMetadata: Metadata? = nil
+        unresolved: [Unresolved], assumptions: [String], sourceMetadata: Metadata? = nil,
+        sourceSignature: StoreSignature? = nil, destinationSignature: StoreSignature? = nil
     ) {
         self.sourceMetadata = sourceMetadata
+        self.sourceSignature = sourceSignature
+        self.destinationSignature = destinationSignature
         self.sourceVersion = sourceVersion
         self.destinationVersion = destinationVersion
         self.statements = statements

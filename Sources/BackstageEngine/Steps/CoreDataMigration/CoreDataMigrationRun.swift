@@ -16,22 +16,25 @@ struct CoreDataMigrationRun: JournaledStep {
     var subject: String { step.store.path }
     private var path: String { step.store.filePath(in: context.container) }
 
-    /// The store's `Z_METADATA.Z_PLIST`, read without writing anything; nil when it has none.
-    static func metadata(of path: String) throws -> Data? {
+    /// Which version the store at `path` is of (``CoreDataMigrationProgram/storeVersion(in:)``),
+    /// read without writing anything.
+    static func storeVersion(
+        of path: String, program: CoreDataMigrationProgram
+    ) throws
+        -> CoreDataMigrationProgram.StoreVersion
+    {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "Backstage.CoreDataMigration"
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
-        return try queue.read { db in
-            guard try db.tableExists("Z_METADATA") else { return nil }
-            return try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA")
-        }
+        return try queue.read { db in try program.storeVersion(in: db) }
     }
 
-    /// - returns: False when the store already is of the destination version (checked under its lock).
-    func run(observing observer: MoveObserver) throws -> Bool {
-        guard context.fileSystem.exists(path) else { return false }
+    /// - returns: Why the store was left as it was (of the destination version already, or of
+    ///   neither version: checked under its lock); nil when the program ran.
+    func run(observing observer: MoveObserver) throws -> String? {
+        guard context.fileSystem.exists(path) else { return "absent: no store at \(step.store)" }
         try context.journal.write(
             UpgradeJournal(step: Self.kind, phase: .journaled, source: step.store, destination: step.store))
         observer.phase(.journaled)
@@ -57,15 +60,14 @@ struct CoreDataMigrationRun: JournaledStep {
         defer { heartbeat.uninstall(from: queue) }
         let program = step.program
         let half = max(1, program.statements.count / 2)
-        var ran = false
+        var unchanged: String?
         do {
             try queue.inTransaction(.immediate) { db in
                 observer.phase(.locked)
                 // Under the lock: a store already of the destination version (another run, the app's own
-                // Core Data), or of a later one (a later step of the chain ran), is left alone.
-                if let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"),
-                    program.isDestination(plist) || !program.isSource(plist)
-                {
+                // Core Data), or of neither (a later step of the chain ran), is left alone.
+                if let reason = try program.storeVersion(in: db).reason {
+                    unchanged = reason
                     return .rollback
                 }
                 if context.isCancelled() {
@@ -78,7 +80,6 @@ struct CoreDataMigrationRun: JournaledStep {
                         observer.phase(.migrating)
                     }
                 }
-                ran = true
                 return .commit
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && context.isCancelled() {
@@ -98,7 +99,7 @@ struct CoreDataMigrationRun: JournaledStep {
         try queue.close()
         try context.journal.clear()
         observer.phase(.done)
-        return ran
+        return unchanged
     }
 
     /// The program is one transaction: a crash rolled it back, or it had committed. Either way the

@@ -71,11 +71,14 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
         flow.migrate(store, [(migrationID, program.sql.joined(separator: ";\n"))], at: index)
     }
 
-    /// The store is there and its metadata names the source, not the destination (one read of `Z_METADATA`).
+    /// The store is there and is of the source version (``CoreDataMigrationProgram/storeVersion(in:)``:
+    /// its metadata, else its schema); a store that cannot be read counts as needing the run, which
+    /// then names what is wrong with it.
     package func isNeeded(in container: AppContainer, fileSystem: FileSystem, probe: inout some StoreProbe) -> Bool {
         guard probe.exists(store, in: container, fileSystem: fileSystem) else { return false }
-        guard let plist = try? CoreDataMigrationRun.metadata(of: store.filePath(in: container)) else { return true }
-        return !program.isDestination(plist) && program.isSource(plist)
+        guard let version = try? CoreDataMigrationRun.storeVersion(of: store.filePath(in: container), program: program)
+        else { return true }
+        return version == .source
     }
 
     /// What the program's statements cost on the tables they reach (``CoreDataMigrationCost``), sized
@@ -96,11 +99,19 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
     }
 
     package func run(_ run: StepRun) throws -> StepOutcome {
-        try run.runInPlace(CoreDataMigrationRun(context: run.context, step: self))
+        var outcome = StepOutcome()
+        outcome.unchanged = try run.run(CoreDataMigrationRun(context: run.context, step: self))
+        return outcome
     }
 
+    /// Why the step had nothing to do: the store's version as the program tells it (``CoreDataMigrationProgram/StoreVersion/reason``), or no store there.
     package func skipped(_ account: inout some StepAccount, at index: Int) -> (reason: String, problem: String?) {
-        account.skippedInPlace(store, index: index)
+        guard account.exists(store),
+            let version = try? CoreDataMigrationRun.storeVersion(
+                of: store.filePath(in: account.container), program: program),
+            let reason = version.reason
+        else { return account.skippedInPlace(store, index: index) }
+        return (reason, nil)
     }
 
     /// Runs the program's SQL on the empty copy of the schema the store will have: a statement that
