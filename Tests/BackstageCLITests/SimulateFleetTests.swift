@@ -88,6 +88,21 @@ import Testing
         }
     }
 
+    /// Reruns are the runs after an interruption: an uninterrupted run, and a downgrade (an older
+    /// build launched after the upgrade, nothing interrupted), count none; a kill at least one.
+    @Test func onlyAnInterruptedRunCountsReruns() throws {
+        let result = try simulate([
+            "--paths", "every", "--sizes", "100KB", "--states", "clean", "--crash-points", "none", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try JSONDecoder().decode(SimulationReport.self, from: Data(result.stdout.utf8))
+        #expect(report.runs.contains { if case .downgrade = $0.crashPoint { true } else { false } })
+        #expect(report.runs.allSatisfy { $0.reruns == 0 }, "\(report.runs.map { "\($0.crashPoint?.description ?? "none"): \($0.reruns)" })")
+        let killed = try simulate(["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "1", "--json"])
+        let runs = try JSONDecoder().decode(SimulationReport.self, from: Data(killed.stdout.utf8)).runs
+        #expect(runs.contains { $0.crashed } && runs.filter(\.crashed).allSatisfy { $0.reruns >= 1 })
+    }
+
     @Test func mergeRefusesMixedShards() throws {
         let scratch = try TemporaryDirectory()
         let matrix = ["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "none", "--json"]

@@ -174,4 +174,48 @@ import Testing
         #expect(checks.stdout == "0 True True True\n", "CHECKs held, FTS5 index sound, the trigger fired for every recipe, the view reads: \(checks.stdout) \(checks.stderr)")
         #expect((report.rows["recipe"] ?? 0) > 300, "scaled up from the 300 recipes captured")
     }
+
+    /// Columns declared or named as dates get dates, as the app wrote them (text `YYYY-MM-DD
+    /// HH:MM:SS` or `YYYY-MM-DD`, integers Unix times), not words an app's date parser rejects; other
+    /// text stays text. (The edge rows keep their edge values.)
+    @Test func dateColumnsHoldDatesAnAppCanParse() throws {
+        let scratch = try TemporaryDirectory()
+        let original = StoreFileSet(main: scratch.url.appending(path: "Planner.sqlite"))
+        let made = try PythonSQLite.run(
+            """
+            import sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("CREATE TABLE task (id INTEGER PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL, "
+                      "due DATE, stamp DATETIME, updated_at INTEGER, is_done INTEGER NOT NULL DEFAULT 0)")
+            for i in range(200):
+                c.execute("INSERT INTO task VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (i + 1, "water the plants %d" % i, "2024-03-%02d 08:15:00" % (i % 28 + 1),
+                           None if i % 5 == 0 else "2024-04-%02d" % (i % 28 + 1), "2024-05-01 10:00:00",
+                           1700000000 + i * 3600, i % 2))
+            c.commit()
+            """, [original.main.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let schema = try StoreCapture.capture(original)
+        let generated = StoreFileSet(main: scratch.url.appending(path: "generated.sqlite"))
+        _ = try SchemaGenerator(schema: schema, seed: 3).generate(into: generated, bytes: 300_000)
+        let checked = try PythonSQLite.run(
+            """
+            import sqlite3, sys, re, datetime
+            c = sqlite3.connect(sys.argv[1])
+            # Rows 1-10 and every 29th carry the edge values a migration must carry (EdgeValues), on purpose.
+            rows = c.execute("SELECT title, created_at, due, stamp, updated_at, is_done FROM task "
+                             "WHERE id > 10 AND id % 29 <> 0").fetchall()
+            bad = 0
+            for title, created, due, stamp, updated, done in rows:
+                for value, form in ((created, "%Y-%m-%d %H:%M:%S"), (due, "%Y-%m-%d"), (stamp, "%Y-%m-%d %H:%M:%S")):
+                    if value is None: continue
+                    try: datetime.datetime.strptime(value, form)
+                    except Exception: bad += 1
+                if updated is not None and not (946684800 <= updated < 2000000000): bad += 1
+                if done not in (0, 1): bad += 1
+            words = sum(1 for r in rows if isinstance(r[0], str) and not re.match(r"^\\d{4}-", r[0]))
+            print(len(rows) > 150, bad, words == len(rows))
+            """, [generated.main.path])
+        #expect(checked.stdout == "True 0 True\n", "dates parse, flags stay flags, titles stay text: \(checked.stdout) \(checked.stderr)")
+    }
 }

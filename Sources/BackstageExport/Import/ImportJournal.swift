@@ -143,8 +143,8 @@ struct ImportJournalFile {
     }
 }
 
-/// A point of an import's move-in where a crash test kills it (`backstage-simulate-child import --crash-at`,
-/// hidden): `journaled` (the journal written, nothing moved), `moved:N` (N entries moved in),
+/// A point of an import's move-in where a crash test kills it (the `crashAt` of a
+/// `backstage-simulate-child` import request): `journaled` (the journal written, nothing moved), `moved:N` (N entries moved in),
 /// `moved-in` (every entry in, the staging folder not yet removed), `staging-removed` (the staging
 /// folder gone, the journal not yet).
 package enum ImportBoundary: Hashable, Sendable, LosslessStringConvertible {

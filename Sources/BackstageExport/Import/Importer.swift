@@ -38,7 +38,8 @@ public struct Importer: Sendable {
     let logger: Logger
     package var fileSystem = FileSystem()
     /// Called at each boundary of the move-in (the journal written, each entry moved in, all moved
-    /// in): where `backstage-simulate-child import --crash-at` kills the process to test the recovery.
+    /// in): where `backstage-simulate-child`, asked to import with a `crashAt`, kills the process to
+    /// test the recovery.
     package var boundaryHook: (@Sendable (ImportBoundary) -> Void)?
 
     public init(container: AppContainer, logger: Logger = Logger(label: "backstage.import")) {

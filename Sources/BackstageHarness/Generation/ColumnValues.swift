@@ -39,6 +39,12 @@ final class ColumnPlan {
     var distinct = false
     /// ``EdgeValues/admissible(_:)`` once the plan is complete (nil: worked out at each use).
     var edgeValues: [DatabaseValue]?
+    /// The column holds dates (``isDateLike(name:declared:)``): its text is `YYYY-MM-DD HH:MM:SS` and
+    /// its integers Unix times, as apps write them, not words and small numbers an app's date
+    /// parser would reject.
+    var dateLike = false
+    /// Its declared type names dates (`DATE`, `DATETIME`, `TIMESTAMP`).
+    var declaredDate = false
     /// Its drawn text goes straight into a batch's ``TextArena`` (no `CHECK` to fit, no key of the
     /// table's own rows to keep as a value).
     var boundInPlace = false
@@ -106,6 +112,28 @@ final class ColumnPlan {
     }
 
     enum Affinity { case integer, real, text, blob, numeric }
+
+    /// A column declared as a date (`DATE`, `DATETIME`, `TIMESTAMP`, `TIME`), or named as one (`created_at`,
+    /// `updated_on`, `due_date`, `birthdate`, `timestamp`, `InvoiceDate`) without a declared type
+    /// that says otherwise (`BLOB`, `BOOLEAN`, `INTEGER` flags such as `is_dated` are not).
+    static func isDateLike(name: String, declared: String) -> Bool {
+        let type = declared.uppercased()
+        if type.contains("DATE") || type.contains("TIME") { return true }
+        if type.contains("BLOB") || type.contains("BOOL") || type.contains("CHAR(1)") { return false }
+        let lower = name.lowercased()
+        if lower.hasPrefix("is_") || lower.hasPrefix("has_") { return false }
+        let words = lower.split(whereSeparator: { $0 == "_" || $0 == "-" })
+        if let last = words.last, ["at", "on", "date", "timestamp", "datetime"].contains(last), words.count > 1 {
+            return true
+        }
+        return ["date", "timestamp", "datetime", "birthdate"].contains(lower)
+            || (lower.count > 4 && (lower.hasSuffix("date") || lower.hasSuffix("timestamp")))
+    }
+
+    /// A Unix time between 2000 and about 2030 (distinct per `row` when `unique`).
+    static func unixTime(unique row: Int?, random: inout SeededRandom) -> Int {
+        946_684_800 + (row.map { $0 * 61 } ?? Int(random.next() % 950_000_000))
+    }
 
     static func affinity(of declared: String) -> Affinity {
         let type = declared.uppercased()
@@ -191,12 +219,23 @@ struct ValueMaker {
         var keyed = SeededRandom(seed: UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15 ^ plan.nameHash)
         switch kind {
         case .integer, .numeric:
+            // Unix times where the declared type says dates, or the captured integers are that large.
+            if plan.dateLike && (plan.declaredDate || s.integerBits >= 28) {
+                return ColumnPlan.unixTime(unique: unique ? row : nil, random: &keyed).databaseValue
+            }
             let bits = max(1, min(62, s.integerBits == 0 ? 16 : s.integerBits))
             if unique { return Int64(row).databaseValue }
             return Int64(keyed.next() % (UInt64(1) << UInt64(bits))).databaseValue
         case .real:
             return (Double(keyed.next() % 1_000_000_000) / 1000 + 600_000_000).databaseValue
         case .text:
+            // A date's text is about 19 bytes; a "date" column of longer text holds something else.
+            if plan.dateLike && s.averageBytes <= 40 {
+                let text = ColumnDomain.dateTime(ColumnPlan.unixTime(unique: unique ? row : nil, random: &keyed))
+                // `YYYY-MM-DD` where the app wrote dates without a time (10 bytes on average).
+                return (s.averageBytes > 0 && s.averageBytes <= 12 && !unique ? String(text.prefix(10)) : text)
+                    .databaseValue
+            }
             let bytes = size(s, &random)
             if let arena, plan.boundInPlace {
                 arena.write(bytes: bytes, unique: unique ? row : nil, random: &keyed)

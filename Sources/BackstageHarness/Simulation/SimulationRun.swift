@@ -13,7 +13,8 @@ public struct SimulationRun: Sendable, Hashable, Codable {
     public var crashPoint: Fault?
     /// False when the crash point was never reached (the step had nothing to do in this state).
     public var crashed: Bool
-    /// Runs needed after the crash to complete the chain.
+    /// Runs needed after the crash to complete the chain; for an uninterrupted run (and a
+    /// downgrade's upgrade), the runs after its first: 0 when it completed.
     public var reruns: Int
     /// Wall time of the uninterrupted run or of the runs after the crash.
     public var seconds: Double

@@ -314,8 +314,9 @@ public struct Simulator: Sendable {
             run.crashed = try ChildProcess.run(executable, ["upgrade"] + base, killAfter: delay).killedBySIGKILL
         }
         let interrupted = Self.lap(&clock)
-        if crashPoint != nil || delay != nil || powerCut != nil { cost.interrupted = interrupted }
-        stage(crashPoint != nil || delay != nil || powerCut != nil ? .resuming : .interrupting)
+        let interrupting = crashPoint != nil || delay != nil || powerCut != nil
+        if interrupting { cost.interrupted = interrupted }
+        stage(interrupting ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
             let result = try ChildProcess.run(executable, ["upgrade"] + base + ["--json"], capturingOutput: true)
@@ -325,7 +326,8 @@ public struct Simulator: Sendable {
             let own = Self.reportedSeconds(result.stdout).map { min($0, wall) } ?? wall
             cost.upgrade += own
             cost.processStart += wall - own
-            run.reruns = attempt
+            // An uninterrupted run's (and a downgrade's) first upgrade is the run itself, not a rerun.
+            run.reruns = interrupting ? attempt : attempt - 1
             if result.status == 0 { break }
             if attempt == 3 { run.failures.append("the upgrade did not complete after 3 runs: \(result.stderr)") }
         }

@@ -3,7 +3,7 @@ import Foundation
 
 /// A boundary in one step of a relocation or an upgrade (a move, a split, a schema migration).
 /// A crash between two boundaries is repaired by the next run; the journal records the last one
-/// passed, and `--crash-at` names them.
+/// passed, and a crash test's `CrashPoint` (`relocate:committed@1`) names them.
 public enum StepPhase: String, Sendable, Hashable, Codable, CaseIterable {
     /// The checks passed; nothing has changed yet.
     case preflight
