@@ -186,7 +186,8 @@ extension SchemaGenerator {
             plan.link = link
             plan.domain = parsed.1[name.lowercased()]
             // Core Data's dates are REAL seconds since 2001, drawn as reals already.
-            plan.dateLike = plan.isFree && schema.coreData == nil && ColumnPlan.isDateLike(name: name, declared: declared)
+            plan.dateLike =
+                plan.isFree && schema.coreData == nil && ColumnPlan.isDateLike(name: name, declared: declared)
             plan.declaredDate = declared.uppercased().contains("DATE") || declared.uppercased().contains("TIME")
             if json.contains(name.lowercased()) && plan.isFree {
                 var domain = plan.domain ?? ColumnDomain()
