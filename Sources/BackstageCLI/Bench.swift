@@ -278,15 +278,27 @@ struct Bench: AsyncParsableCommand {
         bench.storeBytes = storeSize?.bytes
         bench.storeRuns = runs ?? 1
         bench.caches = cache.items
+        let report = try reported(debug: \.debugBuild, table: \.table) { log in
+            bench.log = log
+            return try bench.run()
+        }
+        try Self.verdict(missed: report.targets.filter { !$0.met }.map(\.name), of: report.targets.count)
+    }
+
+    /// Runs `body` behind a progress line showing what it logs, marks a debug build's report, writes
+    /// it to `--json` and prints its table.
+    private func reported<Report: Encodable>(
+        debug: WritableKeyPath<Report, Bool>, table: KeyPath<Report, String>,
+        _ body: (_ log: @escaping (String) -> Void) throws -> Report
+    ) throws -> Report {
         let progress = ProgressLine(enabled: Output.stderrIsTerminal)
         progress.show(ProgressText(label: "bench", total: nil, unit: "runs"))
-        bench.log = { line in progress.show { $0.detail = line } }
-        var report = try bench.run()
+        var report = try body { line in progress.show { $0.detail = line } }
         progress.finish()
-        if BuildConfiguration.isDebug { report.debugBuild = true }
+        if BuildConfiguration.isDebug { report[keyPath: debug] = true }
         if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
-        Output.out(report.table)
-        try Self.verdict(missed: report.targets.filter { !$0.met }.map(\.name), of: report.targets.count)
+        Output.out(report[keyPath: table])
+        return report
     }
 
     /// A simulate matrix unsharded and as `counts` shards, each merged report checked against the unsharded one.
@@ -308,14 +320,10 @@ struct Bench: AsyncParsableCommand {
         matrix += ["--crash-points", crashPoints?.defaultValueDescription ?? "3", "--budget", String(budget)]
         var bench = ShardBench(
             executable: Executable.url, matrix: matrix, shardCounts: counts, runs: runs ?? 1, workspace: folder)
-        let progress = ProgressLine(enabled: Output.stderrIsTerminal)
-        progress.show(ProgressText(label: "bench", total: nil, unit: "runs"))
-        bench.log = { line in progress.show { $0.detail = line } }
-        var report = try bench.run()
-        progress.finish()
-        if BuildConfiguration.isDebug { report.debugBuild = true }
-        if let json { try Output.jsonData(report).write(to: URL(filePath: json)) }
-        Output.out(report.table)
+        let report = try reported(debug: \.debugBuild, table: \.table) { log in
+            bench.log = log
+            return try bench.run()
+        }
         if !report.allMatch {
             Output.err(
                 "bench: a merged report differs from the unsharded one at "

@@ -5,8 +5,8 @@ import Testing
 /// A Core Data app known only by its model bundle: `catalog init --model` writes Core Data's
 /// migration between its versions, `simulate` crashes it and cuts its power, `bench` times it
 /// beside plain SQL. The Garden model has three versions: Plant with sub-entities Herb and Tree
-/// (one table), Bed ↔ Plant (to-many ↔ to-one); version 2 renames Plant.height to size and adds
-/// Note; version 3 makes Bed.plants ordered.
+/// (one table), Bed ↔ Plant (to-many ↔ to-one), Plant ↔ Tag (many-to-many); version 2 renames
+/// Plant.height to size and adds Note; version 3 makes Bed.plants ordered.
 @Suite struct CoreDataHistoryCommandTests {
     static func contents(version: Int, identifiers: Bool = true) -> String {
         let height =
@@ -33,6 +33,11 @@ import Testing
                     \(height)
                     <attribute name="name" optional="YES" attributeType="String"/>
                     <relationship name="bed" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Bed" inverseName="plants" inverseEntity="Bed"/>
+                    <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="plants" inverseEntity="Tag"/>
+                </entity>
+                <entity name="Tag" syncable="YES">
+                    <attribute name="label" optional="YES" attributeType="String"/>
+                    <relationship name="plants" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Plant" inverseName="tags" inverseEntity="Plant"/>
                 </entity>
                 <entity name="Tree" parentEntity="Plant" syncable="YES">
                     <attribute name="trunk" optional="YES" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
@@ -55,7 +60,7 @@ import Testing
         }
         var hashes: [String: [String: Data]] = [:]
         for (index, name) in versions.enumerated() {
-            let entities = ["Bed", "Herb", "Plant", "Tree"] + (index >= 1 ? ["Note"] : [])
+            let entities = ["Bed", "Herb", "Plant", "Tag", "Tree"] + (index >= 1 ? ["Note"] : [])
             hashes[name] = Dictionary(
                 uniqueKeysWithValues: entities.map { ($0, Data(repeating: UInt8(index * 16 + $0.count), count: 32)) })
         }
@@ -182,5 +187,58 @@ import Testing
         #expect(skipped.first?.contains("up to date: its schema is Garden 3's") == true, "\(bench.stdout)")
         let baselines = bench.stdout.split(separator: "\n").filter { $0.contains("beside plain SQL") }
         #expect(baselines.count == 2, "only the two steps that ran are beside plain SQL: \(bench.stdout)")
+    }
+
+    /// A migration that keeps every row but not its links (a to-one's key, a many-to-many's join
+    /// rows), or its values, or that never reaches the last version, fails simulate, named: entity,
+    /// relationship or attribute, never a value.
+    @Test(.timeLimit(.minutes(10)))
+    func simulateFailsAMigrationThatLosesLinksValuesOrTheDestinationsSchema() throws {
+        let scratch = try TemporaryDirectory()
+        try Self.writeBundle(in: scratch.url)
+        #expect(try Self.initialize(in: scratch.url, momd: true).status == 0)
+        let first = scratch.url.appending(path: "Garden/plans/Garden-to-Garden-2.json")
+        let last = scratch.url.appending(path: "Garden/plans/Garden-2-to-Garden-3.json")
+        let pristine = (try Data(contentsOf: first), try Data(contentsOf: last))
+        /// Inserts `sql` before the metadata is written, in the first plan's program.
+        func tamper(_ sql: String) throws {
+            var plan = try #require(try JSONSerialization.jsonObject(with: pristine.0) as? [String: Any])
+            var steps = try #require(plan["steps"] as? [[String: Any]])
+            var step = try #require(steps[0]["coreDataMigration"] as? [String: Any])
+            var program = try #require(step["program"] as? [String: Any])
+            var statements = try #require(program["statements"] as? [Any])
+            statements.insert(["sql": ["_0": sql]], at: statements.count - 1)
+            program["statements"] = statements
+            step["program"] = program
+            steps[0]["coreDataMigration"] = step
+            plan["steps"] = steps
+            try JSONSerialization.data(withJSONObject: plan).write(to: first)
+        }
+        let arguments = [
+            "simulate", "--catalog", "Garden", "--from", "Garden", "--to", "Garden-3", "--sizes", "300KB",
+            "--states", "clean", "--crash-points", "none",
+        ]
+        // The join table of Plant ↔ Tag in version 2 (`Z_<n>TAGS`, n Plant's entity number there).
+        let program = String(decoding: pristine.0, as: UTF8.self)
+        let join = try #require(program.firstMatch(of: #/CREATE TABLE (Z_[0-9]+TAGS) /#)?.1)
+        for (sql, expected) in [
+            ("UPDATE ZPLANT SET ZBED = NULL WHERE Z_PK % 3 = 0", "values changed: Herb.bed (column ZBED before the upgrade)"),
+            ("UPDATE ZPLANT SET ZNAME = 'x' || ZNAME", "values changed: Herb.name"),
+            ("DELETE FROM \(join) WHERE rowid IN (SELECT rowid FROM \(join) LIMIT 3)", "links changed: "),
+        ] {
+            try tamper(sql)
+            let run = try runProcess(backstageExecutable, arguments, currentDirectory: scratch.url)
+            #expect(run.status != 0, "\(sql): \(run.stdout)")
+            #expect(run.stdout.contains(expected), "\(sql): \(run.stdout)")
+        }
+        // The last plan's migration left out: the store stays of Garden 2, whatever its rows.
+        try pristine.0.write(to: first)
+        var plan = try #require(try JSONSerialization.jsonObject(with: pristine.1) as? [String: Any])
+        plan["steps"] = [Any]()
+        try JSONSerialization.data(withJSONObject: plan).write(to: last)
+        let skipped = try runProcess(backstageExecutable, arguments, currentDirectory: scratch.url)
+        #expect(skipped.status != 0, "\(skipped.stdout)")
+        #expect(skipped.stdout.contains("is not the store of Garden 3 after the upgrade"), "\(skipped.stdout)")
+        #expect(skipped.stdout.contains("Z_FOK_BED"), "the ordered relationship's column is named: \(skipped.stdout)")
     }
 }

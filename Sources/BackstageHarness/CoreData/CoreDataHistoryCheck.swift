@@ -5,8 +5,10 @@ import GRDB
 /// What `simulate` checks of a chain's Core Data migrations, which change tables by design (a table
 /// renamed with its entity, rebuilt with a renamed column, entities renumbered): each entity of the
 /// version upgraded to that comes from an entity of the version upgraded from keeps every row (the
-/// same `Z_PK`s, under its own `Z_ENT`), and each of its attributes that comes from an attribute
-/// (a renamed one too, through every version between) keeps every row's value.
+/// same `Z_PK`s, under its own `Z_ENT`), each of its attributes that comes from an attribute (a
+/// renamed one too, through every version between) keeps every row's value, and each of its to-one
+/// relationships that comes from a to-one keeps every row's link (the `Z_PK` it reaches); the store
+/// afterwards has the destination version's entities, tables and columns.
 ///
 /// Failures name the entity, the attribute and the counts, never a value.
 struct CoreDataHistoryCheck {
@@ -32,9 +34,21 @@ struct CoreDataHistoryCheck {
     /// How the store after the upgrade differs from the destination version's (names only).
     typealias SchemaDifferences = [String]
 
+    /// One many-to-many relationship followed from the first version to the last: its join rows,
+    /// each pair read as (this side's key, the other side's).
+    struct JoinProbe {
+        var entity: String
+        var relationship: String
+        var before: (table: String, key: String, other: String)
+        var after: (table: String, key: String, other: String)
+        /// The key ``Snapshot`` holds its digest under.
+        var name: String { "\(entity).\(relationship) (join)" }
+    }
+
     let before: ContainerLocation
     let after: ContainerLocation
     let probes: [Probe]
+    let joins: [JoinProbe]
     /// The version upgraded to, and what its store holds (entity numbers, tables and columns): a
     /// chain that left the store of an earlier version fails, whatever its rows.
     let destination: String
@@ -69,9 +83,15 @@ struct CoreDataHistoryCheck {
         // Destination entity → (origin entity, attribute → origin attribute); custom policies end a trace.
         var trace: [String: (origin: String, attributes: [String: String])] = [:]
         for entity in start.entities {
+            // Attributes, and relationships: a to-one's key column, and a many-to-many's join rows,
+            // hold the Z_PKs of the objects reached, which every version keeps: a link lost or
+            // pointed elsewhere is a change.
             let attributes = InferredMigration.properties(of: entity, in: start).compactMap { name, property in
-                if case .attribute = property { return (name, name) }
-                return nil
+                switch property {
+                case .attribute: return (name, name)
+                case .relationship(let relationship) where !relationship.isTransient: return (name, name)
+                case .relationship: return nil
+                }
             }
             trace[entity.name] = (entity.name, Dictionary(uniqueKeysWithValues: attributes))
         }
@@ -96,6 +116,9 @@ struct CoreDataHistoryCheck {
                     if case .property(let from) = value, let origin = known.attributes[from] {
                         attributes[attribute] = origin
                     }
+                }
+                for (relationship, from) in plan.relationships {
+                    if let origin = known.attributes[from] { attributes[relationship] = origin }
                 }
                 traced[plan.destination] = (known.origin, attributes)
             }
@@ -123,9 +146,26 @@ struct CoreDataHistoryCheck {
                         table: startSide.table(known.origin), entityNumber: fromNumber, columns: beforeColumns),
                     after: Side(table: endSide.table(entity), entityNumber: toNumber, columns: afterColumns)))
         }
+        var joins: [JoinProbe] = []
+        for (entity, known) in trace.sorted(by: { $0.key < $1.key }) {
+            for (relationship, origin) in known.attributes.sorted(by: { $0.key < $1.key }) {
+                guard let new = endSide.join(relationship, of: entity),
+                    let old = startSide.join(origin, of: known.origin),
+                    !joins.contains(where: { $0.after.table == new.table.table })
+                else { continue }
+                func oriented(_ join: (table: LayoutBuilder.JoinTable, entitySide: Bool)) -> (String, String, String) {
+                    join.entitySide
+                        ? (join.table.table, join.table.entityKey, join.table.inverseKey)
+                        : (join.table.table, join.table.inverseKey, join.table.entityKey)
+                }
+                joins.append(
+                    JoinProbe(entity: entity, relationship: relationship, before: oriented(old), after: oriented(new)))
+            }
+        }
         self.before = before
         self.after = after
         self.probes = probes
+        self.joins = joins
         self.destination = end.name
         self.expected = endSide.signature
     }
@@ -173,6 +213,21 @@ struct CoreDataHistoryCheck {
                     digests[column.attribute] = values[index].finalize()
                 }
                 result[probe.entity] = (rows, keys.finalize(), digests)
+            }
+            for join in joins {
+                let side = isBefore ? join.before : join.after
+                guard try db.tableExists(side.table) else { continue }
+                var pairs = SHA256()
+                var count = 0
+                let cursor = try Row.fetchCursor(
+                    db,
+                    sql: "SELECT \"\(side.key)\", \"\(side.other)\" FROM \"\(side.table)\" ORDER BY 1, 2")
+                while let row = try cursor.next() {
+                    count += 1
+                    Self.update(&pairs, with: row[0] as DatabaseValue)
+                    Self.update(&pairs, with: row[1] as DatabaseValue)
+                }
+                result[join.name] = (count, pairs.finalize(), [:])
             }
             return (result, schema)
         }
@@ -225,6 +280,20 @@ struct CoreDataHistoryCheck {
                 failures.append(
                     "values changed: \(probe.entity).\(attribute) (column \(origin) before the upgrade) does not keep "
                         + "every row's value")
+            }
+        }
+        for join in joins {
+            guard let old = before[join.name] else { continue }
+            guard let new = after[join.name] else {
+                failures.append(
+                    "links lost: \(join.entity).\(join.relationship): its join table \(join.after.table) is missing")
+                continue
+            }
+            if old.rows != new.rows || old.keys != new.keys {
+                failures.append(
+                    "links changed: \(join.entity).\(join.relationship) (join table \(join.before.table) before the "
+                        + "upgrade) had \(old.rows) pairs, has \(new.rows)\(old.rows == new.rows ? ", not the same" : "")"
+                )
             }
         }
         return failures

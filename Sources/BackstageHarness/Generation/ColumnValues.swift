@@ -231,10 +231,15 @@ struct ValueMaker {
         case .text:
             // A date's text is about 19 bytes; a "date" column of longer text holds something else.
             if plan.dateLike && s.averageBytes <= 40 {
-                let text = ColumnDomain.dateTime(ColumnPlan.unixTime(unique: unique ? row : nil, random: &keyed))
+                let unix = ColumnPlan.unixTime(unique: unique ? row : nil, random: &keyed)
                 // `YYYY-MM-DD` where the app wrote dates without a time (10 bytes on average).
-                return (s.averageBytes > 0 && s.averageBytes <= 12 && !unique ? String(text.prefix(10)) : text)
-                    .databaseValue
+                let dateOnly = s.averageBytes > 0 && s.averageBytes <= 12 && !unique
+                if let arena, plan.boundInPlace {
+                    arena.writeDate(unix, dateOnly: dateOnly)
+                    return .null
+                }
+                let text = ColumnDomain.dateTime(unix)
+                return (dateOnly ? String(text.prefix(10)) : text).databaseValue
             }
             let bytes = size(s, &random)
             if let arena, plan.boundInPlace {

@@ -70,14 +70,45 @@ extension ColumnDomain {
     /// `YYYY-MM-DD HH:MM:SS` (UTC) of a Unix time, as SQLite's `datetime()` writes it (days to a
     /// civil date by Howard Hinnant's algorithm: no formatter per row).
     static func dateTime(_ unix: Int) -> String {
+        let (year, month, day, second) = civil(unix)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day)) \(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))"
+    }
+
+    /// The civil date of a Unix time (not before 1970), and the second of its day.
+    static func civil(_ unix: Int) -> (year: Int, month: Int, day: Int, second: Int) {
         let days = unix / 86_400, second = unix % 86_400
         let z = days + 719_468, era = z / 146_097, doe = z - era * 146_097
         let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
         let doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153
         let day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(year)-\(two(month))-\(two(day)) \(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))"
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day, second)
+    }
+
+    /// Writes ``dateTime(_:)`` of `unix` (a year of four digits) at `start`, or its first 10 bytes
+    /// (`YYYY-MM-DD`) when `dateOnly`; returns the bytes written. No `String` made.
+    static func writeDateTime(into start: UnsafeMutablePointer<UInt8>, unix: Int, dateOnly: Bool) -> Int {
+        let (year, month, day, second) = civil(unix)
+        func digits(_ value: Int, _ count: Int, at offset: Int) {
+            var value = value
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                start[offset + index] = UInt8(48 + value % 10)
+                value /= 10
+            }
+        }
+        digits(year, 4, at: 0)
+        start[4] = 45  // -
+        digits(month, 2, at: 5)
+        start[7] = 45
+        digits(day, 2, at: 8)
+        guard !dateOnly else { return 10 }
+        start[10] = 32  // space
+        digits(second / 3600, 2, at: 11)
+        start[13] = 58  // :
+        digits(second / 60 % 60, 2, at: 14)
+        start[16] = 58
+        digits(second % 60, 2, at: 17)
+        return 19
     }
 
     /// A number within the range: an integer where one fits, else a real.

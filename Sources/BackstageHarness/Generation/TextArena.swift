@@ -34,19 +34,31 @@ final class TextArena {
 
     /// The value of ``column`` in ``row``: a text of about `bytes` (``ValueMaker/writeText(into:bytes:unique:random:)``).
     func write(bytes: Int, unique: Int?, random: inout SeededRandom) {
-        let room = ValueMaker.room(forText: bytes)
-        if used + room > capacity {
-            // Moved: values are found by offset, and only bound once the batch is drawn.
-            capacity = max(capacity * 2, used + room)
-            let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-            larger.update(from: buffer, count: used)
-            buffer.deallocate()
-            buffer = larger
-        }
+        reserve(ValueMaker.room(forText: bytes))
         let slot = row * width + column
         let length = ValueMaker.writeText(into: buffer + used, bytes: bytes, unique: unique, random: &random)
         (starts[slot], lengths[slot]) = (used, length)
         used += length
+    }
+
+    /// The value of ``column`` in ``row``: the date of `unix` (``ColumnDomain/writeDateTime(into:unix:dateOnly:)``).
+    func writeDate(_ unix: Int, dateOnly: Bool) {
+        reserve(19)
+        let slot = row * width + column
+        let length = ColumnDomain.writeDateTime(into: buffer + used, unix: unix, dateOnly: dateOnly)
+        (starts[slot], lengths[slot]) = (used, length)
+        used += length
+    }
+
+    /// Room for `room` more bytes.
+    private func reserve(_ room: Int) {
+        guard used + room > capacity else { return }
+        // Moved: values are found by offset, and only bound once the batch is drawn.
+        capacity = max(capacity * 2, used + room)
+        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        larger.update(from: buffer, count: used)
+        buffer.deallocate()
+        buffer = larger
     }
 
     /// Binds value `slot` (row × width + column) at `index` of `statement` when it is here, bound
