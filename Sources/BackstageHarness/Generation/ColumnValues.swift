@@ -98,6 +98,14 @@ final class ColumnPlan {
     /// What a column of a table the capture saw empty looks like: its declared type's values,
     /// mostly present, of a modest size.
     static func defaultStatistics(name: String, declared: String, affinity: Affinity) -> ColumnStatistics {
+        let upper = declared.uppercased()
+        // A DATE / DATETIME / TIMESTAMP column nobody captured: text, as most apps write dates in SQLite.
+        if upper.contains("DATE") || upper.contains("TIME"), affinity == .numeric {
+            return ColumnStatistics(
+                name: name, declaredType: declared, nullFraction: 0.1, integerFraction: 0, realFraction: 0,
+                textFraction: 0.9, blobFraction: 0, averageBytes: 19, maxBytes: 19, distinctRatio: 0.8,
+                integerBits: 0)
+        }
         let kinds: (Double, Double, Double, Double) =
             switch affinity {
             case .integer, .numeric: (0.9, 0, 0, 0)

@@ -56,8 +56,9 @@ public struct SchemaGenerator: Sendable {
         let external = externalWriter(for: store)
         var report = Report(rows: [:], externalFiles: 0, externalBytes: 0)
         do {
-            report.rows = try populate(queue, counts: counts, external: external)
-            try queue.read { db in try verify(db, counts: counts) }
+            let populated = try populate(queue, counts: counts, external: external)
+            report.rows = populated.rows
+            try queue.read { db in try verify(db, counts: counts, keysChecked: populated.keysChecked) }
             try external?.finish()
             try queue.writeWithoutTransaction { db in
                 _ = try String.fetchOne(
@@ -102,9 +103,13 @@ public struct SchemaGenerator: Sendable {
 
     /// Creates the schema in `queue`'s empty database and inserts `counts` rows per table, in one
     /// transaction; returns the rows per table.
+    ///
+    /// - returns: Rows per table, and whether a key may name no row (a trigger, the app's rows or
+    ///   a reference not taken from a parent row), its foreign keys then checked and repaired:
+    ///   otherwise every key is a parent row's by construction.
     func populate(
         _ queue: DatabaseQueue, counts: [String: Int], external: ExternalDataWriter?
-    ) throws -> [String: Int] {
+    ) throws -> (rows: [String: Int], keysChecked: Bool) {
         // Without a journal a refused statement keeps what it wrote: a trigger's writes, and the
         // refused row itself when an AFTER trigger fails — rows the app could never have written.
         // Where a trigger fires on the generator's INSERTs and UPDATEs, the journal stays in memory
@@ -121,6 +126,7 @@ public struct SchemaGenerator: Sendable {
             if let mode = schema.autoVacuum { try db.execute(sql: "PRAGMA auto_vacuum = \(mode)") }
         }
         var rows: [String: Int] = [:]
+        var keysChecked = false
         // Indexes go in after the rows (faster), but those of tables a trigger reads or writes go
         // in first: without them each firing scans the table, and generation turns quadratic
         // (Apple Photos: every asset inserted updates the faces WHERE ZASSETFORFACE = NEW.Z_PK).
@@ -159,6 +165,7 @@ public struct SchemaGenerator: Sendable {
             if maker.keys.unsure || schema.objects.contains(where: { $0.kind == .trigger })
                 || !(schema.appRows ?? [:]).isEmpty
             {
+                keysChecked = true
                 try repairForeignKeys(db)
             }
             try leaveDanglingReferences(db, rows: rows)
@@ -166,7 +173,7 @@ public struct SchemaGenerator: Sendable {
             try writeHeader(db)
             return .commit
         }
-        return rows
+        return (rows, keysChecked)
     }
 
     /// How the writer of ``append(to:rows:ending:)`` stops.
