@@ -98,9 +98,8 @@ final class ColumnPlan {
     /// What a column of a table the capture saw empty looks like: its declared type's values,
     /// mostly present, of a modest size.
     static func defaultStatistics(name: String, declared: String, affinity: Affinity) -> ColumnStatistics {
-        let upper = declared.uppercased()
         // A DATE / DATETIME / TIMESTAMP column nobody captured: text, as most apps write dates in SQLite.
-        if upper.contains("DATE") || upper.contains("TIME"), affinity == .numeric {
+        if declaresDate(declared), affinity == .numeric {
             return ColumnStatistics(
                 name: name, declaredType: declared, nullFraction: 0.1, integerFraction: 0, realFraction: 0,
                 textFraction: 0.9, blobFraction: 0, averageBytes: 19, maxBytes: 19, distinctRatio: 0.8,
@@ -125,8 +124,8 @@ final class ColumnPlan {
     /// `updated_on`, `due_date`, `birthdate`, `timestamp`, `InvoiceDate`) without a declared type
     /// that says otherwise (`BLOB`, `BOOLEAN`, `INTEGER` flags such as `is_dated` are not).
     static func isDateLike(name: String, declared: String) -> Bool {
+        if declaresDate(declared) { return true }
         let type = declared.uppercased()
-        if type.contains("DATE") || type.contains("TIME") { return true }
         if type.contains("BLOB") || type.contains("BOOL") || type.contains("CHAR(1)") { return false }
         let lower = name.lowercased()
         if lower.hasPrefix("is_") || lower.hasPrefix("has_") { return false }
@@ -136,6 +135,12 @@ final class ColumnPlan {
         }
         return ["date", "timestamp", "datetime", "birthdate"].contains(lower)
             || (lower.count > 4 && (lower.hasSuffix("date") || lower.hasSuffix("timestamp")))
+    }
+
+    /// The declared type names dates or times (`DATE`, `DATETIME`, `TIMESTAMP`, `TIME`).
+    static func declaresDate(_ declared: String) -> Bool {
+        let type = declared.uppercased()
+        return type.contains("DATE") || type.contains("TIME")
     }
 
     /// A Unix time between 2000 and about 2030 (distinct per `row` when `unique`).

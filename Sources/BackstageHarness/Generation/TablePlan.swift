@@ -188,7 +188,7 @@ extension SchemaGenerator {
             // Core Data's dates are REAL seconds since 2001, drawn as reals already.
             plan.dateLike =
                 plan.isFree && schema.coreData == nil && ColumnPlan.isDateLike(name: name, declared: declared)
-            plan.declaredDate = declared.uppercased().contains("DATE") || declared.uppercased().contains("TIME")
+            plan.declaredDate = ColumnPlan.declaresDate(declared)
             if json.contains(name.lowercased()) && plan.isFree {
                 var domain = plan.domain ?? ColumnDomain()
                 domain.json = true

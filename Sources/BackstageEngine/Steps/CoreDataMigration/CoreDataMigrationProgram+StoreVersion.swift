@@ -116,11 +116,7 @@ extension CoreDataMigrationProgram {
 extension CoreDataMigrationProgram.StoreSignature {
     /// True when `store` (its tables read for this signature's names and others') has exactly these
     /// entities with these numbers, these tables with these columns, and none of the other tables.
-    public func matches(_ store: Self) -> Bool {
-        guard store.entities == entities else { return false }
-        for (table, columns) in store.tables where tables[table] != columns { return false }
-        return tables.keys.allSatisfy { store.tables[$0] != nil }
-    }
+    public func matches(_ store: Self) -> Bool { differences(from: store).isEmpty }
 
     /// How `store` differs from this signature, one phrase each (names only, never a value); empty
     /// when it ``matches(_:)``.
