@@ -23,13 +23,18 @@ package enum ChildProcess {
     }
 
     /// Runs `backstage-simulate-child` beside `backstage` on `request`.
+    ///
+    /// - throws: ``SimulationError/childNotFound(path:)`` when it is not there.
     package static func run(
         _ request: SimulateChildRequest, beside backstage: URL, environment: [String: String]? = nil,
         capturingOutput: Bool = false
     ) throws -> Outcome {
-        try run(
-            simulateChild(beside: backstage), [], input: try request.encoded(), environment: environment,
-            capturingOutput: capturingOutput)
+        let child = simulateChild(beside: backstage)
+        guard FileManager.default.isExecutableFile(atPath: child.path) else {
+            throw SimulationError.childNotFound(path: child.path)
+        }
+        return try run(
+            child, [], input: try request.encoded(), environment: environment, capturingOutput: capturingOutput)
     }
 
     /// Runs `arguments` to the end, stdin closed (or reading `input`); with `killAfter`, sends

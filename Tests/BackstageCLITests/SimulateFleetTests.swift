@@ -103,6 +103,25 @@ import Testing
         #expect(runs.contains { $0.crashed } && runs.filter(\.crashed).allSatisfy { $0.reruns >= 1 })
     }
 
+    /// A `backstage` without its `backstage-simulate-child` beside it (a build of one product) says
+    /// which file is missing and how to get it, not a Foundation error about a path.
+    @Test func simulateWithoutItsChildNamesTheMissingFile() throws {
+        let scratch = try TemporaryDirectory()
+        let alone = scratch.url.appending(path: "backstage")
+        try FileManager.default.copyItem(at: URL(filePath: backstageExecutable), to: alone)
+        let result = try runProcess(
+            alone.path,
+            [
+                "simulate", "--catalog", Self.root.appending(path: "Fixtures/Notes").path, "--from", "v1", "--to", "v2",
+                "--sizes", "100KB", "--states", "clean", "--crash-points", "1",
+            ])
+        #expect(result.status != 0)
+        #expect(
+            result.stderr.contains("\(scratch.url.appending(path: "backstage-simulate-child").path) is missing")
+                && result.stderr.contains("make install"), "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain"), "\(result.stderr)")
+    }
+
     @Test func mergeRefusesMixedShards() throws {
         let scratch = try TemporaryDirectory()
         let matrix = ["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "none", "--json"]

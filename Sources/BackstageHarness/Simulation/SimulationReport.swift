@@ -168,10 +168,15 @@ public struct SimulationMergeError: Error, Sendable, Hashable, CustomStringConve
 public enum SimulationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A unit names a crash point the path's chain does not pass.
     case unknownCrashPoint(CrashPoint, path: String)
+    /// `backstage-simulate-child` is not beside `backstage` (a build or install without it).
+    case childNotFound(path: String)
 
     public var description: String {
         switch self {
         case .unknownCrashPoint(let point, let path): "the chain of \(path) has no crash point \(point)"
+        case .childNotFound(let path):
+            "\(path) is missing: crash points and kills run it; build it beside backstage "
+                + "(`swift build --product backstage-simulate-child`) or install both (`make install`)"
         }
     }
 }
