@@ -326,26 +326,43 @@ import Testing
         #expect(CoreDataCatalog.catalogName(of: "App 2") == "App-2")
     }
 
-    /// A version whose configurations put entities in two stores is said to be kept in one, never
-    /// silently: no split by configuration is made.
-    @Test func configurationsInSeveralStoresAreNamedNotSilentlyMerged() throws {
+    /// A version whose configurations put entities in two stores gets a store per configuration,
+    /// each with its entities' tables and Core Data's own; configurations that do not part the store
+    /// (an entity in none) are named, and the version keeps its one store.
+    @Test func configurationsInSeveralStoresGiveAStorePerConfigurationOrSayWhyNot() throws {
         let scratch = try TemporaryDirectory()
-        let bundle = scratch.url.appending(path: "Habits.xcdatamodeld")
-        let contents = [
-            "Habits": #"<?xml version="1.0"?><model><entity name="Habit"><attribute name="title" attributeType="String"/></entity><entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity></model>"#,
-            "Habits 2": #"<?xml version="1.0"?><model><entity name="Habit"><attribute name="title" attributeType="String"/></entity><entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity><configuration name="Cloud"><memberEntity name="Habit"/></configuration><configuration name="Local"><memberEntity name="Streak"/></configuration></model>"#,
-        ]
-        for (name, xml) in contents {
-            let folder = bundle.appending(path: name + ".xcdatamodel")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data(xml.utf8).write(to: folder.appending(path: "contents"))
+        let habit = #"<entity name="Habit"><attribute name="title" attributeType="String"/></entity>"#
+        let streak = #"<entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity>"#
+        let parted = #"<configuration name="Cloud"><memberEntity name="Habit"/></configuration><configuration name="Local"><memberEntity name="Streak"/></configuration>"#
+        func make(_ second: String, _ place: String = "Local") throws -> CoreDataCatalog.Made {
+            let bundle = scratch.url.appending(path: "\(UUID().uuidString)/Habits.xcdatamodeld")
+            let contents = [
+                "Habits": #"<?xml version="1.0"?><model>"# + habit + streak + "</model>",
+                "Habits 2": #"<?xml version="1.0"?><model>"# + habit + streak + second + "</model>",
+            ]
+            for (name, xml) in contents {
+                let folder = bundle.appending(path: name + ".xcdatamodel")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data(xml.utf8).write(to: folder.appending(path: "contents"))
+            }
+            return try CoreDataCatalog.make(
+                from: try CoreDataModelReader.read(bundle), store: try #require(ContainerLocation("documents/Habits.sqlite")),
+                configurationStores: [place: try #require(ContainerLocation("caches/Local.sqlite"))])
         }
-        let model = try CoreDataModelReader.read(bundle)
-        let made = try CoreDataCatalog.make(from: model, store: try #require(ContainerLocation("documents/Habits.sqlite")))
-        let notes = made.notes.filter { $0.contains("configurations") }
-        #expect(notes.count == 1, "\(made.notes)")
-        #expect(notes.first?.hasPrefix("Habits 2: its configurations Cloud (Habit), Local (Streak) put entities in 2 stores") == true)
-        #expect(made.manifest.versions.allSatisfy { $0.stores.count == 1 })
+        let split = try make(parted)
+        let stores = try #require(split.manifest.versions.last?.stores)
+        #expect(stores.map(\.location.description) == ["documents/Cloud.sqlite", "caches/Local.sqlite"])
+        #expect(stores.map(\.tables) == [["ZHABIT", "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"], ["ZSTREAK", "Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]])
+        #expect(split.manifest.versions.first?.stores.count == 1)
+        #expect(split.notes.contains { $0.hasPrefix("Habits 2: its configurations put its entities in 2 stores") })
+
+        let notParted = try make(#"<configuration name="Cloud"><memberEntity name="Habit"/></configuration><configuration name="Local"><memberEntity name="Habit"/><memberEntity name="Streak"/></configuration>"#)
+        #expect(notParted.manifest.versions.allSatisfy { $0.stores.count == 1 })
+        #expect(notParted.notes.contains { $0.contains("but entity Habit is in configurations Cloud and Local") }, "\(notParted.notes)")
+        // A place given for a configuration the model does not have is a mistake, named.
+        #expect(throws: CoreDataCatalog.Problem.unknownConfiguration("Lokal", known: ["Cloud", "Local"])) {
+            try make(parted, "Lokal")
+        }
     }
 
     static let detailed = #"""

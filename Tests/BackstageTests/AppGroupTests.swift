@@ -139,9 +139,22 @@ import Testing
             let after = history.contains(table) ? cache.tables[table] : moved.tables[table]
             #expect(after == hash, "\(shared): every row of \(table) kept")
         }
-        for table in ["Z_METADATA", "Z_PRIMARYKEY", "Z_MODELCACHE"] {
+        for table in ["Z_PRIMARYKEY", "Z_MODELCACHE"] {
             #expect(cache.tables[table] == before.tables[table], "\(shared): Core Data's \(table) goes into every target")
         }
+        // Z_METADATA too, each target after the first with a store UUID of its own, the rest of its plist the same.
+        #expect(moved.tables["Z_METADATA"] == before.tables["Z_METADATA"], "\(shared): the first target keeps the UUID")
+        let identities = try PythonSQLite.run(
+            """
+            import sqlite3, plistlib, sys
+            def read(path):
+                uuid, blob = sqlite3.connect(path).execute("select Z_UUID, Z_PLIST from Z_METADATA").fetchone()
+                return uuid, plistlib.loads(blob)
+            (a, pa), (b, pb) = read(sys.argv[1]), read(sys.argv[2])
+            same = {k: v for k, v in pa.items() if k != "NSStoreUUID"} == {k: v for k, v in pb.items() if k != "NSStoreUUID"}
+            print(a != b, pa.get("NSStoreUUID", a) == a, pb.get("NSStoreUUID", b) == b, same)
+            """, [fixture.groupStore("Library.sqlite").main.path, app.container.caches.appending(path: "History.sqlite").path])
+        #expect(identities.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "True True True True", "\(shared): \(identities.stdout) \(identities.stderr)")
         #expect(moved.tables["WidgetSettings"] != nil)
         #expect(moved.triggers.union(cache.triggers) == before.triggers, "\(shared): every trigger kept, with its table")
         #expect(moved.indexes.union(cache.indexes) == before.indexes.union(["backstage_probe"]))

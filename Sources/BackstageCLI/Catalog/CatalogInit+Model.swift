@@ -8,7 +8,8 @@ extension CatalogInit {
     func validateModel() throws {
         guard model != nil else {
             throw ValidationError(
-                "--store, --model-order, --mapping, --momd and --policy-sql go with --model App.xcdatamodeld.")
+                "--store, --model-order, --mapping, --momd, --policy-sql and --configuration-store go with --model "
+                    + "App.xcdatamodeld.")
         }
         guard let store else {
             throw ValidationError(
@@ -22,6 +23,7 @@ extension CatalogInit {
         guard version == "v1" else {
             throw ValidationError("--model names each version after its model version: leave out --version.")
         }
+        for pair in configurationStores { _ = try Self.configurationStore(pair) }
         if store.path.isEmpty || store.path.hasSuffix("/") {
             throw ValidationError(
                 "--store \(store) does not name a store: write <root>/<path of the store>, such as documents/App.sqlite."
@@ -37,7 +39,10 @@ extension CatalogInit {
             relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
         ).standardizedFileURL
         let model = try CoreDataModelReader.read(url, order: modelOrder.isEmpty ? nil : modelOrder)
-        let made = try CoreDataCatalog.create(at: folder, from: model, store: store, app: app)
+        let places = Dictionary(
+            try configurationStores.map(Self.configurationStore), uniquingKeysWith: { _, last in last })
+        let made = try CoreDataCatalog.create(
+            at: folder, from: model, store: store, app: app, configurationStores: places)
         var catalog = made.catalog
         for note in made.notes { Output.err("warning: \(note)") }
         try CoreDataCatalog.keep(model: url, mappings: mappings.map(Self.absolute), in: catalog)
@@ -66,6 +71,18 @@ extension CatalogInit {
             throw ValidationError("--policy-sql \(pair): write Entity=FILE, such as Post=post-policy.sql.")
         }
         return (parts[0], parts[1])
+    }
+
+    /// `NAME=LOCATION` of `--configuration-store`.
+    static func configurationStore(_ pair: String) throws -> (String, ContainerLocation) {
+        let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, let location = ContainerLocation(parts[1]),
+            !location.path.isEmpty, !location.path.hasSuffix("/")
+        else {
+            throw ValidationError(
+                "--configuration-store \(pair): write NAME=LOCATION, such as Cloud=applicationSupport/Cloud.sqlite.")
+        }
+        return (parts[0], location)
     }
 
     /// `path` made absolute against the working directory.

@@ -26,7 +26,9 @@ struct CatalogInit: AsyncParsableCommand {
             --momd App.momd, else a captured store, else reproduced; when none gives them the plan says so and \
             is refused until they are given. The catalog keeps a copy of the model and of each \
             --mapping Name.xcmappingmodel, for `catalog lint`; --from STORE captures a store Core Data wrote \
-            (its statistics and version hashes) into the model version that wrote it.
+            (its statistics and version hashes) into the model version that wrote it. A version whose \
+            configurations part its entities gets one store per configuration (--configuration-store \
+            NAME=LOCATION, else beside --store), reached from one store by the migration and a split.
 
             Examples:
               backstage catalog init Cookbook --from Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
@@ -115,11 +117,19 @@ struct CatalogInit: AsyncParsableCommand {
             valueName: "entity=file"))
     var policySQL: [String] = []
 
+    @Option(
+        name: .customLong("configuration-store"),
+        help: ArgumentHelp(
+            "With --model: where the store of one of the model's configurations lives, as NAME=LOCATION, such as Cloud=applicationSupport/Cloud.sqlite (repeatable; default: beside --store, named after the configuration).",
+            valueName: "name=location"))
+    var configurationStores: [String] = []
+
     @Flag(help: "Print the new catalog as JSON.")
     var json = false
 
     func validate() throws {
         if model != nil || store != nil || !modelOrder.isEmpty || !mappings.isEmpty || momd != nil || !policySQL.isEmpty
+            || !configurationStores.isEmpty
         {
             return try validateModel()
         }

@@ -39,49 +39,109 @@ extension CoreDataCatalog {
         // A compiled model's hashes are Core Data's: the stores made from the model (fixtures) carry them.
         for version in versions {
             guard let modelVersion = kept.version(forCatalogVersion: version.name),
-                let given = hashes[modelVersion.name], let store = version.writableStore
+                let given = hashes[modelVersion.name]
             else { continue }
-            var schema = try catalog.schema(of: store)
-            guard !isCaptured(schema), schema.coreData != nil else { continue }
-            schema.coreData?.versionHashes = given.mapValues { $0.base64EncodedString() }
-            try catalog.write(schema, at: store.schema)
+            for store in version.stores {
+                var schema = try catalog.schema(of: store)
+                guard !isCaptured(schema), schema.coreData != nil else { continue }
+                schema.coreData?.versionHashes = given.mapValues { $0.base64EncodedString() }
+                try catalog.write(schema, at: store.schema)
+            }
         }
         for (index, (previous, next)) in zip(versions, versions.dropFirst()).enumerated() {
             guard let source = kept.version(forCatalogVersion: previous.name),
                 let destination = kept.version(forCatalogVersion: next.name),
-                let store = next.writableStore, previous.writableStore?.location == store.location
+                let from = previous.writableStore
             else { continue }
+            // Three shapes: one store to one store; one store to the stores of the destination's
+            // configurations (the migration, then the split by configuration); stores of
+            // configurations to the same stores (a migration of each).
+            let bookkeeping: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+            let migrated: [(before: CatalogStore, after: CatalogStore)]
+            var splitInto: [CatalogStore]? = nil
+            if previous.stores.count > 1 {
+                let pairs = next.stores.compactMap { after in
+                    previous.stores.first { $0.location == after.location }.map { (before: $0, after: after) }
+                }
+                guard pairs.count == next.stores.count, pairs.count == previous.stores.count else {
+                    notes.append(
+                        "\(source.name) → \(destination.name): no plan written: \(source.name) keeps its entities in "
+                            + "the stores of its configurations (\(previous.stores.map(\.location.description).joined(separator: ", "))) "
+                            + "and \(destination.name) in others (\(next.stores.map(\.location.description).joined(separator: ", "))); "
+                            + "moving entities between configuration stores is not written by this release")
+                    continue
+                }
+                migrated = pairs
+            } else if next.stores.count > 1 {
+                migrated = [(from, from)]
+                splitInto = next.stores
+            } else {
+                guard next.writableStore?.location == from.location else { continue }
+                migrated = [(from, from)]
+            }
             let captured = try capturedHashes(of: next, in: catalog)
             var options = CoreDataMigrationCompiler.Options(
                 compiledModelHashes: hashes[destination.name], capturedStoreHashes: captured)
             options.sourceHashes = try hashes[source.name] ?? capturedHashes(of: previous, in: catalog)
             let mapping = kept.mapping(from: source.name, to: destination.name)
-            let program: CoreDataMigrationProgram
+            var programs: [(store: ContainerLocation, program: CoreDataMigrationProgram)] = []
             var how = "Core Data's inferred migration"
             do {
-                if let mapping {
-                    how = "the mapping model \(mapping.name).xcmappingmodel"
-                    let custom = mapping.customPolicies.compactMap { entity -> CoreDataMigrationCompiler.CustomSQL? in
-                        guard let name = entity.destinationEntity, let sql = policies[name] else { return nil }
-                        return .init(destinationEntity: name, statements: [sql])
+                for (before, after) in migrated {
+                    var options = options
+                    if previous.stores.count > 1 {
+                        options.configurationTables = (
+                            Set(before.tables).subtracting(bookkeeping), Set(after.tables).subtracting(bookkeeping)
+                        )
                     }
-                    if !custom.isEmpty {
-                        how +=
-                            " and the developer's SQL for \(custom.map(\.destinationEntity).sorted().joined(separator: ", "))"
+                    let program: CoreDataMigrationProgram
+                    if let mapping {
+                        how = "the mapping model \(mapping.name).xcmappingmodel"
+                        let custom = mapping.customPolicies.compactMap {
+                            entity -> CoreDataMigrationCompiler.CustomSQL? in
+                            guard let name = entity.destinationEntity, let sql = policies[name] else { return nil }
+                            return .init(destinationEntity: name, statements: [sql])
+                        }
+                        if !custom.isEmpty {
+                            how +=
+                                " and the developer's SQL for \(custom.map(\.destinationEntity).sorted().joined(separator: ", "))"
+                        }
+                        program = try CoreDataMigrationCompiler.compile(
+                            from: source, to: destination, mappingModel: mapping, customSQL: custom, options: options)
+                    } else {
+                        program = try CoreDataMigrationCompiler.compile(
+                            from: source, to: destination, options: options)
                     }
-                    program = try CoreDataMigrationCompiler.compile(
-                        from: source, to: destination, mappingModel: mapping, customSQL: custom, options: options)
-                } else {
-                    program = try CoreDataMigrationCompiler.compile(from: source, to: destination, options: options)
+                    // Rows of another store would be needed: an entity moved between configurations.
+                    let foreign = Set(program.tablesRead).subtracting(before.tables)
+                    if !foreign.isEmpty {
+                        throw ConfigurationProblem(
+                            "the store \(after.location) of \(destination.name) takes rows of "
+                                + "\(foreign.sorted().joined(separator: ", ")), which \(source.name) keeps in another store; "
+                                + "moving entities between configuration stores is not written by this release")
+                    }
+                    programs.append((after.location, program))
                 }
             } catch {
                 notes.append("\(source.name) → \(destination.name): no plan written: \(error)")
                 continue
             }
             let name = "\(previous.name)-to-\(next.name)"
-            let plan = UpgradePlan(
-                name: name, version: next.name,
-                steps: [.coreDataMigration(.init(store: store.location, program: program))])
+            var steps: [UpgradeStep] = programs.map { .coreDataMigration(.init(store: $0.store, program: $0.program)) }
+            if let splitInto {
+                steps.append(
+                    .split(
+                        from.location,
+                        into: splitInto.map {
+                            .init(store: $0.location, tables: $0.tables.filter { !bookkeeping.contains($0) })
+                        }))
+                how +=
+                    ", then split by configuration into \(splitInto.map(\.location.description).joined(separator: ", "))"
+            } else if programs.count > 1 {
+                how += " of each of its \(programs.count) configuration stores"
+            }
+            let program = programs[0].program
+            let plan = UpgradePlan(name: name, version: next.name, steps: steps)
             let file = "plans/\(name).json"
             try CatalogFolder.write(plan, to: catalog.url.appending(path: file))
             var summary = "Core Data model version \"\(destination.name)\" of \(kept.model.name).xcdatamodeld"

@@ -13,11 +13,17 @@ public enum CoreDataCatalog {
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// Two model versions give the same catalog version name once made a usable name.
         case sameCatalogName(String, versions: [String])
+        /// `configurationStores` names a configuration no model version has.
+        case unknownConfiguration(String, known: [String])
 
         public var description: String {
             switch self {
             case .sameCatalogName(let name, let versions):
                 "model versions \(versions.joined(separator: " and ")) both become catalog version \(name): rename one"
+            case .unknownConfiguration(let name, let known):
+                "no model version has a configuration \(name)"
+                    + (known.isEmpty
+                        ? " (the model has none)" : " (its configurations: \(known.joined(separator: ", ")))")
             }
         }
     }
@@ -48,59 +54,75 @@ public enum CoreDataCatalog {
         return String(result.prefix(64))
     }
 
-    /// The catalog of `model`, its store at `store`.
+    /// The catalog of `model`, its store at `store`. A model version whose configurations put its
+    /// entities in several stores gets one store per configuration, at `configurationStores`' place
+    /// for it or beside `store` (``defaultLocation(ofConfiguration:beside:)``).
     public static func make(
         from model: CoreDataModel, store: ContainerLocation, app: String? = nil,
-        options: CoreDataStoreLayout.Options = .init()
+        options: CoreDataStoreLayout.Options = .init(), configurationStores: [String: ContainerLocation] = [:]
     ) throws -> Made {
         var versions: [CatalogVersion] = []
         var schemas: [(String, StoreSchema)] = []
         var notes = model.warnings.map(\.description)
         var names: [String: String] = [:]
+        let known = Set(model.versions.flatMap { $0.configurations.map(\.name) })
+        for name in configurationStores.keys.sorted() where !known.contains(name) {
+            throw Problem.unknownConfiguration(name, known: known.sorted())
+        }
         for (index, modelVersion) in model.versions.enumerated() {
             let name = catalogName(of: modelVersion.name)
             if let other = names[name] { throw Problem.sameCatalogName(name, versions: [other, modelVersion.name]) }
             names[name] = modelVersion.name
             let layout = try CoreDataStoreLayout(modelVersion, options: options)
             notes += layout.assumptions.map { "\(modelVersion.name): \($0)" }
-            if let note = configurationNote(modelVersion, store: store) { notes.append(note) }
             let schema = layout.storeSchema()
-            let file =
-                "stores/\(name)/\(store.root.rawValue)-\(store.path.replacingOccurrences(of: "/", with: "-")).json"
-            schemas.append((file, schema))
+            var stores: [CatalogStore] = []
+            func add(_ location: ContainerLocation, _ schema: StoreSchema) {
+                let file =
+                    "stores/\(name)/\(location.root.rawValue)-\(location.path.replacingOccurrences(of: "/", with: "-")).json"
+                schemas.append((file, schema))
+                stores.append(CatalogStore(location: location, tables: schema.tableNames, writable: true, schema: file))
+            }
+            switch Self.configurationStores(
+                of: modelVersion, layout: layout, store: store, locations: configurationStores)
+            {
+            case .success(let parts)?:
+                notes.append(configurationAssumption(modelVersion, parts))
+                for part in parts { add(part.location, Self.schema(of: part, cutFrom: schema)) }
+            case .failure(let problem)?:
+                notes.append(configurationNote(modelVersion, store: store, problem: problem))
+                add(store, schema)
+            case nil:
+                add(store, schema)
+            }
             var summary = "Core Data model version \"\(modelVersion.name)\" of \(model.name).xcdatamodeld"
             if modelVersion.name == model.currentVersion { summary += " (current: the app builds with it)" }
             if index > 0 { summary += "; no plan yet: the Core Data migration from the version before is not written" }
-            versions.append(
-                CatalogVersion(
-                    name: name, summary: summary,
-                    stores: [
-                        CatalogStore(location: store, tables: schema.tableNames, writable: true, schema: file)
-                    ]))
+            versions.append(CatalogVersion(name: name, summary: summary, stores: stores))
         }
         return Made(
             manifest: CatalogManifest(app: app ?? model.name, versions: versions), schemas: schemas, notes: notes)
     }
 
-    /// What a version whose configurations put entities in two or more stores is told: the catalog
-    /// keeps every entity in the one store at `store`, and no split by configuration is made (nil
-    /// when the version has one configuration or none).
-    static func configurationNote(_ version: CoreDataModelVersion, store: ContainerLocation) -> String? {
+    /// What a version whose configurations put entities in two or more stores, yet do not part its
+    /// store, is told: the catalog keeps every entity in the one store at `store`, and why.
+    static func configurationNote(
+        _ version: CoreDataModelVersion, store: ContainerLocation, problem: ConfigurationProblem
+    ) -> String {
         let parts = version.configurations.filter { !$0.memberEntities.isEmpty }
-        guard parts.count > 1 else { return nil }
         let listed = parts.map { "\($0.name) (\($0.memberEntities.sorted().joined(separator: ", ")))" }
         return "\(version.name): its configurations \(listed.joined(separator: ", ")) put entities in "
-            + "\(parts.count) stores; this catalog keeps every entity in the one store \(store) and makes no "
-            + "split by configuration: add a split step to the plan that moves each configuration's tables "
-            + "into its own store"
+            + "\(parts.count) stores, but \(problem); this catalog keeps every entity in the one store \(store) "
+            + "and makes no split by configuration"
     }
 
     /// Writes the catalog of `model` as a new folder at `url` and returns it.
     public static func create(
         at url: URL, from model: CoreDataModel, store: ContainerLocation, app: String? = nil,
-        options: CoreDataStoreLayout.Options = .init()
+        options: CoreDataStoreLayout.Options = .init(), configurationStores: [String: ContainerLocation] = [:]
     ) throws -> (catalog: CatalogFolder, notes: [String]) {
-        let made = try make(from: model, store: store, app: app, options: options)
+        let made = try make(
+            from: model, store: store, app: app, options: options, configurationStores: configurationStores)
         let catalog = CatalogFolder(creating: url, manifest: made.manifest)
         for (file, schema) in made.schemas { try catalog.write(schema, at: file) }
         try catalog.writeManifest()

@@ -45,8 +45,13 @@ struct CoreDataHistoryCheck {
         var name: String { "\(entity).\(relationship) (join)" }
     }
 
-    let before: ContainerLocation
-    let after: ContainerLocation
+    /// The store before the upgrade; the stores of its configurations when it has several.
+    let before: [ContainerLocation]
+    /// The store after the upgrade; the stores of its configurations when it was split by them
+    /// (each entity's rows read where its table is).
+    let after: [ContainerLocation]
+    /// The tables of each of ``after``, as the catalog has them (Core Data's own included).
+    let afterTables: [Set<String>]
     let probes: [Probe]
     let joins: [JoinProbe]
     /// The version upgraded to, and what its store holds (entity numbers, tables and columns): a
@@ -77,9 +82,13 @@ struct CoreDataHistoryCheck {
         let names = catalog.manifest.versions.map(\.name)
         guard let first = names.firstIndex(of: from), let last = names.firstIndex(of: to), first < last,
             let start = kept.version(forCatalogVersion: from), let end = kept.version(forCatalogVersion: to),
-            let before = try catalog.version(from).writableStore?.location,
-            let after = try catalog.version(to).writableStore?.location
+            let writable = try catalog.version(from).writableStore?.location
         else { return nil }
+        // Stores of configurations: each entity's rows are read where its table is.
+        let before = try catalog.version(from).stores.map(\.location)
+        let after = try catalog.version(to).stores.map(\.location)
+        let afterTables = try catalog.version(to).stores.map { Set($0.tables) }
+        guard !after.isEmpty, before.contains(writable) else { return nil }
         // Destination entity → (origin entity, attribute → origin attribute); custom policies end a trace.
         var trace: [String: (origin: String, attributes: [String: String])] = [:]
         for entity in start.entities {
@@ -164,6 +173,7 @@ struct CoreDataHistoryCheck {
         }
         self.before = before
         self.after = after
+        self.afterTables = afterTables
         self.probes = probes
         self.joins = joins
         self.destination = end.name
@@ -175,18 +185,44 @@ struct CoreDataHistoryCheck {
         try read(in: container, before: isBefore)?.snapshot
     }
 
-    /// The digests, and (after the upgrade) how the schema differs from the destination's.
+    /// The digests, and (after the upgrade) how the schema differs from the destination's; nil when
+    /// a store is missing. After a split by configuration, each store's digests are those of the
+    /// tables it holds, and the destination's entities and tables are those of all the stores.
     private func read(
         in container: AppContainer, before isBefore: Bool
     ) throws -> (snapshot: Snapshot, schema: SchemaDifferences)? {
-        let location = isBefore ? before : after
+        let locations = isBefore ? before : after
+        guard locations.count > 1 else {
+            return try read(locations[0], in: container, before: isBefore, expected: isBefore ? nil : expected)
+        }
+        var snapshot: Snapshot = [:]
+        var schema: SchemaDifferences = []
+        for (index, location) in locations.enumerated() {
+            // Each configuration's store holds its own tables of the destination's, and every entity.
+            let expected =
+                isBefore
+                ? nil
+                : CoreDataMigrationProgram.StoreSignature(
+                    entities: expected.entities, tables: expected.tables.filter { afterTables[index].contains($0.key) })
+            guard let (part, differences) = try read(location, in: container, before: isBefore, expected: expected)
+            else { return nil }
+            snapshot.merge(part) { first, _ in first }
+            schema += differences.map { "\(location): \($0)" }
+        }
+        return (snapshot, schema)
+    }
+
+    private func read(
+        _ location: ContainerLocation, in container: AppContainer, before isBefore: Bool,
+        expected: CoreDataMigrationProgram.StoreSignature?
+    ) throws -> (snapshot: Snapshot, schema: SchemaDifferences)? {
         let set = StoreFileSet(main: location.url(in: container))
         guard FileManager.default.fileExists(atPath: set.main.path) else { return nil }
         return try StoreInspector.withCopy(of: set) { db in
             let schema =
-                isBefore
-                ? []
-                : expected.differences(from: try CoreDataMigrationProgram.signature(of: db, comparedWith: [expected]))
+                try expected.map {
+                    $0.differences(from: try CoreDataMigrationProgram.signature(of: db, comparedWith: [$0]))
+                } ?? []
             var result: Snapshot = [:]
             for probe in probes {
                 let side = isBefore ? probe.before : probe.after
@@ -252,17 +288,21 @@ struct CoreDataHistoryCheck {
     func failures(before: Snapshot?, in container: AppContainer) throws -> [String] {
         guard let before else { return [] }
         guard let (after, schema) = try read(in: container, before: false) else {
-            return ["\(self.after) is missing after the Core Data migration"]
+            let stores = self.after.map(\.description).joined(separator: ", ")
+            return ["\(stores) \(self.after.count == 1 ? "is" : "are not all there") after the Core Data migration"]
         }
         var failures: [String] = []
         if !schema.isEmpty {
             failures.append(
-                "\(self.after) is not the store of \(destination) after the upgrade: \(schema.joined(separator: "; "))")
+                "\(self.after.map(\.description).joined(separator: ", ")) \(self.after.count == 1 ? "is not the store" : "are not the stores") of \(destination) after the upgrade: \(schema.joined(separator: "; "))"
+            )
         }
         for probe in probes {
             guard let old = before[probe.entity] else { continue }
             guard let new = after[probe.entity] else {
-                failures.append("entity \(probe.entity): its table \(probe.after.table) is missing from \(self.after)")
+                failures.append(
+                    "entity \(probe.entity): its table \(probe.after.table) is missing from "
+                        + self.after.map(\.description).joined(separator: ", "))
                 continue
             }
             let from = probe.origin == probe.entity ? "" : " (from \(probe.origin))"

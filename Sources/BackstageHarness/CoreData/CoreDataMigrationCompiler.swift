@@ -52,6 +52,17 @@ public enum CoreDataMigrationCompiler {
         public var capturedStoreHashes: [String: Data]?
         /// The source version's hashes (a compiled model's or a captured store's), to tell its stores.
         public var sourceHashes: [String: Data]?
+        /// The store of one configuration: the tables it holds in the source version and in the
+        /// destination (its entities' tables and join tables); nil for a store of every entity.
+        public var configurationTables: (source: Set<String>, destination: Set<String>)? {
+            get { configurationSourceTables.map { ($0, configurationDestinationTables ?? []) } }
+            set {
+                configurationSourceTables = newValue?.source
+                configurationDestinationTables = newValue?.destination
+            }
+        }
+        var configurationSourceTables: Set<String>?
+        var configurationDestinationTables: Set<String>?
 
         public init(
             writesModelCache: Bool = true, compiledModelHashes: [String: Data]? = nil,
@@ -197,8 +208,8 @@ public enum CoreDataMigrationCompiler {
         _ source: CoreDataModelVersion, _ destination: CoreDataModelVersion, plans: [EntityPlan],
         customSQL: [CustomSQL], options: Options
     ) throws -> CoreDataMigrationProgram {
-        let sourceSide = try MigrationSide(source)
-        let destinationSide = try MigrationSide(destination)
+        let sourceSide = try MigrationSide(source, tables: options.configurationSourceTables)
+        let destinationSide = try MigrationSide(destination, tables: options.configurationDestinationTables)
         var writer = try ProgramWriter(
             source: sourceSide, destination: destinationSide, plans: plans, customSQL: customSQL)
         try writer.write()

@@ -91,6 +91,8 @@ public struct CoreDataStoreLayout: Sendable, Hashable {
     public var assumptions: [String]
     /// Entity → its own stored attribute or to-one relationship → the column holding it.
     public var propertyColumns: [String: [String: String]]
+    /// Each many-to-many join table → the two entities whose objects it relates.
+    public var joinTables: [String: [String]]
 
     /// The layout of `version`'s store.
     public init(_ version: CoreDataModelVersion, options: Options = Options()) throws {
@@ -123,6 +125,8 @@ public struct CoreDataStoreLayout: Sendable, Hashable {
         versionHashes = Dictionary(uniqueKeysWithValues: version.entities.map { ($0.name, .unknown) })
         assumptions = builder.assumptions
         propertyColumns = builder.columnNames
+        joinTables = Dictionary(
+            builder.joins.map { ($0.table, [$0.entity, $0.inverseEntity]) }, uniquingKeysWith: { first, _ in first })
         if version.versionIdentifier == nil {
             assumptions.append(
                 "the model has no userDefinedModelVersionIdentifier: NSStoreModelVersionIdentifiers is taken to be empty"

@@ -110,6 +110,14 @@ struct LayoutBuilder {
         indexes += joinIndexes
     }
 
+    /// Keeps only `kept`'s tables (and their indexes and join tables): the store of one
+    /// configuration, its entities numbered as in the whole model.
+    mutating func restrict(to kept: Set<String>) {
+        tables = tables.filter { kept.contains($0.name) }
+        indexes = indexes.filter { kept.contains($0.table) }
+        joins = joins.filter { kept.contains($0.table) }
+    }
+
     private func sqlType(_ attribute: CoreDataAttribute, in entity: String) throws -> (Kind, String) {
         switch attribute.attributeType {
         case .integer16, .integer32, .integer64, .boolean: return (.integer, "INTEGER")

@@ -21,12 +21,15 @@ struct MigrationSide {
     /// Table → column → what it stores.
     let roles: [String: [String: Role]]
 
-    init(_ version: CoreDataModelVersion) throws {
+    /// The side of `version`'s store; with `tables`, of the store of one of its configurations,
+    /// which holds those tables only (and Core Data's own), its entities numbered as in the model.
+    init(_ version: CoreDataModelVersion, tables: Set<String>? = nil) throws {
         self.version = version
         var builder = LayoutBuilder(version: version)
         do { try builder.build() } catch let error as CoreDataSchemaError {
             throw CoreDataMigrationError(reason: .schema(error))
         }
+        if let tables { builder.restrict(to: tables) }
         self.builder = builder
         var columns: [String: [String]] = [:]
         for table in builder.tables {

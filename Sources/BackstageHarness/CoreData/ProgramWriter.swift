@@ -520,7 +520,8 @@ struct ProgramWriter {
                     + "\(CoreDataMigrationCompiler.quoted(name)), \(numbered.parentID), \(kept))")
         }
         statements.append("DROP TABLE temp._BACKSTAGE_KEYS")
-        for numbered in destination.builder.numbered {
+        let tables = Set(destination.builder.tables.map(\.name))
+        for numbered in destination.builder.numbered where tables.contains(destination.table(numbered.entity.name)) {
             statements.append(
                 "UPDATE Z_PRIMARYKEY SET Z_MAX = max(IFNULL(Z_MAX, 0), (SELECT IFNULL(MAX(Z_PK), 0) FROM "
                     + "\(destination.table(numbered.entity.name)))) WHERE Z_ENT = \(numbered.id)")

@@ -5,6 +5,20 @@ import GRDB
 /// The invariants a simulated run is checked against, and what makes checking them cheap: table
 /// digests reused while a store's bytes are the same, documents compared byte for byte.
 extension Simulator {
+    /// Where the store at `location` is after `steps`: where they moved it, or the stores they split
+    /// it into; itself when no step takes it.
+    static func places(of location: ContainerLocation, after steps: [UpgradeStep]) -> [ContainerLocation] {
+        var current = [location]
+        for step in steps {
+            guard let taken = step.definition.takes,
+                let index = current.firstIndex(where: { $0.sameFile(as: taken) })
+            else { continue }
+            current.remove(at: index)
+            current += step.definition.puts
+        }
+        return current
+    }
+
     /// The invariants, as the failures found.
     func check(
         root: URL, from: String, to: String, fixture: Fixture, digests cache: inout [String: ReusedDigest]
@@ -17,16 +31,26 @@ extension Simulator {
         let coreData = CoreDataHistoryCheck.coveredTables(steps)  // checked per entity by CoreDataHistoryCheck
         let discarded = Set(steps.compactMap { $0.as(UpgradeStep.Split.self) }.flatMap(\.discard)).union(
             coreData.replaced)
-        let rewritten = Self.tablesWrittenByMigrations(steps).union(coreData.rewritten)
+        var rewritten = Self.tablesWrittenByMigrations(steps).union(coreData.rewritten)
+        // A split gives each store after the first a Core Data store UUID of its own (checked below).
+        if steps.contains(where: { ($0.as(UpgradeStep.Split.self)?.into.count ?? 0) > 1 }) {
+            rewritten.insert("z_metadata")
+        }
         // Every row kept, where the plans say it goes.
         let source = try catalog.version(from)
         var digests: [String: [String: TableDigest]] = [:]
         for store in source.stores {
             guard let before = manifest.stores[store.location.description] else { continue }
+            // Where the chain moved or split this store: a table found there is this store's
+            // (Core Data's own tables are in every store, each its own).
+            let places = Self.places(of: store.location, after: steps)
             for (table, digest) in before.sorted(by: { $0.key < $1.key }) where !discarded.contains(table) {
                 // A virtual table's shadow tables (`<name>_data`, ...) live where it does.
                 guard
-                    let home = target.stores.first(where: { $0.tables.contains(table) })
+                    let home = target.stores.first(where: { store in
+                        store.tables.contains(table) && places.contains { $0.sameFile(as: store.location) }
+                    })
+                        ?? target.stores.first(where: { $0.tables.contains(table) })
                         ?? target.stores.first(where: { $0.tables.contains { table.hasPrefix($0 + "_") } })
                 else {
                     failures.append("table \(table) has no store in \(to)")
@@ -55,13 +79,27 @@ extension Simulator {
             }
         }
         // integrity_check on every store of the target layout.
+        var uuids: [String: ContainerLocation] = [:]
         for store in target.stores {
             let set = StoreFileSet(main: store.location.url(in: container))
             guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
-            let (result, referenced) = try StoreInspector.withCopy(of: set) { db in
-                (try StoreIntegrity.problems(in: db), try ExternalDataReferences.referenced(db))
+            let (result, referenced, uuid) = try StoreInspector.withCopy(of: set) { db in
+                (
+                    try StoreIntegrity.problems(in: db), try ExternalDataReferences.referenced(db),
+                    try db.tableExists("Z_METADATA")
+                        ? try String.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA") : nil
+                )
             }
             if let first = result.first { failures.append("integrity_check of \(store.location): \(first)") }
+            // Core Data tells its stores apart by their UUID: no two share one.
+            if let uuid {
+                if let other = uuids[uuid] {
+                    failures.append(
+                        "\(other) and \(store.location) have one Core Data store UUID: Core Data cannot tell them apart"
+                    )
+                }
+                uuids[uuid] = store.location
+            }
             // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
             let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
             if missing > 0 {

@@ -13,6 +13,8 @@ extension SplitRun {
         let source = self.source
         let targets = self.targets
         let fileSystem = self.fileSystem
+        // The first target keeps a Core Data source's store UUID; each other gets its own (SplitStoreIdentity).
+        let identities = step.into.enumerated().map { $0.offset == 0 ? nil : $0.element.store.description }
         let total = Int64(max(plan.pageCount * plan.pageSize, 1))
         let work = TargetWork(count: targets.count)
         let threads = ThreadGroup()
@@ -26,7 +28,10 @@ extension SplitRun {
                         defer { try? copier.close() }
                         try work.attach(copier, at: index)
                         let copied = try copier.inDatabase { db in
-                            try SplitRun.build(db, target: target, tables: plan.tablesByTarget[index], copying: plan) {
+                            try SplitRun.build(
+                                db, target: target, tables: plan.tablesByTarget[index], copying: plan,
+                                identity: identities[index]
+                            ) {
                                 try work.progress(index, bytes: $0)
                             }
                         }
@@ -80,9 +85,12 @@ extension SplitRun {
     }
 
     /// Builds one target in its temporary file, attached to a copier connection; returns the rows
-    /// inserted into each table. `progress` gets the target's bytes after each table.
+    /// inserted into each table. `progress` gets the target's bytes after each table. With an
+    /// `identity` (the target's place in the container), a Core Data store's copy gets a store UUID
+    /// of its own, derived from it (``SplitStoreIdentity``).
     static func build(
-        _ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, progress: (Int64) throws -> Void
+        _ db: Database, target: StoreFileSet, tables: [String], copying plan: Plan, identity: String? = nil,
+        progress: (Int64) throws -> Void
     ) throws -> [String: Int] {
         try db.execute(
             sql: "ATTACH DATABASE ? AS backstage_target", arguments: [BulkCopy.targetURI(target.temporaryMain.path)])
@@ -190,6 +198,9 @@ extension SplitRun {
                     sql:
                         "INSERT INTO backstage_target.sqlite_sequence SELECT * FROM main.sqlite_sequence WHERE name IN (\(placeholders))",
                     arguments: StatementArguments(tables))
+            }
+            if let identity, tables.contains("Z_METADATA") {
+                try SplitStoreIdentity.renew(db, schema: "backstage_target", location: identity)
             }
             return .commit
         }
