@@ -67,6 +67,12 @@ struct Simulate: AsyncParsableCommand {
     @Option(help: "With --ci: how many shards.")
     var shards = 4
 
+    @Option(
+        help: ArgumentHelp(
+            "With --ci: the shell command each job runs first to put backstage and backstage-simulate-child on its PATH (default: a check that stops the job saying backstage is missing).",
+            valueName: "command"))
+    var install: String?
+
     @Option(help: "Comma-separated fixture sizes, such as 500KB,2MB.")
     var sizes = CommaSeparated([ByteCount(1_000_000, written: "1MB")])
 
@@ -124,6 +130,9 @@ struct Simulate: AsyncParsableCommand {
             throw ValidationError("--shards must be 1 to 256 (a CI matrix holds at most 256 jobs).")
         }
         if shard != nil && ci != nil { throw ValidationError("--ci prints the shards' configuration: drop --shard.") }
+        if install != nil && ci == nil {
+            throw ValidationError("--install goes with --ci: it is the fragment's install step.")
+        }
     }
 
     /// The path --from and --to choose: the catalog's first and last version unless given.
@@ -174,7 +183,7 @@ struct Simulate: AsyncParsableCommand {
                     simulate: ["backstage", "simulate"] + catalogWords + matrixOptions(of: catalog) + [
                         "--seed", String(seed),
                     ],
-                    shards: shards
+                    shards: shards, install: install
                 ).trimmingCharacters(in: .newlines))
             return
         }

@@ -164,10 +164,13 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: Data(parsed.stdout.utf8)) as? [String: Any])
     }
 
-    /// Runs `command` with bash, `backstage` on the PATH.
-    func shell(_ command: String, in folder: URL, environment extra: [String: String] = [:]) throws -> ProcessResult {
+    /// Runs `command` with bash, `backstage` on the PATH unless `installed` is false (then only
+    /// the system's folders are: an install step puts it there).
+    func shell(_ command: String, in folder: URL, environment extra: [String: String] = [:], installed: Bool = true) throws -> ProcessResult {
         var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-        environment["PATH"] = URL(filePath: backstageExecutable).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["PATH"] = installed
+            ? URL(filePath: backstageExecutable).deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            : "/usr/local/bin:/usr/bin:/bin"
         return try runProcess("/bin/bash", ["-eo", "pipefail", "-c", command], environment: environment, currentDirectory: folder)
     }
 
@@ -181,6 +184,16 @@ import Testing
         let simulate = try #require(jobs["simulate"]), merge = try #require(jobs["simulate-merge"])
         let shards = try #require(((simulate["strategy"] as? [String: Any])?["matrix"] as? [String: Any])?["shard"] as? [Int])
         #expect(shards == [1, 2, 3] && merge["needs"] as? String == "simulate")
+        // What the command prints, given the page's install command.
+        let steps = try #require(simulate["steps"] as? [[String: Any]])
+        let install = try #require(steps.first { $0["name"] as? String == "Install backstage" }?["run"] as? String)
+        let printed = try self.simulate([
+            "--paths", "every", "--sizes", "100000", "--states", "clean", "--crash-points", "none", "--seed", "1",
+            "--ci", "github", "--shards", "3", "--install", install.trimmingCharacters(in: .newlines),
+        ])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let printedJobs = try #require(try yaml(printed.stdout)["jobs"] as? [String: Any])
+        #expect(NSDictionary(dictionary: printedJobs) == NSDictionary(dictionary: jobs), "\(printed.stdout)")
         func commands(_ job: [String: Any]) -> [String] {
             ((job["steps"] as? [[String: Any]]) ?? []).compactMap { $0["run"] as? String }
                 .flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0.hasPrefix("backstage ") }
@@ -201,25 +214,41 @@ import Testing
         #expect(xml.contains(#"name="v2→v4, 100000 bytes, clean, crash downgrade-to-v3""#))
     }
 
-    /// `--ci gitlab` prints YAML whose `parallel:` instances and merge job run here as GitLab runs them.
+    /// `--ci gitlab` prints YAML whose `parallel:` instances and merge job run here as GitLab runs
+    /// them, on a runner without backstage: each job's `before_script` is the `--install` command,
+    /// run in the shell of its `script` as GitLab does; without `--install` a job stops saying so.
     @Test func thePrintedGitLabFragmentRuns() throws {
         let matrix = ["--from", "v1", "--to", "v2", "--sizes", "100KB", "--states", "clean", "--crash-points", "2"]
-        let printed = try simulate(matrix + ["--ci", "gitlab", "--shards", "2"])
+        let bin = URL(filePath: backstageExecutable).deletingLastPathComponent()
+        let install = """
+            mkdir -p tools
+            ln -sf '\(bin.appending(path: "backstage").path)' '\(bin.appending(path: "backstage-simulate-child").path)' tools/
+            export PATH="$PWD/tools:$PATH"
+            """
+        let printed = try simulate(matrix + ["--ci", "gitlab", "--shards", "2", "--install", install])
         #expect(printed.status == 0, "\(printed.stderr)")
         let jobs = try yaml(printed.stdout)
         let simulate = try #require(jobs["simulate"] as? [String: Any]), merge = try #require(jobs["simulate-merge"] as? [String: Any])
         #expect(simulate["parallel"] as? Int == 2 && merge["needs"] as? [String] == ["simulate"])
+        func session(_ job: [String: Any]) -> String {
+            (((job["before_script"] as? [String]) ?? []) + ((job["script"] as? [String]) ?? [])).joined(separator: "\n")
+        }
+        #expect(session(simulate).hasPrefix(install), "\(printed.stdout)")
         let scratch = try TemporaryDirectory()
         for index in 1...2 {
-            for command in (simulate["script"] as? [String]) ?? [] {
-                let result = try shell(command, in: scratch.url, environment: ["CI_NODE_INDEX": String(index), "CI_NODE_TOTAL": "2"])
-                #expect(result.status == 0, "\(index): \(result.stderr)")
-            }
+            let result = try shell(
+                session(simulate), in: scratch.url, environment: ["CI_NODE_INDEX": String(index), "CI_NODE_TOTAL": "2"],
+                installed: false)
+            #expect(result.status == 0, "\(index): \(result.stderr)")
         }
-        for command in (merge["script"] as? [String]) ?? [] {
-            let result = try shell(command, in: scratch.url)
-            #expect(result.status == 0 && result.stdout.contains("2 runs, 2 passed"), "\(result.stdout) \(result.stderr)")
-        }
+        let result = try shell(session(merge), in: scratch.url, installed: false)
+        #expect(result.status == 0 && result.stdout.contains("2 runs, 2 passed"), "\(result.stdout) \(result.stderr)")
+        // Without --install, a runner without backstage stops at once, saying what to do.
+        let bare = try yaml(try self.simulate(matrix + ["--ci", "gitlab", "--shards", "2"]).stdout)
+        let stopped = try shell(
+            session(try #require(bare["simulate"] as? [String: Any])), in: scratch.url,
+            environment: ["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2"], installed: false)
+        #expect(stopped.status == 1 && stopped.stderr.contains("backstage is not installed on this runner"), "\(stopped.stderr)")
         let github = try yaml(try self.simulate(matrix + ["--ci", "github", "--shards", "2"]).stdout)
         #expect((github["jobs"] as? [String: Any])?.keys.sorted() == ["simulate", "simulate-merge"])
     }

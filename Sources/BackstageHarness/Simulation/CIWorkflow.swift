@@ -7,17 +7,31 @@ public enum CIWorkflow: String, Sendable, Hashable, CaseIterable {
     /// A GitLab CI job with `parallel: N`, then a merge job reading the shards' artifacts.
     case gitlab
 
-    /// The fragment to paste into the workflow: `simulate` (the options of the matrix, without
-    /// `--shard`, as words of a shell command) run as `shards` shards, then merged.
+    /// What a job runs before its `backstage` commands when the fragment is given no install
+    /// command: it stops the job, saying what is missing, instead of `backstage: command not found`.
+    public static let missingInstall =
+        "command -v backstage >/dev/null || { echo \"backstage is not installed on this runner: print the fragment "
+        + "again with --install 'COMMAND', the command that installs backstage and backstage-simulate-child "
+        + "(make install from a checkout of Backstage)\" >&2; exit 1; }"
+
+    /// The fragment to paste into the workflow: `install` (a shell command that puts `backstage`
+    /// and `backstage-simulate-child` on the `PATH` of the job's later steps), then `simulate`
+    /// (the options of the matrix, without `--shard`, as words of a shell command), run as `shards`
+    /// shards, then merged. Without `install`, each job first checks that `backstage` is there
+    /// (``missingInstall``).
     ///
     /// For example, `CIWorkflow.github.fragment(simulate: ["backstage", "simulate", "--paths", "every"], shards: 4)`.
-    public func fragment(simulate: [String], shards: Int) -> String {
+    public func fragment(simulate: [String], shards: Int, install: String? = nil) -> String {
         let command = simulate.map(Self.quote).joined(separator: " ")
+        let setup = install ?? Self.missingInstall
+        // A block scalar keeps the command as written, whatever it quotes.
+        func block(_ text: String, indent: String) -> String {
+            text.split(separator: "\n", omittingEmptySubsequences: false).map { indent + $0 }.joined(separator: "\n")
+        }
         switch self {
         case .github:
             return """
-                # backstage simulate as \(shards) shards, then one verdict. Install backstage before each
-                # backstage step as your other jobs do (`make install` from a checkout of Backstage).
+                # backstage simulate as \(shards) shards, then one verdict.
                 jobs:
                   simulate:
                     runs-on: ubuntu-latest
@@ -27,6 +41,9 @@ public enum CIWorkflow: String, Sendable, Hashable, CaseIterable {
                         shard: [\((1...shards).map(String.init).joined(separator: ", "))]
                     steps:
                       - uses: actions/checkout@v4
+                      - name: Install backstage
+                        run: |
+                \(block(setup, indent: "          "))
                       - name: Simulate shard ${{ matrix.shard }} of \(shards)
                         run: |
                           \(command) --shard ${{ matrix.shard }}/\(shards) --json > simulate-shard-${{ matrix.shard }}.json
@@ -40,6 +57,10 @@ public enum CIWorkflow: String, Sendable, Hashable, CaseIterable {
                     if: always()
                     runs-on: ubuntu-latest
                     steps:
+                      - uses: actions/checkout@v4
+                      - name: Install backstage
+                        run: |
+                \(block(setup, indent: "          "))
                       - uses: actions/download-artifact@v4
                         with:
                           pattern: simulate-shard-*
@@ -56,11 +77,13 @@ public enum CIWorkflow: String, Sendable, Hashable, CaseIterable {
                 """
         case .gitlab:
             return """
-                # backstage simulate as \(shards) shards, then one verdict. Install backstage in the jobs'
-                # image (or a before_script) as your other jobs do.
+                # backstage simulate as \(shards) shards, then one verdict.
                 simulate:
                   stage: test
                   parallel: \(shards)
+                  before_script:
+                    - |
+                \(block(setup, indent: "      "))
                   script:
                     - |
                       \(command) --shard ${CI_NODE_INDEX}/${CI_NODE_TOTAL} --json > simulate-shard-${CI_NODE_INDEX}.json
@@ -72,6 +95,9 @@ public enum CIWorkflow: String, Sendable, Hashable, CaseIterable {
                   stage: test
                   needs: [simulate]
                   when: always
+                  before_script:
+                    - |
+                \(block(setup, indent: "      "))
                   script:
                     - |
                       backstage simulate merge simulate-shard-*.json --junit simulate.xml
