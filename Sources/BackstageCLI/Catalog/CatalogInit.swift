@@ -28,7 +28,7 @@ struct CatalogInit: AsyncParsableCommand {
             --mapping Name.xcmappingmodel, for `catalog lint`; --from STORE captures a store Core Data wrote \
             (its statistics and version hashes) into the model version that wrote it. A version whose \
             configurations part its entities gets one store per configuration (--configuration-store \
-            NAME=LOCATION, else beside --store), reached from one store by the migration and a split.
+            NAME=LOCATION, else in --store's folder, out of Documents), reached from one store by the migration and a split.
 
             Examples:
               backstage catalog init Cookbook --from Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
@@ -120,7 +120,7 @@ struct CatalogInit: AsyncParsableCommand {
     @Option(
         name: .customLong("configuration-store"),
         help: ArgumentHelp(
-            "With --model: where the store of one of the model's configurations lives, as NAME=LOCATION, such as Cloud=applicationSupport/Cloud.sqlite (repeatable; default: beside --store, named after the configuration).",
+            "With --model: where the store of one of the model's configurations lives, as NAME=LOCATION, such as Cloud=applicationSupport/Cloud.sqlite (repeatable; default: in --store's folder, named after the configuration, in Application Support when --store is in Documents).",
             valueName: "name=location"))
     var configurationStores: [String] = []
 

@@ -34,7 +34,10 @@ struct MissingHashesOption: ParsableArguments {
     static func note(_ omitted: [CoreDataCatalog.UnresolvedPlan]) -> String? {
         guard !omitted.isEmpty else { return nil }
         return "version hashes omitted (--omit-missing-hashes): "
-            + omitted.map { "\($0.version) (\($0.migration))" }.joined(separator: ", ")
+            // One per migration: a version of several configuration stores migrates each of them.
+            + omitted.map { "\($0.version) (\($0.migration))" }.reduce(into: [String]()) {
+                if !$0.contains($1) { $0.append($1) }
+            }.joined(separator: ", ")
             + ": the migrated stores lack NSStoreModelVersionHashes, which the app's Core Data would refuse"
     }
 }

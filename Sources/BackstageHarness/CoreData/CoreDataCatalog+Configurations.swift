@@ -15,14 +15,17 @@ extension CoreDataCatalog {
         public var tables: [String]
     }
 
-    /// Where the store of configuration `name` lives when nothing says: beside the store `store`,
-    /// in its folder, named after the configuration (`documents/App.sqlite` → `documents/Cloud.sqlite`).
+    /// Where the store of configuration `name` lives when nothing says: in the folder of the store
+    /// `store`, named after the configuration (`applicationSupport/App.sqlite` →
+    /// `applicationSupport/Cloud.sqlite`); a store in Documents gives stores in Application Support,
+    /// where the user does not see them (`documents/App.sqlite` → `applicationSupport/Cloud.sqlite`).
     public static func defaultLocation(
         ofConfiguration name: String, beside store: ContainerLocation
     ) -> ContainerLocation {
         let folder = (store.path as NSString).deletingLastPathComponent
         let file = catalogName(of: name) + ".sqlite"
-        return ContainerLocation(store.root, folder.isEmpty ? file : "\(folder)/\(file)")
+        return ContainerLocation(
+            store.root == .documents ? .applicationSupport : store.root, folder.isEmpty ? file : "\(folder)/\(file)")
     }
 
     /// The stores of `version`'s configurations, each entity's table in its configuration's store:

@@ -185,11 +185,17 @@ public struct FixtureGenerator: Sendable {
                 path: catalog.url.path, reason: "version \(version.name) has no upgrade to interrupt")
         }
         let plan = try UpgradePlan.load(from: planFile)
+        guard let first = plan.steps.first else {
+            throw FixtureError.writerFailed(path: planFile.path, reason: "the plan has no step to interrupt")
+        }
         let point: CrashPoint =
-            switch plan.steps.first?.kind {
-            case .split?: CrashPoint(.split, .copied)
-            case .migrateSchema?: CrashPoint(.migrateSchema, .migrating)
-            default: CrashPoint(.relocate, isFirst ? .locked : .committed)
+            switch first.kind {
+            case .split: CrashPoint(.split, .copied)
+            case .migrateSchema: CrashPoint(.migrateSchema, .migrating)
+            case .relocate: CrashPoint(.relocate, isFirst ? .locked : .committed)
+            default:
+                // Any other kind (a Core Data migration, ...): half way through the phases it passes.
+                CrashPoint(first.kind, first.definition.plannedPhases[first.definition.plannedPhases.count / 2])
             }
         let upgrade = SimulateChildRequest.Command.upgrade(
             arguments: [container.documents.deletingLastPathComponent().path, "--plan", planFile.path], crashAt: point)
