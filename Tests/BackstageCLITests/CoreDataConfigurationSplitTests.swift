@@ -172,15 +172,7 @@ import Testing
                 "--states", "clean", "--crash-points", "12", "--power-loss", "--power-cuts", "4", "--json",
             ], currentDirectory: scratch.url)
         #expect(simulated.status == 0, "\(simulated.stdout.suffix(3000)) \(simulated.stderr)")
-        struct Summary: Decodable {
-            struct Run: Decodable {
-                var crashPoint: String?
-                var crashed: Bool
-            }
-            var runs: [Run]
-            var passed: Bool
-        }
-        let summary = try JSONDecoder().decode(Summary.self, from: Data(simulated.stdout.utf8))
+        let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
         #expect(summary.passed)
         #expect(summary.runs.contains { $0.crashed && $0.crashPoint?.hasPrefix("split") == true }, "killed in the split")
         #expect(summary.runs.filter { $0.crashed && $0.crashPoint?.hasPrefix("coreDataMigration") == true }.count >= 2)

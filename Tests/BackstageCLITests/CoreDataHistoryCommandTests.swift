@@ -7,6 +7,19 @@ import Testing
 /// beside plain SQL. The Garden model has three versions: Plant with sub-entities Herb and Tree
 /// (one table), Bed ↔ Plant (to-many ↔ to-one), Plant ↔ Tag (many-to-many); version 2 renames
 /// Plant.height to size and adds Note; version 3 makes Bed.plants ordered.
+/// What the tests of Core Data catalogs read of `simulate --json`.
+struct SimulateSummary: Decodable {
+    struct Run: Decodable {
+        var crashPoint: String?
+        var crashed: Bool
+        var failures: [String]
+    }
+    var runs: [Run]
+    var passed: Bool
+    var powerLossStates: Int
+    var versionHashesOmitted: [String]?
+}
+
 @Suite struct CoreDataHistoryCommandTests {
     static func contents(version: Int, identifiers: Bool = true) -> String {
         let height =
@@ -111,18 +124,7 @@ import Testing
                 "--states", "clean", "--crash-points", "4", "--power-loss", "--power-cuts", "4", "--json",
             ], currentDirectory: scratch.url)
         #expect(simulated.status == 0, "\(simulated.stdout.suffix(3000)) \(simulated.stderr)")
-        struct Summary: Decodable {
-            struct Run: Decodable {
-                var crashPoint: String?
-                var crashed: Bool
-                var failures: [String]
-            }
-            var runs: [Run]
-            var passed: Bool
-            var powerLossStates: Int
-            var versionHashesOmitted: [String]?
-        }
-        let summary = try JSONDecoder().decode(Summary.self, from: Data(simulated.stdout.utf8))
+        let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
         #expect(summary.passed)
         #expect(summary.versionHashesOmitted == nil)
         #expect(summary.powerLossStates > 0)
