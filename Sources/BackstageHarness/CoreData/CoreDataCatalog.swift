@@ -28,7 +28,7 @@ public enum CoreDataCatalog {
         }
     }
 
-    /// What ``make(from:store:app:options:)`` gives: the manifest, each store's schema file and
+    /// What ``make(from:store:app:options:configurationStores:)`` gives: the manifest, each store's schema file and
     /// what the model and layouts noted.
     public struct Made: Sendable {
         /// The catalog's manifest: one version per model version.
