@@ -152,10 +152,10 @@ import Testing
     /// The median wall time of three uninterrupted relocations of the same store by `strategy`.
     /// Kills are fractions of it, so they land in flight on a fast machine as on a slow one (fixed
     /// delays of 5–60 ms let most runs finish first on a machine twice as fast as this one).
-    static func uninterruptedSeconds(strategy: String) throws -> Double {
+    static func uninterruptedSeconds(strategy: String, from pristine: TestContainer) throws -> Double {
         var times: [Double] = []
         for _ in 0..<3 {
-            let app = try container()
+            let app = try pristine.clone()
             let start = ContinuousClock.now
             let run = try runProcess(backstageExecutable, ["relocate", app.root.path, "--store", "Notes.sqlite", "--strategy", strategy])
             let elapsed = ContinuousClock.now - start
@@ -167,12 +167,14 @@ import Testing
 
     @Test func killedAtRandomInstantsThenRerunEachEndsWithOneCompleteStore() async throws {
         let seeds: [UInt64] = Array(1...(Self.soak ? 200 : 6))
-        let uninterrupted = try ["copy": Self.uninterruptedSeconds(strategy: "copy"), "rename": Self.uninterruptedSeconds(strategy: "rename")]
+        // Built once, cloned per run: every run starts from the same killed writer's store.
+        let pristine = try Self.container()
+        let uninterrupted = try ["copy": Self.uninterruptedSeconds(strategy: "copy", from: pristine), "rename": Self.uninterruptedSeconds(strategy: "rename", from: pristine)]
         var crashed: [UInt64] = []
         for seed in seeds {
             var random = SeededRandom(seed: seed)
             let strategy = seed % 2 == 0 ? "copy" : "rename"
-            let app = try Self.container()
+            let app = try pristine.clone()
 
             // Between 10 % and 85 % of an uninterrupted run: process start, lock, checkpoint, copy, commit.
             let delay = (uninterrupted[strategy] ?? 0) * Double(10 + random.next() % 76) / 100

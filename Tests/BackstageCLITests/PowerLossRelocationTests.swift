@@ -23,13 +23,15 @@ import Testing
             executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"),
             skipsFolderFsync: plantedSkip)
         let environment: [String: String] = [:]
-        let recorded = try makeContainer()
+        // Built once, cloned for the recorded run and for each cut: each starts from the same store.
+        let pristine = try makeContainer()
+        let recorded = try pristine.clone()
         let events = try runner.record(arguments(recorded, strategy), environment: environment)
         let cuts = PowerLossRun.cuts(of: events, limit: Self.soak ? nil : 16)
         var outcomes: [Outcome] = []
         for after in cuts {
             for lost in killOnly ? [false] : [false, true] {
-                let app = try makeContainer()
+                let app = try pristine.clone()
                 let cut = PowerCut(after: after, losesUnsyncedWrites: lost)
                 if killOnly {
                     _ = try runner.kill(arguments(app, strategy), environment: environment, before: after)

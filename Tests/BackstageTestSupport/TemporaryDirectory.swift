@@ -24,8 +24,11 @@ public final class TemporaryDirectory: @unchecked Sendable {
 public final class TestContainer: @unchecked Sendable {
     public let directory: TemporaryDirectory
     public let container: AppContainer
+    /// The folder and stores it was made with, to clone it; nil for explicit roots.
+    private let origin: (base: URL, stores: [String])?
 
     public init(base: URL = FileManager.default.temporaryDirectory, declaring stores: [String] = ["Notes.sqlite"]) throws {
+        origin = (base, stores)
         directory = try TemporaryDirectory(base: base)
         container = AppContainer.iOSSandbox(root: directory.url).declaringStores(StoreDeclarations(stores))
         for root in ContainerRoot.standard {
@@ -36,6 +39,7 @@ public final class TestContainer: @unchecked Sendable {
     /// A container whose roots are given explicitly (for cross-device tests).
     public init(documents: URL, applicationSupport: URL, keeping directory: TemporaryDirectory, declaring stores: [String] = ["Notes.sqlite"]) throws {
         self.directory = directory
+        origin = nil
         container = AppContainer(documents: documents, applicationSupport: applicationSupport,
                                  caches: directory.url.appending(path: "Caches"), temporary: directory.url.appending(path: "tmp"))
             .declaringStores(StoreDeclarations(stores))
@@ -45,6 +49,20 @@ public final class TestContainer: @unchecked Sendable {
     }
 
     public var root: URL { directory.url }
+
+    /// A new container beside this one holding a copy of each of its files, byte for byte: a
+    /// fixture built once (a killed writer's store is seconds of Python at soak sizes) and cloned
+    /// for each run that starts from it. Only for a container of one folder (`init(base:declaring:)`).
+    public func clone() throws -> TestContainer {
+        guard let origin else { throw Failure("a container with explicit roots cannot be cloned") }
+        let copy = try TestContainer(base: origin.base, declaring: origin.stores)
+        for name in try FileManager.default.contentsOfDirectory(atPath: root.path) {
+            let target = copy.root.appending(path: name)
+            try? FileManager.default.removeItem(at: target)
+            try FileManager.default.copyItem(at: root.appending(path: name), to: target)
+        }
+        return copy
+    }
     public var documents: URL { container.documents }
     public var applicationSupport: URL { container.applicationSupport }
 

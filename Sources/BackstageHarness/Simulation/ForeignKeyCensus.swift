@@ -25,8 +25,16 @@ struct ForeignKeyCensus: Sendable {
         }
     }
 
+    /// The counts the facts of an upgraded container's stores hold (``Simulator/storeFacts(of:in:cache:)``).
+    init(_ facts: [String: Simulator.StoreFacts]) {
+        for (name, store) in facts {
+            stores[name] = store.foreignKeys.counts
+            unchecked[name] = store.foreignKeys.unchecked
+        }
+    }
+
     /// Each table with a foreign key and its rows in violation; the tables the check failed on.
-    private static func count(_ db: Database) throws -> ([String: Int], Set<String>) {
+    static func count(_ db: Database) throws -> ([String: Int], Set<String>) {
         let children = try String.fetchAll(
             db,
             sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%references%' "

@@ -21,7 +21,8 @@ extension Simulator {
 
     /// The invariants, as the failures found.
     func check(
-        root: URL, from: String, to: String, fixture: Fixture, digests cache: inout [String: ReusedDigest]
+        root: URL, from: String, to: String, fixture: Fixture, facts: [String: StoreFacts],
+        digests cache: inout [String: ReusedDigest]
     ) throws -> [String] {
         let (manifest, columns) = (fixture.manifest, fixture.columns)
         var failures: [String] = []
@@ -78,21 +79,14 @@ extension Simulator {
                 }
             }
         }
-        // integrity_check on every store of the target layout.
+        // integrity_check on every store of the target layout (`facts`: the stores that are there).
         var uuids: [String: ContainerLocation] = [:]
         for store in target.stores {
+            guard let found = facts[store.location.description] else { continue }
             let set = StoreFileSet(main: store.location.url(in: container))
-            guard FileManager.default.fileExists(atPath: set.main.path) else { continue }
-            let (result, referenced, uuid) = try StoreInspector.withCopy(of: set) { db in
-                (
-                    try StoreIntegrity.problems(in: db), try ExternalDataReferences.referenced(db),
-                    try db.tableExists("Z_METADATA")
-                        ? try String.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA") : nil
-                )
-            }
-            if let first = result.first { failures.append("integrity_check of \(store.location): \(first)") }
+            if let first = found.integrity.first { failures.append("integrity_check of \(store.location): \(first)") }
             // Core Data tells its stores apart by their UUID: no two share one.
-            if let uuid {
+            if let uuid = found.coreDataUUID {
                 if let other = uuids[uuid] {
                     failures.append(
                         "\(other) and \(store.location) have one Core Data store UUID: Core Data cannot tell them apart"
@@ -101,10 +95,10 @@ extension Simulator {
                 uuids[uuid] = store.location
             }
             // Every external data file the rows reference is there (Core Data's _EXTERNAL_DATA).
-            let missing = ExternalDataReferences.missing(referenced, in: set.externalDataFolder)
+            let missing = ExternalDataReferences.missing(found.referenced, in: set.externalDataFolder)
             if missing > 0 {
                 failures.append(
-                    "external data lost: \(missing) of the \(referenced.count) files the rows of \(store.location) reference are missing"
+                    "external data lost: \(missing) of the \(found.referenced.count) files the rows of \(store.location) reference are missing"
                 )
             }
         }

@@ -96,6 +96,8 @@ public struct Simulator: Sendable {
         var runs: [SimulationRun] = []
         var fixtures: [SimulationUnit.FixtureKey: Fixture] = [:]
         var digests: [String: ReusedDigest] = [:]
+        var schemas: [String: CatalogFolder.ExpectedSchema] = [:]
+        var storeFacts: [String: ReusedFacts] = [:]
         // Power cuts are counted once recorded.
         var total = units.reduce(0) { total, unit in
             switch unit.kind {
@@ -187,11 +189,13 @@ public struct Simulator: Sendable {
                 run.unit = positions?[position] ?? position
                 report(.checking, run.crashPoint?.description)
                 clock = ContinuousClock.now
-                run.failures += try check(root: root, from: from, to: to, fixture: fixture, digests: &digests)
-                run.failures += fixture.violations.failures(
-                    after: try ForeignKeyCensus(of: catalog.version(to), in: catalog.container(at: root)))
+                let facts = try Self.storeFacts(
+                    of: catalog.version(to), in: catalog.container(at: root), cache: &storeFacts)
+                run.failures += try check(
+                    root: root, from: from, to: to, fixture: fixture, facts: facts, digests: &digests)
+                run.failures += fixture.violations.failures(after: ForeignKeyCensus(facts))
                 run.failures += try coreData?.failures(before: coreDataBefore, in: catalog.container(at: root)) ?? []
-                run.failures += try catalog.schemaFailures(of: to, in: catalog.container(at: root))
+                run.failures += try catalog.schemaFailures(of: to, found: facts.mapValues(\.schema), expected: &schemas)
                 run.failures += try catalog.dataCheckFailures(of: to, in: catalog.container(at: root), before: before)
                 cost.checks = Self.lap(&clock)
                 run.cost = cost
