@@ -43,6 +43,62 @@ import Testing
         #expect(check.stdout.contains("entity Product, attribute price"), "\(check.stdout)")
     }
 
+    /// Writes `Pantry.xcdatamodeld`: an ordered to-many (whose version hashes no real store proves),
+    /// version 2 adding an optional attribute, version 3 turning Jar.label from String into Integer 64.
+    static func writePantry(in folder: URL) throws {
+        for (name, extra, labelType) in [
+            ("Pantry", "", "String"),
+            ("Pantry 2", #"<attribute name="grams" optional="YES" attributeType="Double"/>"#, "String"),
+            ("Pantry 3", #"<attribute name="grams" optional="YES" attributeType="Double"/>"#, "Integer 64"),
+        ] {
+            let model = folder.appending(path: "Pantry.xcdatamodeld/\(name).xcdatamodel")
+            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+            try Data(
+                """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                    <entity name="Jar">
+                        <attribute name="label" optional="YES" attributeType="\(labelType)"/>
+                        <relationship name="beans" optional="YES" toMany="YES" ordered="YES" destinationEntity="Bean" inverseName="jar" inverseEntity="Bean"/>
+                    </entity>
+                    <entity name="Bean">
+                        <attribute name="color" optional="YES" attributeType="String"/>\(extra)
+                        <relationship name="jar" optional="YES" maxCount="1" destinationEntity="Jar" inverseName="beans" inverseEntity="Jar"/>
+                    </entity>
+                </model>
+                """.utf8
+            ).write(to: model.appending(path: "contents"))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func lintOfAModelWhoseVersionHashesAreUnknownStillNamesWhatCoreDataCannotInfer() throws {
+        let scratch = try TemporaryDirectory()
+        try Self.writePantry(in: scratch.url)
+        let made = try runProcess(
+            backstageExecutable,
+            ["catalog", "init", "Pantry", "--model", "Pantry.xcdatamodeld", "--store", "documents/Pantry.sqlite"],
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        // Not "cannot be read" (3): the missing hashes are said, the uninferable change too.
+        let lint = try runProcess(backstageExecutable, ["catalog", "lint", "Pantry"], currentDirectory: scratch.url)
+        #expect(lint.status == 1, "\(lint.stdout) \(lint.stderr)")
+        let lines = lint.stdout.split(separator: "\n").map(String.init)
+        #expect(
+            lines.contains {
+                $0.hasPrefix(
+                    "Pantry-2: warning: documents/Pantry.sqlite, migration coreDataMigration Pantry → Pantry 2: ")
+                    && $0.contains("the version hashes of Jar are not known")
+                    && $0.contains("upgrade refuses plans/Pantry-to-Pantry-2.json until they are given")
+            }, "\(lint.stdout)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("Pantry-3: error: documents/Pantry.sqlite, migration lightweight, table ZJAR: ")
+                    && $0.contains("model version Pantry 2 → Pantry 3, entity Jar, attribute label")
+            }, "\(lint.stdout)")
+        #expect(lint.stderr.isEmpty, "\(lint.stderr)")
+    }
+
     @Test(.timeLimit(.minutes(10)))
     func aCapturedRealStoreIsInTheVersionThatWroteItAndInspectNamesThatVersion() throws {
         let project = Self.shared.appending(path: "wibosco")
@@ -68,7 +124,8 @@ import Testing
         #expect(lint.stdout.contains("Post2ToPost3MigrationPolicy"), "\(lint.stdout)")
 
         let inspected = try runProcess(
-            backstageExecutable, ["inspect", "wibosco/stores/CoreDataMigration_Example_3.sqlite", "--catalog", "Posts"],
+            backstageExecutable,
+            ["inspect", "wibosco/stores/CoreDataMigration_Example_3.sqlite", "--catalog", "Posts"],
             currentDirectory: scratch.url)
         #expect(inspected.status == 0, "\(inspected.stderr)")
         #expect(
@@ -76,7 +133,8 @@ import Testing
             "\(inspected.stdout)")
         // The captured store is known by its version hashes now.
         let second = try runProcess(
-            backstageExecutable, ["inspect", "wibosco/stores/CoreDataMigration_Example_2.sqlite", "--catalog", "Posts"],
+            backstageExecutable,
+            ["inspect", "wibosco/stores/CoreDataMigration_Example_2.sqlite", "--catalog", "Posts"],
             currentDirectory: scratch.url)
         #expect(
             second.stdout.contains("written by version CoreDataMigration_Example-2 (its Z_METADATA version hashes)"),

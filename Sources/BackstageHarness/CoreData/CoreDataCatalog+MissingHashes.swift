@@ -48,22 +48,46 @@ extension CoreDataCatalog {
         var copy = try CatalogFolder(at: url)
         for plan in omitted {
             let file = url.appending(path: plan.plan)
-            guard var json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any],
-                var steps = json["steps"] as? [[String: Any]]
-            else { continue }
-            for (index, step) in steps.enumerated() {
-                guard var migration = step[StepKind.coreDataMigration.rawValue] as? [String: Any] else { continue }
-                migration["missingHashes"] = CoreDataMigrationProgram.MissingHashes.omitForTesting.rawValue
-                steps[index][StepKind.coreDataMigration.rawValue] = migration
-            }
-            json["steps"] = steps
-            try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .prettyPrinted]).write(to: file)
+            guard let changed = try planJSONOmittingMissingHashes(at: file) else { continue }
+            try changed.write(to: file)
             for (v, version) in copy.manifest.versions.enumerated() where version.plan == plan.plan {
                 copy.manifest.versions[v].frozen = try PlanFingerprint(of: UpgradePlan.load(from: file))
             }
         }
         try copy.writeManifest()
         return (copy, omitted)
+    }
+
+    /// The plan at `file` with its Core Data migrations run with `missingHashes: omitForTesting`:
+    /// for reading what else the plan does (`catalog lint`), never to upgrade a user's store.
+    ///
+    /// - throws: ``BackstageError`` (`invalidPlan`) naming `file` when it is not a plan.
+    public static func planOmittingMissingHashes(at file: URL) throws -> UpgradePlan {
+        guard let changed = try planJSONOmittingMissingHashes(at: file) else { return try UpgradePlan.load(from: file) }
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-plan-\(UUID().uuidString).json")
+        try changed.write(to: scratch)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        do {
+            return try UpgradePlan.load(from: scratch)
+        } catch let error as BackstageError {
+            // Named after the user's file, not the scratch copy.
+            throw BackstageError(error.cause, path: file.path, during: .checkingPlan)
+        }
+    }
+
+    /// The JSON of the plan at `file` with `"missingHashes": "omitForTesting"` in each Core Data
+    /// migration step; nil when it is not a plan's JSON.
+    private static func planJSONOmittingMissingHashes(at file: URL) throws -> Data? {
+        guard var json = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any],
+            var steps = json["steps"] as? [[String: Any]]
+        else { return nil }
+        for (index, step) in steps.enumerated() {
+            guard var migration = step[StepKind.coreDataMigration.rawValue] as? [String: Any] else { continue }
+            migration["missingHashes"] = CoreDataMigrationProgram.MissingHashes.omitForTesting.rawValue
+            steps[index][StepKind.coreDataMigration.rawValue] = migration
+        }
+        json["steps"] = steps
+        return try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .prettyPrinted])
     }
 
     private static func migrationSteps(in file: URL) throws -> [[String: Any]] {
