@@ -200,6 +200,48 @@ import Testing
         #expect(layout.storeSchema().coreData?.versionHashes.isEmpty == true)
     }
 
+    /// Z_METADATA of a store generated from a captured real one: Core Data's plist keys, each with
+    /// the real store's value (hashes, identifiers, framework version), in a binary or XML plist;
+    /// the store UUID in `Z_UUID` only (no real store has a plist `NSStoreUUID`). From the model
+    /// alone: the same keys but the framework version, which only a store can tell.
+    @Test(arguments: stores)
+    func theGeneratedMetadataHasTheRealStoresPlistKeysAndValues(_ real: RealStore) throws {
+        guard Self.sharedIsThere else {
+            print("skipped: no \(Self.models.path) (the shared Core Data models sit beside the project)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        let project = try Self.copy(real.project, into: scratch)
+        let truth = project.appending(path: "stores/\(real.store)")
+        let captured = scratch.url.appending(path: "captured.sqlite")
+        try SchemaGenerator(schema: StoreCapture.capture(StoreFileSet(main: truth)), seed: 5)
+            .generate(into: StoreFileSet(main: captured), bytes: 40_000)
+        let model = try CoreDataModelReader.read(project.appending(path: real.bundle))
+        let layout = try CoreDataStoreLayout(
+            #require(model.version(named: real.version)), options: .init(writesModelCache: real.writesModelCache))
+        let fromModel = scratch.url.appending(path: "model.sqlite")
+        try SchemaGenerator(schema: layout.storeSchema(), seed: 5).generate(
+            into: StoreFileSet(main: fromModel), bytes: 40_000)
+        let compared = try PythonSQLite.run(
+            """
+            import sqlite3, sys, plistlib
+            def metadata(path):
+                rows = sqlite3.connect(path).execute("select Z_VERSION, Z_UUID, Z_PLIST from Z_METADATA").fetchall()
+                assert len(rows) == 1, (path, len(rows))
+                version, uuid, plist = rows[0]
+                assert version == 1 and len(uuid) == 36, (path, version, uuid)
+                return plistlib.loads(plist)
+            truth, captured, model = (metadata(p) for p in sys.argv[1:4])
+            assert "NSStoreUUID" not in truth
+            assert captured == truth, (sorted(captured), sorted(truth))
+            del truth["NSPersistenceFrameworkVersion"]
+            assert sorted(model) == sorted(truth), (sorted(model), sorted(truth))
+            for key in ("NSStoreModelVersionIdentifiers", "NSStoreType", "_NSAutoVacuumLevel", "NSStoreModelVersionHashesVersion"):
+                assert model[key] == truth[key], (key, model[key], truth[key])
+            """, [truth.path, captured.path, fromModel.path])
+        #expect(compared.status == 0, "\(compared.stderr)")
+    }
+
     /// Entity numbering against Apple Notes' real `Z_PRIMARYKEY`: its entity tree (names and
     /// parents, read from the store) given in a scrambled order is numbered as Core Data numbered it.
     @Test func entitiesAreNumberedDepthFirstInCaseInsensitiveOrderAsNotesStoreShows() throws {

@@ -419,15 +419,19 @@ public struct CoreDataFacts: Sendable, Hashable, Codable {
     /// Files and bytes in `.Name_SUPPORT/_EXTERNAL_DATA`.
     public var externalFiles: Int
     public var externalBytes: Int64
+    /// `NSPersistenceFrameworkVersion`: the Core Data release that wrote the captured store (519,
+    /// 847, …); nil when not captured (a catalog made from a model does not know it).
+    public var persistenceFrameworkVersion: Int?
 
     public init(
         entities: [Entity], versionHashes: [String: String], versionIdentifiers: [String], externalFiles: Int,
-        externalBytes: Int64
+        externalBytes: Int64, persistenceFrameworkVersion: Int? = nil
     ) {
         self.entities = entities
         self.versionHashes = versionHashes
         self.versionIdentifiers = versionIdentifiers
         self.externalFiles = externalFiles
         self.externalBytes = externalBytes
+        self.persistenceFrameworkVersion = persistenceFrameworkVersion
     }
 }

@@ -261,6 +261,7 @@ public enum StoreCapture {
         }
         var hashes: [String: String] = [:]
         var identifiers: [String] = []
+        var framework: Int?
         if try db.tableExists("Z_METADATA"),
             let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA LIMIT 1"),
             let dictionary = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any]
@@ -269,9 +270,10 @@ public enum StoreCapture {
                 if let data = hash as? Data { hashes[entity] = data.base64EncodedString() }
             }
             identifiers = (dictionary["NSStoreModelVersionIdentifiers"] as? [Any] ?? []).map { "\($0)" }
+            framework = (dictionary["NSPersistenceFrameworkVersion"] as? NSNumber)?.intValue
         }
         return CoreDataFacts(
             entities: entities, versionHashes: hashes, versionIdentifiers: identifiers, externalFiles: 0,
-            externalBytes: 0)
+            externalBytes: 0, persistenceFrameworkVersion: framework)
     }
 }

@@ -28,8 +28,9 @@ extension SchemaGenerator {
             var hashes: [String: Data] = [:]
             for (entity, hash) in facts.versionHashes { hashes[entity] = Data(base64Encoded: hash) ?? Data() }
             let metadata = CoreDataMetadata(
-                NSStoreModelVersionHashes: hashes, NSStoreModelVersionIdentifiers: facts.versionIdentifiers,
-                NSStoreType: "SQLite", NSStoreUUID: uuid, _NSAutoVacuumLevel: "2")
+                NSPersistenceFrameworkVersion: facts.persistenceFrameworkVersion, NSStoreModelVersionHashes: hashes,
+                NSStoreModelVersionIdentifiers: facts.versionIdentifiers, NSStoreType: "SQLite",
+                _NSAutoVacuumLevel: "2")
             // XML: its writer sorts the keys, so the same seed gives the same bytes. Encoded rather
             // than given to PropertyListSerialization as a [String: Any]: a statically linked
             // Foundation (`--static-swift-stdlib`) cannot bridge that dictionary and refuses it.
