@@ -57,7 +57,7 @@ import Testing
                              "Z_ENT = 4) or Z_6TAGS not in (select Z_PK from ZTAG)"), one("select count(*) from Z_4TAGS")],
                 "integrity": one("pragma integrity_check"),
             }))
-            """, [scratch.url.appending(path: "out/Documents/Recipes.sqlite").path])
+            """, [scratch.url.appending(path: "out/Library/Application Support/Recipes.sqlite").path])
         #expect(read.status == 0, "\(read.stderr)")
         struct Read: Decodable {
             var items: [[Int]]

@@ -141,6 +141,59 @@ struct SimulateSummary: Decodable {
         #expect(lines.allSatisfy { $0.contains("plain SQL (GRDB") && $0.contains("ratio") }, "\(bench.stdout)")
     }
 
+    /// An app that kept its store in Documents: the newest version keeps it in Application Support,
+    /// its plan relocates it, migrates it there and quarantines what a deleted store left in
+    /// Documents; every state of the old app, killed and cut, ends green. Kept in Documents on
+    /// request, the same history fails simulate, naming the store the user sees.
+    @Test(.timeLimit(.minutes(20)))
+    func aStoreInDocumentsLeavesItInTheNewestVersionAndTheHistorySimulatesGreen() throws {
+        let scratch = try TemporaryDirectory()
+        try Self.writeBundle(in: scratch.url)
+        let made = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "Garden", "--model", "Garden.xcdatamodeld", "--store", "documents/Garden.sqlite",
+                "--momd", "Garden.momd",
+            ], currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        func steps(_ plan: String, in catalog: String = "Garden") throws -> [[String]] {
+            let json = try JSONSerialization.jsonObject(
+                with: Data(contentsOf: scratch.url.appending(path: "\(catalog)/plans/\(plan).json")))
+            return ((json as? [String: Any])?["steps"] as? [[String: Any]] ?? []).map { $0.keys.sorted() }
+        }
+        // Garden 2 still keeps it in Documents (shipped so); Garden 3 is the release that moves it.
+        #expect(try steps("Garden-to-Garden-2") == [["coreDataMigration"]])
+        #expect(try steps("Garden-2-to-Garden-3") == [["relocate"], ["coreDataMigration"], ["quarantine"]])
+        let simulated = try runProcess(
+            backstageExecutable,
+            [
+                "simulate", "--catalog", "Garden", "--from", "Garden", "--to", "Garden-3", "--sizes", "300KB",
+                "--states", "clean,orphan-sidecars,wal-pending", "--crash-points", "4", "--power-loss", "--power-cuts",
+                "3", "--json",
+            ], currentDirectory: scratch.url)
+        #expect(simulated.status == 0, "\(simulated.stdout.suffix(3000)) \(simulated.stderr)")
+        let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
+        #expect(summary.passed)
+        #expect(summary.runs.contains { $0.crashed && $0.crashPoint?.hasPrefix("relocate") == true })
+
+        let kept = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "Visible", "--model", "Garden.xcdatamodeld", "--store", "documents/Garden.sqlite",
+                "--newest-store", "documents/Garden.sqlite", "--momd", "Garden.momd",
+            ], currentDirectory: scratch.url)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(try steps("Garden-2-to-Garden-3", in: "Visible") == [["coreDataMigration"]])
+        let visible = try runProcess(
+            backstageExecutable,
+            [
+                "simulate", "--catalog", "Visible", "--from", "Garden-2", "--to", "Garden-3", "--sizes", "300KB",
+                "--states", "clean", "--crash-points", "none",
+            ], currentDirectory: scratch.url)
+        #expect(visible.status == 1, "\(visible.stdout) \(visible.stderr)")
+        #expect(visible.stdout.contains("internal files left in Documents: Garden.sqlite"), "\(visible.stdout)")
+    }
+
     @Test(.timeLimit(.minutes(10)))
     func aCatalogWithoutVersionHashesIsRefusedBySimulateUnlessTheyAreOmittedOnRequest() throws {
         let scratch = try TemporaryDirectory()

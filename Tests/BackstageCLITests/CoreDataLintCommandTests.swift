@@ -35,7 +35,7 @@ import Testing
         #expect(lint.status == 1, "\(lint.stdout) \(lint.stderr)")
         #expect(
             lint.stdout.contains(
-                "Shop-2: error: documents/Shop.sqlite, migration lightweight, table ZPRODUCT: model version Shop → "
+                "Shop-2: error: applicationSupport/Shop.sqlite, migration lightweight, table ZPRODUCT: model version Shop → "
                     + "Shop 2, entity Product, attribute price: its type changes from String to Binary"),
             "\(lint.stdout)")
         let check = try runProcess(backstageExecutable, ["catalog", "check", "Shop"], currentDirectory: scratch.url)
@@ -93,7 +93,7 @@ import Testing
             }, "\(lint.stdout)")
         #expect(
             lines.contains {
-                $0.hasPrefix("Pantry-3: error: documents/Pantry.sqlite, migration lightweight, table ZJAR: ")
+                $0.hasPrefix("Pantry-3: error: applicationSupport/Pantry.sqlite, migration lightweight, table ZJAR: ")
                     && $0.contains("model version Pantry 2 → Pantry 3, entity Jar, attribute label")
             }, "\(lint.stdout)")
         #expect(lint.stderr.isEmpty, "\(lint.stderr)")

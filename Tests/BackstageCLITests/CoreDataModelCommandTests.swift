@@ -128,9 +128,21 @@ import Testing
         let catalog = try JSONDecoder().decode(Shown.self, from: Data(shown.stdout.utf8))
         // Named as Xcode names the versions ("Recipes 2" with its space made '-'), in order.
         #expect(catalog.manifest.versions.map(\.name) == ["Recipes", "Recipes-2"])
-        #expect(catalog.manifest.versions.allSatisfy { $0.stores.map(\.location) == ["documents/Recipes.sqlite"] })
-        // The first has no plan; the second is reached by Core Data's migration.
+        // The store where the app has kept it, then, in the newest version, out of Documents.
+        #expect(
+            catalog.manifest.versions.map { $0.stores.map(\.location) } == [
+                ["documents/Recipes.sqlite"], ["applicationSupport/Recipes.sqlite"],
+            ])
+        #expect(
+            made.stderr.contains(
+                "warning: Recipes 2, the newest version, keeps its store at applicationSupport/Recipes.sqlite, out of "
+                    + "Documents: the upgrade to it relocates documents/Recipes.sqlite there first"), "\(made.stderr)")
+        // The first has no plan; the second is reached by a relocation, Core Data's migration and a quarantine.
         #expect(catalog.manifest.versions.map(\.plan) == [nil, "plans/Recipes-to-Recipes-2.json"])
+        let plan = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: scratch.url.appending(path: "Recipes/plans/Recipes-to-Recipes-2.json")))
+        let steps = try #require((plan as? [String: Any])?["steps"] as? [[String: Any]])
+        #expect(steps.map { $0.keys.sorted() } == [["relocate"], ["coreDataMigration"], ["quarantine"]])
         let second = try #require(catalog.manifest.versions.last?.stores.first)
         let statements = try #require(catalog.schemas[second.schema]).objects.map(\.sql)
         #expect(statements == Self.expectedVersion2)
@@ -143,7 +155,7 @@ import Testing
             ["fixture", "out", "--catalog", "Recipes", "--layout", "Recipes-2", "--size", "100KB", "--seed", "3"],
             currentDirectory: scratch.url)
         #expect(fixture.status == 0, "\(fixture.stdout) \(fixture.stderr)")
-        let store = scratch.url.appending(path: "out/Documents/Recipes.sqlite")
+        let store = scratch.url.appending(path: "out/Library/Application Support/Recipes.sqlite")
         let read = try PythonSQLite.run(
             """
             import sqlite3, sys, json

@@ -8,7 +8,8 @@ extension CatalogInit {
     func validateModel() throws {
         guard model != nil else {
             throw ValidationError(
-                "--store, --model-order, --mapping, --momd, --policy-sql and --configuration-store go with --model "
+                "--store, --newest-store, --model-order, --mapping, --momd, --policy-sql and --configuration-store go "
+                    + "with --model "
                     + "App.xcdatamodeld.")
         }
         guard let store else {
@@ -24,6 +25,11 @@ extension CatalogInit {
             throw ValidationError("--model names each version after its model version: leave out --version.")
         }
         for pair in configurationStores { _ = try Self.configurationStore(pair) }
+        if let newestStore, newestStore.path.isEmpty || newestStore.path.hasSuffix("/") {
+            throw ValidationError(
+                "--newest-store \(newestStore) does not name a store: write <root>/<path of the store>, such as "
+                    + "applicationSupport/App.sqlite.")
+        }
         if store.path.isEmpty || store.path.hasSuffix("/") {
             throw ValidationError(
                 "--store \(store) does not name a store: write <root>/<path of the store>, such as documents/App.sqlite."
@@ -42,7 +48,7 @@ extension CatalogInit {
         let places = Dictionary(
             try configurationStores.map(Self.configurationStore), uniquingKeysWith: { _, last in last })
         let made = try CoreDataCatalog.create(
-            at: folder, from: model, store: store, app: app, configurationStores: places)
+            at: folder, from: model, store: store, newestStore: newestStore, app: app, configurationStores: places)
         var catalog = made.catalog
         for note in made.notes { Output.err("warning: \(note)") }
         try CoreDataCatalog.keep(model: url, mappings: mappings.map(Self.absolute), in: catalog)

@@ -28,7 +28,10 @@ struct CatalogInit: AsyncParsableCommand {
             --mapping Name.xcmappingmodel, for `catalog lint`; --from STORE captures a store Core Data wrote \
             (its statistics and version hashes) into the model version that wrote it. A version whose \
             configurations part its entities gets one store per configuration (--configuration-store \
-            NAME=LOCATION, else in --store's folder, out of Documents), reached from one store by the migration and a split.
+            NAME=LOCATION, else in --store's folder, out of Documents), reached from one store by the migration and a split. \
+            The newest version, the release being built, keeps a store that the older ones kept in Documents in \
+            Application Support (--newest-store LOCATION chooses the place): its plan relocates the store first, \
+            runs the migration there, and quarantines what is left of internal files in Documents.
 
             Examples:
               backstage catalog init Cookbook --from Pulled/Cookbook.sqlite --at documents/Cookbook.sqlite --app Cookbook
@@ -88,6 +91,13 @@ struct CatalogInit: AsyncParsableCommand {
     var store: ContainerLocation?
 
     @Option(
+        name: .customLong("newest-store"),
+        help: ArgumentHelp(
+            "With --model: where the newest model version (the release being built) keeps its store (default: where --store is, or the same path in Application Support when --store is in Documents: the upgrade to it relocates the store there first, and quarantines what is left in Documents).",
+            valueName: "location"))
+    var newestStore: ContainerLocation?
+
+    @Option(
         name: .customLong("model-order"),
         help: ArgumentHelp(
             "With --model: the model versions in the order the app shipped them, when Finder's order of their names is not it (repeat, oldest first).",
@@ -128,7 +138,8 @@ struct CatalogInit: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        if model != nil || store != nil || !modelOrder.isEmpty || !mappings.isEmpty || momd != nil || !policySQL.isEmpty
+        if model != nil || store != nil || newestStore != nil || !modelOrder.isEmpty || !mappings.isEmpty || momd != nil
+            || !policySQL.isEmpty
             || !configurationStores.isEmpty
         {
             return try validateModel()

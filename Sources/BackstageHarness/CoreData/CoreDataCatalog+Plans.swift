@@ -59,6 +59,7 @@ extension CoreDataCatalog {
             let bookkeeping: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
             let migrated: [(before: CatalogStore, after: CatalogStore)]
             var splitInto: [CatalogStore]? = nil
+            var relocation: (from: ContainerLocation, to: ContainerLocation)? = nil
             if previous.stores.count > 1 {
                 let pairs = next.stores.compactMap { after in
                     previous.stores.first { $0.location == after.location }.map { (before: $0, after: after) }
@@ -76,8 +77,10 @@ extension CoreDataCatalog {
                 migrated = [(from, from)]
                 splitInto = next.stores
             } else {
-                guard next.writableStore?.location == from.location else { continue }
-                migrated = [(from, from)]
+                guard let to = next.writableStore else { continue }
+                // The newest version keeps its store elsewhere (out of Documents): moved there first.
+                if to.location != from.location { relocation = (from.location, to.location) }
+                migrated = [(from, to)]
             }
             let captured = try capturedHashes(of: next, in: catalog)
             var options = CoreDataMigrationCompiler.Options(
@@ -127,7 +130,12 @@ extension CoreDataCatalog {
                 continue
             }
             let name = "\(previous.name)-to-\(next.name)"
-            var steps: [UpgradeStep] = programs.map { .coreDataMigration(.init(store: $0.store, program: $0.program)) }
+            var steps: [UpgradeStep] = []
+            if let relocation {
+                steps.append(.relocate(from: relocation.from, to: relocation.to))
+                how = "a relocation from \(relocation.from) to \(relocation.to), then " + how
+            }
+            steps += programs.map { .coreDataMigration(.init(store: $0.store, program: $0.program)) }
             if let splitInto {
                 steps.append(
                     .split(
@@ -139,6 +147,14 @@ extension CoreDataCatalog {
                     ", then split by configuration into \(splitInto.map(\.location.description).joined(separator: ", "))"
             } else if programs.count > 1 {
                 how += " of each of its \(programs.count) configuration stores"
+            }
+            // Out of Documents: what a store left there (sidecars of a deleted store, a temporary)
+            // is set aside, as the layout without a store in Documents requires.
+            if previous.stores.contains(where: { $0.location.root == .documents }),
+                !next.stores.contains(where: { $0.location.root == .documents })
+            {
+                steps.append(.quarantine())
+                how += ", then a quarantine of what is left of internal files in Documents"
             }
             let program = programs[0].program
             let plan = UpgradePlan(name: name, version: next.name, steps: steps)

@@ -28,7 +28,7 @@ public enum CoreDataCatalog {
         }
     }
 
-    /// What ``make(from:store:app:options:configurationStores:)`` gives: the manifest, each store's schema file and
+    /// What ``make(from:store:newestStore:app:options:configurationStores:)`` gives: the manifest, each store's schema file and
     /// what the model and layouts noted.
     public struct Made: Sendable {
         /// The catalog's manifest: one version per model version.
@@ -54,12 +54,22 @@ public enum CoreDataCatalog {
         return String(result.prefix(64))
     }
 
-    /// The catalog of `model`, its store at `store`. A model version whose configurations put its
-    /// entities in several stores gets one store per configuration, at `configurationStores`' place
-    /// for it or beside `store` (``defaultLocation(ofConfiguration:beside:)``).
+    /// Where the newest version of a model of several versions keeps its store when nothing says:
+    /// where the older ones do, or, for a store in Documents, the same path in Application Support,
+    /// out of the user's sight (`documents/App.sqlite` → `applicationSupport/App.sqlite`): the
+    /// upgrade to it relocates the store there first.
+    public static func defaultNewestLocation(after store: ContainerLocation) -> ContainerLocation {
+        store.root == .documents ? ContainerLocation(.applicationSupport, store.path) : store
+    }
+
+    /// The catalog of `model`, its store at `store` (and, in the newest of several versions, at
+    /// `newestStore`, by default ``defaultNewestLocation(after:)``). A model version whose
+    /// configurations put its entities in several stores gets one store per configuration, at
+    /// `configurationStores`' place for it or beside `store` (``defaultLocation(ofConfiguration:beside:)``).
     public static func make(
-        from model: CoreDataModel, store: ContainerLocation, app: String? = nil,
-        options: CoreDataStoreLayout.Options = .init(), configurationStores: [String: ContainerLocation] = [:]
+        from model: CoreDataModel, store: ContainerLocation, newestStore: ContainerLocation? = nil,
+        app: String? = nil, options: CoreDataStoreLayout.Options = .init(),
+        configurationStores: [String: ContainerLocation] = [:]
     ) throws -> Made {
         var versions: [CatalogVersion] = []
         var schemas: [(String, StoreSchema)] = []
@@ -69,6 +79,10 @@ public enum CoreDataCatalog {
         for name in configurationStores.keys.sorted() where !known.contains(name) {
             throw Problem.unknownConfiguration(name, known: known.sorted())
         }
+        if let newestStore, model.versions.count < 2 {
+            notes.append(
+                "the model has one version, the one the app shipped: the store stays at \(store), not \(newestStore)")
+        }
         for (index, modelVersion) in model.versions.enumerated() {
             let name = catalogName(of: modelVersion.name)
             if let other = names[name] { throw Problem.sameCatalogName(name, versions: [other, modelVersion.name]) }
@@ -76,6 +90,15 @@ public enum CoreDataCatalog {
             let layout = try CoreDataStoreLayout(modelVersion, options: options)
             notes += layout.assumptions.map { "\(modelVersion.name): \($0)" }
             let schema = layout.storeSchema()
+            // The store of one version's every entity: where the app keeps it; in the newest, where
+            // the release being built keeps it.
+            let isNewest = index > 0 && index == model.versions.count - 1
+            let home = isNewest ? (newestStore ?? defaultNewestLocation(after: store)) : store
+            if isNewest, home != store, newestStore == nil {
+                notes.append(
+                    "\(modelVersion.name), the newest version, keeps its store at \(home), out of Documents: the "
+                        + "upgrade to it relocates \(store) there first (--newest-store LOCATION chooses the place)")
+            }
             var stores: [CatalogStore] = []
             func add(_ location: ContainerLocation, _ schema: StoreSchema) {
                 let file =
@@ -90,10 +113,10 @@ public enum CoreDataCatalog {
                 notes.append(configurationAssumption(modelVersion, parts))
                 for part in parts { add(part.location, Self.schema(of: part, cutFrom: schema)) }
             case .failure(let problem)?:
-                notes.append(configurationNote(modelVersion, store: store, problem: problem))
-                add(store, schema)
+                notes.append(configurationNote(modelVersion, store: home, problem: problem))
+                add(home, schema)
             case nil:
-                add(store, schema)
+                add(home, schema)
             }
             var summary = "Core Data model version \"\(modelVersion.name)\" of \(model.name).xcdatamodeld"
             if modelVersion.name == model.currentVersion { summary += " (current: the app builds with it)" }
@@ -118,11 +141,13 @@ public enum CoreDataCatalog {
 
     /// Writes the catalog of `model` as a new folder at `url` and returns it.
     public static func create(
-        at url: URL, from model: CoreDataModel, store: ContainerLocation, app: String? = nil,
-        options: CoreDataStoreLayout.Options = .init(), configurationStores: [String: ContainerLocation] = [:]
+        at url: URL, from model: CoreDataModel, store: ContainerLocation, newestStore: ContainerLocation? = nil,
+        app: String? = nil, options: CoreDataStoreLayout.Options = .init(),
+        configurationStores: [String: ContainerLocation] = [:]
     ) throws -> (catalog: CatalogFolder, notes: [String]) {
         let made = try make(
-            from: model, store: store, app: app, options: options, configurationStores: configurationStores)
+            from: model, store: store, newestStore: newestStore, app: app, options: options,
+            configurationStores: configurationStores)
         let catalog = CatalogFolder(creating: url, manifest: made.manifest)
         for (file, schema) in made.schemas { try catalog.write(schema, at: file) }
         try catalog.writeManifest()
