@@ -54,24 +54,13 @@ import Testing
     }
 
     static func writeBundle(in folder: URL) throws {
-        let bundle = folder.appending(path: "Journal.xcdatamodeld")
-        for (index, name) in ["Journal", "Journal 2", "Journal 3"].enumerated() {
-            let model = bundle.appending(path: "\(name).xcdatamodel")
-            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            try Data(contents(version: index + 1).utf8).write(to: model.appending(path: "contents"))
-        }
-        var hashes: [String: [String: Data]] = [:]
-        for (index, name) in ["Journal", "Journal 2", "Journal 3"].enumerated() {
-            hashes[name] = Dictionary(
-                uniqueKeysWithValues: ["Entry", "Reminder", "Setting", "Tag", "VoiceEntry"].map {
-                    ($0, Data(repeating: UInt8(index * 16 + $0.count), count: 32))
-                })
-        }
-        let momd = folder.appending(path: "Journal.momd")
-        try FileManager.default.createDirectory(at: momd, withIntermediateDirectories: true)
-        try PropertyListSerialization.data(
-            fromPropertyList: ["NSManagedObjectModel_VersionHashes": hashes], format: .xml, options: 0
-        ).write(to: momd.appending(path: "VersionInfo.plist"))
+        let versions = ["Journal", "Journal 2", "Journal 3"]
+        try ModelBundle.write(
+            "Journal",
+            versions: versions.enumerated().map { ModelBundle.Version($1, contents: contents(version: $0 + 1)) },
+            in: folder)
+        try ModelBundle.writeCompiledModel(
+            "Journal", entities: versions.map { ($0, ["Entry", "Reminder", "Setting", "Tag", "VoiceEntry"]) }, in: folder)
     }
 
     /// Tables, row counts and `Z_METADATA` of a store, read by Python's sqlite3.

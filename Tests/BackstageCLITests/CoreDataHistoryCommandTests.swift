@@ -64,24 +64,15 @@ struct SimulateSummary: Decodable {
     /// The bundle, and beside it `Garden.momd/VersionInfo.plist` with a version hash per entity;
     /// `identifiers: false` leaves the versions without version identifiers, as many projects do.
     static func writeBundle(in folder: URL, identifiers: Bool = true) throws {
-        let bundle = folder.appending(path: "Garden.xcdatamodeld")
-        for (index, name) in versions.enumerated() {
-            let model = bundle.appending(path: "\(name).xcdatamodel")
-            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            try Data(contents(version: index + 1, identifiers: identifiers).utf8).write(
-                to: model.appending(path: "contents"))
-        }
-        var hashes: [String: [String: Data]] = [:]
-        for (index, name) in versions.enumerated() {
-            let entities = ["Bed", "Herb", "Plant", "Tag", "Tree"] + (index >= 1 ? ["Note"] : [])
-            hashes[name] = Dictionary(
-                uniqueKeysWithValues: entities.map { ($0, Data(repeating: UInt8(index * 16 + $0.count), count: 32)) })
-        }
-        let momd = folder.appending(path: "Garden.momd")
-        try FileManager.default.createDirectory(at: momd, withIntermediateDirectories: true)
-        try PropertyListSerialization.data(
-            fromPropertyList: ["NSManagedObjectModel_VersionHashes": hashes], format: .xml, options: 0
-        ).write(to: momd.appending(path: "VersionInfo.plist"))
+        try ModelBundle.write(
+            "Garden",
+            versions: versions.enumerated().map {
+                ModelBundle.Version($1, contents: contents(version: $0 + 1, identifiers: identifiers))
+            }, in: folder)
+        try ModelBundle.writeCompiledModel(
+            "Garden",
+            entities: versions.enumerated().map { ($1, ["Bed", "Herb", "Plant", "Tag", "Tree"] + ($0 >= 1 ? ["Note"] : [])) },
+            in: folder)
     }
 
     static func initialize(in scratch: URL, momd: Bool) throws -> ProcessResult {

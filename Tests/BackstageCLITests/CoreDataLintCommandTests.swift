@@ -8,18 +8,12 @@ import Testing
 
     /// Writes `Shop.xcdatamodeld`: version 2 turns Product.price from String into Binary.
     static func writeShop(in folder: URL) throws {
-        for (name, type) in [("Shop", "String"), ("Shop 2", "Binary")] {
-            let model = folder.appending(path: "Shop.xcdatamodeld/\(name).xcdatamodel")
-            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            try Data(
-                """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-                    <entity name="Product"><attribute name="price" optional="YES" attributeType="\(type)"/></entity>
-                </model>
-                """.utf8
-            ).write(to: model.appending(path: "contents"))
+        let product = { (type: String) in
+            #"<entity name="Product"><attribute name="price" optional="YES" attributeType="\#(type)"/></entity>"#
         }
+        try ModelBundle.write(
+            "Shop", versions: ModelBundle.numbered("Shop", [product("String"), product("Binary")], identifiers: false),
+            in: folder)
     }
 
     @Test(.timeLimit(.minutes(10)))
@@ -46,29 +40,20 @@ import Testing
     /// Writes `Pantry.xcdatamodeld`: an ordered to-many (whose version hashes no real store proves),
     /// version 2 adding an optional attribute, version 3 turning Jar.label from String into Integer 64.
     static func writePantry(in folder: URL) throws {
-        for (name, extra, labelType) in [
-            ("Pantry", "", "String"),
-            ("Pantry 2", #"<attribute name="grams" optional="YES" attributeType="Double"/>"#, "String"),
-            ("Pantry 3", #"<attribute name="grams" optional="YES" attributeType="Double"/>"#, "Integer 64"),
-        ] {
-            let model = folder.appending(path: "Pantry.xcdatamodeld/\(name).xcdatamodel")
-            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            try Data(
-                """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-                    <entity name="Jar">
-                        <attribute name="label" optional="YES" attributeType="\(labelType)"/>
-                        <relationship name="beans" optional="YES" toMany="YES" ordered="YES" destinationEntity="Bean" inverseName="jar" inverseEntity="Bean"/>
-                    </entity>
-                    <entity name="Bean">
-                        <attribute name="color" optional="YES" attributeType="String"/>\(extra)
-                        <relationship name="jar" optional="YES" maxCount="1" destinationEntity="Jar" inverseName="beans" inverseEntity="Jar"/>
-                    </entity>
-                </model>
-                """.utf8
-            ).write(to: model.appending(path: "contents"))
+        let grams = #"<attribute name="grams" optional="YES" attributeType="Double"/>"#
+        let bodies = [("", "String"), (grams, "String"), (grams, "Integer 64")].map { extra, labelType in
+            """
+                <entity name="Jar">
+                    <attribute name="label" optional="YES" attributeType="\(labelType)"/>
+                    <relationship name="beans" optional="YES" toMany="YES" ordered="YES" destinationEntity="Bean" inverseName="jar" inverseEntity="Bean"/>
+                </entity>
+                <entity name="Bean">
+                    <attribute name="color" optional="YES" attributeType="String"/>\(extra)
+                    <relationship name="jar" optional="YES" maxCount="1" destinationEntity="Jar" inverseName="beans" inverseEntity="Jar"/>
+                </entity>
+            """
         }
+        try ModelBundle.write("Pantry", versions: ModelBundle.numbered("Pantry", bodies, identifiers: false), in: folder)
     }
 
     @Test(.timeLimit(.minutes(10)))

@@ -58,19 +58,12 @@ import Testing
 
     /// Writes `Recipes.xcdatamodeld` (versions `Recipes` and `Recipes 2`, the current one) in `folder`.
     static func writeBundle(in folder: URL) throws {
-        let bundle = folder.appending(path: "Recipes.xcdatamodeld")
-        for (name, version) in [("Recipes", 1), ("Recipes 2", 2)] {
-            let model = bundle.appending(path: "\(name).xcdatamodel")
-            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            try Data(contents(version: version).utf8).write(to: model.appending(path: "contents"))
-        }
-        try Data(
-            """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Recipes 2.xcdatamodel</string></dict></plist>
-            """.utf8
-        ).write(to: bundle.appending(path: ".xccurrentversion"))
+        try ModelBundle.write(
+            "Recipes",
+            versions: [
+                ModelBundle.Version("Recipes", contents: contents(version: 1)),
+                ModelBundle.Version("Recipes 2", contents: contents(version: 2)),
+            ], current: "Recipes 2", in: folder)
     }
 
     /// The statements Core Data's conventions give for version 2 (entities: Cook 1, Item 2,

@@ -13,22 +13,7 @@ import Testing
     static func writeBundle(_ name: String, in folder: URL, identifiers: Bool = true, _ versions: [String]) throws
         -> URL
     {
-        let bundle = folder.appending(path: "\(name).xcdatamodeld")
-        for (index, body) in versions.enumerated() {
-            let version = index == 0 ? name : "\(name) \(index + 1)"
-            let model = bundle.appending(path: "\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-            let identifier = identifiers ? #" userDefinedModelVersionIdentifier="\#(index + 1)""# : ""
-            try Data(
-                """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0"\(identifier)>
-                \(body)
-                </model>
-                """.utf8
-            ).write(to: model.appending(path: "contents"))
-        }
-        return bundle
+        try ModelBundle.write(name, versions: ModelBundle.numbered(name, versions, identifiers: identifiers), in: folder)
     }
 
     /// A catalog made from the bundle at `bundle` (its mapping models `mappings`) in `folder/name`.
@@ -44,12 +29,8 @@ import Testing
     }
 
     @Test func wiboscosHistoryWithItsMappingModelsHasNoErrorAndNamesItsCustomPolicy() throws {
-        guard CoreDataModelTests.sharedIsThere else {
-            print("skipped: no \(CoreDataModelTests.models.path)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try CoreDataModelTests.copy("wibosco", into: scratch)
+        guard let project = try CoreDataModelTests.copyIfThere("wibosco", into: scratch) else { return }
         let mappings = ["Migration1to2", "Migration2to3"].map {
             project.appending(path: "mappings/\($0).xcmappingmodel")
         }
@@ -78,12 +59,8 @@ import Testing
     }
 
     @Test func theMappingModelsOfWiboscoNameTheVersionsTheyMapAndTheirPolicy() throws {
-        guard CoreDataModelTests.sharedIsThere else {
-            print("skipped: no \(CoreDataModelTests.models.path)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try CoreDataModelTests.copy("wibosco", into: scratch)
+        guard let project = try CoreDataModelTests.copyIfThere("wibosco", into: scratch) else { return }
         let first = try CoreDataMappingModel.read(project.appending(path: "mappings/Migration1to2.xcmappingmodel"))
         #expect(first.sourceVersion == "CoreDataMigration_Example")
         #expect(first.destinationVersion == "CoreDataMigration_Example 2")
@@ -101,12 +78,8 @@ import Testing
     /// defaults: lightweight migration cannot fill them for the employees a version 2 store holds
     /// (its real store has three). Version 2, an optional relationship and a new entity, is inferable.
     @Test func mwkirksHistoryIsInferableUntilVersion3AddsMandatoryNamesWithoutDefaults() throws {
-        guard CoreDataModelTests.sharedIsThere else {
-            print("skipped: no \(CoreDataModelTests.models.path)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try CoreDataModelTests.copy("mwkirk", into: scratch)
+        guard let project = try CoreDataModelTests.copyIfThere("mwkirk", into: scratch) else { return }
         var catalog = try Self.catalog(project.appending(path: "MWKCoreDataTests.xcdatamodeld"), at: scratch.url)
         let model = try #require(try CoreDataCatalog.keptModel(of: catalog)).model
         guard case .success(let mapping) = InferredMigration.infer(from: model.versions[0], to: model.versions[1])
@@ -283,12 +256,8 @@ import Testing
 
     @Test(arguments: realStores)
     func inspectNamesTheModelVersionThatWroteEachRealStore(_ real: RealStore) throws {
-        guard CoreDataModelTests.sharedIsThere else {
-            print("skipped: no \(CoreDataModelTests.models.path)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try CoreDataModelTests.copy(real.project, into: scratch)
+        guard let project = try CoreDataModelTests.copyIfThere(real.project, into: scratch) else { return }
         let catalog = try Self.catalog(project.appending(path: real.bundle), at: scratch.url)
         let inspection = try StoreInspection(
             of: StoreFileSet(main: project.appending(path: "stores/\(real.store)")), catalog: catalog)

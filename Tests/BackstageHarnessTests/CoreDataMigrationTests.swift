@@ -374,18 +374,13 @@ import Testing
     /// The Library bundle; `identifiers: false` leaves its versions without version identifiers, as
     /// many projects do.
     static func writeLibrary(in scratch: TemporaryDirectory, identifiers: Bool = true) throws -> CoreDataModel {
-        let bundle = scratch.url.appending(path: "Library.xcdatamodeld")
-        for (index, version) in library.enumerated() {
-            let folder = bundle.appending(path: "\(version.name).xcdatamodel")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let xml = """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model \(identifiers ? "userDefinedModelVersionIdentifier=\"\(index + 1)\" " : "")type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-                \(version.contents)
-                </model>
-                """
-            try Data(xml.utf8).write(to: folder.appending(path: "contents"))
-        }
+        let bundle = try ModelBundle.write(
+            "Library",
+            versions: library.enumerated().map { index, version in
+                ModelBundle.Version(
+                    version.name,
+                    contents: ModelBundle.contents(version.contents, identifier: identifiers ? "\(index + 1)" : nil))
+            }, in: scratch.url)
         return try CoreDataModelReader.read(bundle)
     }
 
@@ -514,17 +509,12 @@ import Testing
             </entity>
             """,
         ]
-        for (index, contents) in versions.enumerated() {
-            let folder = bundle.appending(path: index == 0 ? "Notes.xcdatamodel" : "Notes \(index + 1).xcdatamodel")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let xml = """
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model userDefinedModelVersionIdentifier="" type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-                \(contents)
-                </model>
-                """
-            try Data(xml.utf8).write(to: folder.appending(path: "contents"))
-        }
+        // Each version's identifier is empty, as Xcode writes it when none is set.
+        try ModelBundle.write(
+            "Notes",
+            versions: versions.enumerated().map {
+                ModelBundle.Version($0 == 0 ? "Notes" : "Notes \($0 + 1)", contents: ModelBundle.contents($1, identifier: ""))
+            }, in: scratch.url)
         let model = try CoreDataModelReader.read(bundle)
         let store = scratch.url.appending(path: "notes.sqlite")
         _ = try Self.generatedStore(

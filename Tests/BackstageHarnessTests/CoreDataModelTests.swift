@@ -18,6 +18,16 @@ import Testing
         return target
     }
 
+    /// ``copy(_:into:)``, or nil with a line saying the test is skipped when the shared models are
+    /// not beside the project.
+    static func copyIfThere(_ project: String, into scratch: TemporaryDirectory) throws -> URL? {
+        guard sharedIsThere else {
+            print("skipped: no \(models.path) (the shared Core Data models sit beside the project)")
+            return nil
+        }
+        return try copy(project, into: scratch)
+    }
+
     struct Expected: Sendable, CustomStringConvertible {
         var project: String
         var bundle: String
@@ -48,12 +58,8 @@ import Testing
 
     @Test(arguments: bundles)
     func everyRealBundleIsReadWithItsVersionsInShippedOrder(_ expected: Expected) throws {
-        guard Self.sharedIsThere else {
-            print("skipped: no \(Self.models.path) (the shared Core Data models sit beside the project)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try Self.copy(expected.project, into: scratch)
+        guard let project = try Self.copyIfThere(expected.project, into: scratch) else { return }
         let model = try CoreDataModelReader.read(project.appending(path: expected.bundle))
         #expect(model.versions.map(\.name) == expected.versions)
         #expect(model.currentVersion == expected.current)
@@ -171,12 +177,8 @@ import Testing
 
     @Test(arguments: stores)
     func theGeneratedStoreHasTheRealStoresSchemaEntitiesAndIdentifiers(_ real: RealStore) throws {
-        guard Self.sharedIsThere else {
-            print("skipped: no \(Self.models.path) (the shared Core Data models sit beside the project)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try Self.copy(real.project, into: scratch)
+        guard let project = try Self.copyIfThere(real.project, into: scratch) else { return }
         let model = try CoreDataModelReader.read(project.appending(path: real.bundle))
         let version = try #require(model.version(named: real.version))
         let layout = try CoreDataStoreLayout(version, options: .init(writesModelCache: real.writesModelCache))
@@ -206,12 +208,8 @@ import Testing
     /// alone: the same keys but the framework version, which only a store can tell.
     @Test(arguments: stores)
     func theGeneratedMetadataHasTheRealStoresPlistKeysAndValues(_ real: RealStore) throws {
-        guard Self.sharedIsThere else {
-            print("skipped: no \(Self.models.path) (the shared Core Data models sit beside the project)")
-            return
-        }
         let scratch = try TemporaryDirectory()
-        let project = try Self.copy(real.project, into: scratch)
+        guard let project = try Self.copyIfThere(real.project, into: scratch) else { return }
         let truth = project.appending(path: "stores/\(real.store)")
         let captured = scratch.url.appending(path: "captured.sqlite")
         try SchemaGenerator(schema: StoreCapture.capture(StoreFileSet(main: truth)), seed: 5)
@@ -351,13 +349,9 @@ import Testing
 
     @Test func versionsAreOrderedAsFinderOrdersTheirNamesUnlessAnOrderIsGiven() throws {
         let scratch = try TemporaryDirectory()
-        let bundle = scratch.url.appending(path: "App.xcdatamodeld")
-        for name in ["App 10", "App", "App 2", "App 3"] {
-            let folder = bundle.appending(path: name + ".xcdatamodel")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data(#"<?xml version="1.0"?><model><entity name="Note"><attribute name="title" attributeType="String"/></entity></model>"#.utf8)
-                .write(to: folder.appending(path: "contents"))
-        }
+        let note = #"<?xml version="1.0"?><model><entity name="Note"><attribute name="title" attributeType="String"/></entity></model>"#
+        let bundle = try ModelBundle.write(
+            "App", versions: ["App 10", "App", "App 2", "App 3"].map { ModelBundle.Version($0, contents: note) }, in: scratch.url)
         let read = try CoreDataModelReader.read(bundle)
         #expect(read.versions.map(\.name) == ["App", "App 2", "App 3", "App 10"])
         #expect(CoreDataModelReader.finderOrder("App9", "App10") && CoreDataModelReader.finderOrder("app2", "App3"))
@@ -377,16 +371,13 @@ import Testing
         let streak = #"<entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity>"#
         let parted = #"<configuration name="Cloud"><memberEntity name="Habit"/></configuration><configuration name="Local"><memberEntity name="Streak"/></configuration>"#
         func make(_ second: String, _ place: String = "Local") throws -> CoreDataCatalog.Made {
-            let bundle = scratch.url.appending(path: "\(UUID().uuidString)/Habits.xcdatamodeld")
-            let contents = [
-                "Habits": #"<?xml version="1.0"?><model>"# + habit + streak + "</model>",
-                "Habits 2": #"<?xml version="1.0"?><model>"# + habit + streak + second + "</model>",
-            ]
-            for (name, xml) in contents {
-                let folder = bundle.appending(path: name + ".xcdatamodel")
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                try Data(xml.utf8).write(to: folder.appending(path: "contents"))
-            }
+            let bundle = try ModelBundle.write(
+                "Habits",
+                versions: [
+                    ModelBundle.Version("Habits", contents: #"<?xml version="1.0"?><model>"# + habit + streak + "</model>"),
+                    ModelBundle.Version(
+                        "Habits 2", contents: #"<?xml version="1.0"?><model>"# + habit + streak + second + "</model>"),
+                ], in: scratch.url.appending(path: UUID().uuidString))
             return try CoreDataCatalog.make(
                 from: try CoreDataModelReader.read(bundle), store: try #require(ContainerLocation("documents/Habits.sqlite")),
                 configurationStores: [place: try #require(ContainerLocation("caches/Local.sqlite"))])
