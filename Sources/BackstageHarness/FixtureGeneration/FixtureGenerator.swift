@@ -88,6 +88,10 @@ public struct FixtureGenerator: Sendable {
         for (plan, _) in spec.state == .interrupted ? Array(chain.dropLast()) : chain {
             try upgrader.runAndWait(plan, budget: .infinity)
         }
+        // The version's app was used too: its new entities have rows.
+        if !chain.isEmpty, spec.state != .interrupted {
+            try fillEntitiesLeftEmpty(of: version, size: spec.size, seed: spec.seed, in: container)
+        }
         switch spec.state {
         case .clean:
             break

@@ -1,0 +1,145 @@
+import BackstageTestSupport
+import Foundation
+import Testing
+
+/// The real model bundles of `../shared/coredata-models/` (copied first), as a user runs them:
+/// the catalog from the model, fixtures of every version at 1 MB and 8 MB that keep Core Data's own
+/// invariants (judged by Python's sqlite3 against the model's XML), and the model's whole history
+/// simulated with crash points and power cuts.
+@Suite struct CoreDataSharedModelsTests {
+    struct Project: Sendable, CustomStringConvertible {
+        var folder: String
+        var bundle: String
+        /// `catalog init` arguments after `--model BUNDLE`.
+        var arguments: [String]
+        /// The versions a plan reaches from the first, in order (a later one Core Data cannot infer
+        /// has no plan).
+        var history: [String]
+        var description: String { folder }
+    }
+
+    /// What the Post2ToPost3MigrationPolicy of wibosco does, in SQL: each post keeps its key and gets
+    /// a Color of its own with its hex colour and a new UUID.
+    static let postPolicy = """
+        INSERT INTO ZPOST (Z_PK, Z_ENT, Z_OPT, ZCOLOR, ZDATE, ZPOSTID) SELECT Z_PK, {{entity:Post}}, Z_OPT, Z_PK, ZDATE, \
+        ZPOSTID FROM {{source:ZPOST}};
+        INSERT INTO ZCOLOR (Z_PK, Z_ENT, Z_OPT, ZPOST, ZCOLORID, ZHEX) SELECT Z_PK, {{entity:Color}}, 1, Z_PK, \
+        upper(substr(hex(u), 1, 8) || '-' || substr(hex(u), 9, 4) || '-' || substr(hex(u), 13, 4) || '-' || \
+        substr(hex(u), 17, 4) || '-' || substr(hex(u), 21, 12)), ZHEXCOLOR FROM (SELECT *, randomblob(16) AS u FROM \
+        {{source:ZPOST}})
+        """
+
+    static let projects = [
+        Project(
+            folder: "wibosco", bundle: "CoreDataMigration_Example.xcdatamodeld",
+            arguments: [
+                "--store", "documents/Posts.sqlite", "--mapping", "wibosco/mappings/Migration1to2.xcmappingmodel",
+                "--mapping", "wibosco/mappings/Migration2to3.xcmappingmodel", "--policy-sql", "Post=post.sql",
+            ],
+            history: [
+                "CoreDataMigration_Example", "CoreDataMigration_Example-2", "CoreDataMigration_Example-3",
+                "CoreDataMigration_Example-4",
+            ]),
+        // Its third version adds mandatory attributes without defaults: no plan reaches it.
+        Project(
+            folder: "mwkirk", bundle: "MWKCoreDataTests.xcdatamodeld",
+            arguments: ["--store", "applicationSupport/Employees.sqlite"],
+            history: ["MWKCoreDataTests", "MWKCoreDataTests2"]),
+    ]
+
+    /// Core Data's invariants of the store at argv[1], against the model version's `contents` at
+    /// argv[2]: each row's `Z_ENT` a concrete entity of its table's hierarchy, `Z_MAX` at or above
+    /// every key of its entity, every concrete entity with rows, every to-one key reaching a row of
+    /// its destination's hierarchy; and `integrity_check`. Prints the problems found, as JSON.
+    static let invariants = """
+        import sqlite3, sys, json, xml.etree.ElementTree as ET
+        c = sqlite3.connect(sys.argv[1])
+        one = lambda sql: c.execute(sql).fetchone()[0]
+        problems = []
+        if one("pragma integrity_check") != "ok": problems.append("integrity_check")
+        rows = {name: (ent, sup, zmax) for ent, name, sup, zmax in c.execute("select Z_ENT, Z_NAME, Z_SUPER, Z_MAX from Z_PRIMARYKEY")}
+        names = {ent: name for name, (ent, _, _) in rows.items()}
+        model = {e.get("name"): e for e in ET.parse(sys.argv[2]).getroot().iter("entity")}
+        if set(model) != set(rows): problems.append("Z_PRIMARYKEY entities %s, model %s" % (sorted(rows), sorted(model)))
+        def root(name):
+            while rows[name][1]: name = names[rows[name][1]]
+            return name
+        def family(name):
+            return [name] + [f for n, (_, sup, _) in rows.items() if sup == rows[name][0] for f in family(n)]
+        concrete = lambda name: [rows[f][0] for f in family(name) if model[f].get("isAbstract") != "YES"]
+        table = lambda name: "Z" + root(name).upper()
+        for name in model:
+            t, ents = table(name), ",".join(map(str, concrete(name)))
+            if name == root(name):
+                bad = one("select count(*) from %s where Z_ENT not in (%s)" % (t, ents or "-1"))
+                if bad: problems.append("%d rows of %s are no concrete entity of its hierarchy" % (bad, t))
+            if model[name].get("isAbstract") != "YES":
+                ent, _, zmax = rows[name]
+                if one("select count(*) from %s where Z_ENT = %d" % (t, ent)) == 0: problems.append("no %s rows" % name)
+                if one("select count(*) from %s where Z_ENT = %d and Z_PK > %d" % (t, ent, zmax)):
+                    problems.append("keys of %s above Z_MAX" % name)
+            for r in model[name].iter("relationship"):
+                if r.get("toMany") == "YES" or r.get("transient") == "YES": continue
+                column, target = "Z" + r.get("name").upper(), r.get("destinationEntity")
+                dangling = one(("select count(*) from %s where Z_ENT in (%s) and %s is not null and %s not in "
+                    "(select Z_PK from %s where Z_ENT in (%s))") % (t, ents or "-1", column, column, table(target),
+                    ",".join(map(str, concrete(target))) or "-1"))
+                if dangling: problems.append("%d %s.%s reach no %s" % (dangling, name, r.get("name"), target))
+        print(json.dumps(problems))
+        """
+
+    @Test(.timeLimit(.minutes(20)), arguments: projects)
+    func aRealModelsFixturesKeepCoreDatasInvariantsAndItsHistorySimulatesGreen(_ project: Project) throws {
+        let shared = CoreDataLintCommandTests.shared.appending(path: project.folder)
+        guard FileManager.default.fileExists(atPath: shared.path) else {
+            print("skipped: no \(shared.path) (the shared Core Data models sit beside the project)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        let copy = scratch.url.appending(path: project.folder)
+        try shell("cp -R '\(shared.path)' '\(copy.path)' && chmod -R u+w '\(copy.path)'")
+        try Data(Self.postPolicy.utf8).write(to: scratch.url.appending(path: "post.sql"))
+        let made = try runProcess(
+            backstageExecutable,
+            ["catalog", "init", "App", "--model", "\(project.folder)/\(project.bundle)"] + project.arguments,
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        let bundle = copy.appending(path: project.bundle)
+        let versions = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+            .filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }
+        #expect(versions.count >= project.history.count)
+        for version in versions {
+            let name = version.replacingOccurrences(of: " ", with: "-")
+            for size in ["1MB", "8MB"] {
+                let out = "out-\(name)-\(size)"
+                let fixture = try runProcess(
+                    backstageExecutable, ["fixture", out, "--catalog", "App", "--layout", name, "--size", size],
+                    currentDirectory: scratch.url)
+                #expect(fixture.status == 0, "\(version) \(size): \(fixture.stdout) \(fixture.stderr)")
+                let stores = (FileManager.default.subpaths(atPath: scratch.url.appending(path: out).path) ?? [])
+                    .filter { $0.hasSuffix(".sqlite") }
+                #expect(stores.count == 1, "\(version) \(size): \(stores)")
+                guard let store = stores.first else { continue }
+                let checked = try PythonSQLite.run(
+                    Self.invariants,
+                    [
+                        scratch.url.appending(path: "\(out)/\(store)").path,
+                        bundle.appending(path: "\(version).xcdatamodel/contents").path,
+                    ])
+                #expect(checked.status == 0, "\(checked.stderr)")
+                #expect(checked.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(version) \(size)")
+            }
+        }
+        let simulated = try runProcess(
+            backstageExecutable,
+            [
+                "simulate", "--catalog", "App", "--from", project.history[0], "--to", project.history.last ?? "",
+                "--sizes", "300KB", "--states", "clean,wal-pending", "--crash-points", "3", "--power-loss",
+                "--power-cuts", "3", "--json",
+            ], currentDirectory: scratch.url)
+        #expect(simulated.status == 0, "\(simulated.stdout.suffix(3000)) \(simulated.stderr)")
+        let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
+        #expect(summary.passed && summary.powerLossStates > 0)
+        #expect(summary.runs.contains { $0.crashed && $0.crashPoint?.hasPrefix("coreDataMigration") == true })
+    }
+}
