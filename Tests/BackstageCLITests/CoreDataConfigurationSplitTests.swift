@@ -175,6 +175,11 @@ import Testing
                 "--states", "clean,interrupted", "--crash-points", "4", "--json",
             ], currentDirectory: scratch.url)
         #expect(fromStores.status == 0, "\(fromStores.stdout.suffix(3000)) \(fromStores.stderr)")
+        // Each crash point fired, the interrupted state's too: its upgrade into Journal 2 is finished
+        // by the plan into it (given only the plan out of it, every step was skipped as a fresh
+        // install and no row was checked).
+        let resumed = try JSONDecoder().decode(SimulateSummary.self, from: Data(fromStores.stdout.utf8))
+        #expect(resumed.runs.count == 8 && resumed.runs.allSatisfy(\.crashed), "\(resumed.runs)")
 
         // A migration of one configuration's store that changes values, or one left out, is found.
         let planFile = scratch.url.appending(path: "Journal/plans/Journal-2-to-Journal-3.json")

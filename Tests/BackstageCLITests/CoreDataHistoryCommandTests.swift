@@ -132,6 +132,33 @@ struct SimulateSummary: Decodable {
         #expect(lines.allSatisfy { $0.contains("plain SQL (GRDB") && $0.contains("ratio") }, "\(bench.stdout)")
     }
 
+    /// A crash test whose crash never happens tests nothing: two model versions Core Data stores
+    /// alike, whose migration has nothing to do, fail every crash point by name instead of "ok".
+    @Test(.timeLimit(.minutes(10)))
+    func aCrashPointThatNeverFiresFailsItsRunByName() throws {
+        let scratch = try TemporaryDirectory()
+        let note = #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/></entity>"#
+        try ModelBundle.write("Same", versions: ModelBundle.numbered("Same", [note, note], identifiers: false), in: scratch.url)
+        let made = try runProcess(
+            backstageExecutable,
+            ["catalog", "init", "Same", "--model", "Same.xcdatamodeld", "--store", "applicationSupport/Same.sqlite"],
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        let simulated = try runProcess(
+            backstageExecutable,
+            [
+                "simulate", "--catalog", "Same", "--from", "Same", "--to", "Same-2", "--sizes", "100KB", "--states",
+                "clean", "--crash-points", "all", "--json",
+            ], currentDirectory: scratch.url)
+        #expect(simulated.status == 1, "\(simulated.stdout.suffix(2000)) \(simulated.stderr)")
+        let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
+        #expect(!summary.passed && !summary.runs.isEmpty)
+        for run in summary.runs {
+            #expect(!run.crashed)
+            #expect(run.failures.contains { $0.hasPrefix("crash point \(run.crashPoint ?? "") never fired") }, "\(run.failures)")
+        }
+    }
+
     /// An app that kept its store in Documents: the newest version keeps it in Application Support,
     /// its plan relocates it, migrates it there and quarantines what a deleted store left in
     /// Documents; every state of the old app, killed and cut, ends green. Kept in Documents on

@@ -120,11 +120,17 @@ public struct Simulator: Sendable {
                 fixture = try makeFixture(unit.fixture, in: scratch, number: fixtures.count)
                 fixtures[unit.fixture] = fixture
             }
+            // An upgrade into `from` killed half way (the interrupted state of a version after the
+            // first): the next build carries the plan into `from` too, as every build carries its
+            // chain, and the rows to keep are those of the version before, where that upgrade began.
+            // (Given only the plans out of `from`, the upgrade found none of `from`'s stores, skipped
+            // every step as a fresh install, and the checks found no row to miss.)
+            let start = state == .interrupted ? try versionBefore(from) ?? from : from
             let before = try catalog.dataCheckResultsBefore(
-                upgrading: from, to: to, in: catalog.container(at: fixture.pristine))
+                upgrading: start, to: to, in: catalog.container(at: fixture.pristine))
             // A Core Data migration's tables are checked per entity: rows kept, attributes' values kept.
             let coreData = try CoreDataHistoryCheck(
-                catalog: catalog, from: from, to: to, steps: chain(from: from, to: to).flatMap(\.plan.steps))
+                catalog: catalog, from: start, to: to, steps: chain(from: start, to: to).flatMap(\.plan.steps))
             let coreDataBefore = try coreData?.snapshot(in: catalog.container(at: fixture.pristine), before: true)
             var kills: [(Kill, String)] = []
             // Random instants are fractions of the unit's uninterrupted run, which runs first.
@@ -145,7 +151,7 @@ public struct Simulator: Sendable {
             case .powerCuts(let limit):
                 report(.recordingPowerCuts)
                 let cuts = try self.powerCuts(
-                    from: from, to: to, pristine: fixture.pristine, scratch: scratch,
+                    from: start, to: to, pristine: fixture.pristine, scratch: scratch,
                     scope: limit.map(PowerCutScope.bounded) ?? .all)
                 kills = cuts.map { (.powerCut($0), $0.description) }
                 total += kills.count - 1
@@ -162,17 +168,17 @@ public struct Simulator: Sendable {
                 switch kill {
                 case .boundary(let point):
                     run = try execute(
-                        from: from, to: to, root: root, crashPoint: point, cost: &cost,
+                        from: start, to: to, root: root, crashPoint: point, cost: &cost,
                         stage: { report($0, point?.description) })
                     if point == nil { baseline = max(baseline, run.seconds) }
                 case .randomInstant(let fraction):
                     let delay = fraction * baseline
                     run = try execute(
-                        from: from, to: to, root: root, crashPoint: nil, killAfter: delay, cost: &cost,
+                        from: start, to: to, root: root, crashPoint: nil, killAfter: delay, cost: &cost,
                         stage: { report($0, Self.randomKill(after: delay).description) })
                 case .powerCut(let cut):
                     run = try execute(
-                        from: from, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch, cost: &cost,
+                        from: start, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch, cost: &cost,
                         stage: { report($0, cut.description) })
                 case .downgrade(let version):
                     // Both builds as shipped: each carries its whole chain, from the first version.
@@ -191,8 +197,9 @@ public struct Simulator: Sendable {
                 clock = ContinuousClock.now
                 let facts = try Self.storeFacts(
                     of: catalog.version(to), in: catalog.container(at: root), cache: &storeFacts)
+                run.from = from
                 run.failures += try check(
-                    root: root, from: from, to: to, fixture: fixture, facts: facts, digests: &digests)
+                    root: root, from: start, to: to, fixture: fixture, facts: facts, digests: &digests)
                 run.failures += fixture.violations.failures(after: ForeignKeyCensus(facts))
                 run.failures += try coreData?.failures(before: coreDataBefore, in: catalog.container(at: root)) ?? []
                 run.failures += try catalog.schemaFailures(of: to, found: facts.mapValues(\.schema), expected: &schemas)
@@ -285,6 +292,15 @@ public struct Simulator: Sendable {
         return PowerCut.cuts(after: PowerLossRun.cuts(of: events, limit: limit), of: events, root: root)
     }
 
+    /// The version before `name` in the catalog; nil for the first.
+    private func versionBefore(_ name: String) throws -> String? {
+        let versions = catalog.manifest.versions.map(\.name)
+        guard let index = versions.firstIndex(of: name) else {
+            throw CatalogError.unknownVersion(name, known: versions)
+        }
+        return index > 0 ? versions[index - 1] : nil
+    }
+
     /// The arguments of `backstage upgrade` (after `upgrade`) that run the chain from `from` to `to` on `root`.
     private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
         let files = try chain(from: from, to: to).map(\.file)
@@ -312,6 +328,11 @@ public struct Simulator: Sendable {
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 {
                 run.failures.append("the interrupted run failed: \(killed.stderr)")
+            } else if !run.crashed {
+                // Not an "ok": the crash this run was to test never happened.
+                run.failures.append(
+                    "crash point \(crashPoint) never fired: the upgrade ended without passing it (a step with "
+                        + "nothing to do on this fixture passes no boundary: `upgrade` says why it skips one)")
             }
         } else if let delay {
             run.crashPoint = Self.randomKill(after: delay)
