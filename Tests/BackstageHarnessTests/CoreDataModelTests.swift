@@ -362,6 +362,29 @@ import Testing
         #expect(CoreDataCatalog.catalogName(of: "App 2") == "App-2")
     }
 
+    /// A version that only parts its entities by configuration (its version identifier the same)
+    /// stores them as the one before did: its plan is the split (and, out of Documents, a quarantine), with no Core Data migration that
+    /// could only be skipped, whose crash points would never fire, whatever the version hashes.
+    @Test func aVersionThatOnlyAddsConfigurationsIsReachedByTheSplitAlone() throws {
+        let scratch = try TemporaryDirectory()
+        let habit = #"<entity name="Habit"><attribute name="title" attributeType="String"/></entity>"#
+        let streak = #"<entity name="Streak"><attribute name="days" attributeType="Integer 32"/></entity>"#
+        let parted = #"<configuration name="Cloud"><memberEntity name="Habit"/></configuration><configuration name="Local"><memberEntity name="Streak"/></configuration>"#
+        // A uniqueness constraint: Habit's version hash is not reproduced, yet no plan is refused for it.
+        let unique = #"<uniquenessConstraints><uniquenessConstraint><constraint value="title"/></uniquenessConstraint></uniquenessConstraints>"#
+        let constrained = habit.replacingOccurrences(of: "</entity>", with: unique + "</entity>")
+        let bundle = try ModelBundle.write(
+            "Habits",
+            versions: ModelBundle.numbered("Habits", [constrained + streak, constrained + streak + parted], identifiers: false),
+            in: scratch.url)
+        var catalog = try CoreDataLintTests.catalog(bundle, at: scratch.url, store: "documents/Habits.sqlite")
+        try CoreDataCatalog.writePlans(in: &catalog)
+        let plan = try UpgradePlan.load(from: try #require(catalog.planURL(of: catalog.version("Habits-2"))))
+        #expect(plan.steps.map(\.kind) == [.split, .quarantine])
+        #expect(try CoreDataCatalog.unresolvedPlans(in: catalog).isEmpty)
+        #expect(try catalog.version("Habits-2").summary?.contains("UNRESOLVED") == false)
+    }
+
     /// A version whose configurations put entities in two stores gets a store per configuration,
     /// each with its entities' tables and Core Data's own; configurations that do not part the store
     /// (an entity in none) are named, and the version keeps its one store.

@@ -135,7 +135,14 @@ extension CoreDataCatalog {
                 steps.append(.relocate(from: relocation.from, to: relocation.to))
                 how = "a relocation from \(relocation.from) to \(relocation.to), then " + how
             }
-            steps += programs.map { .coreDataMigration(.init(store: $0.store, program: $0.program)) }
+            // A migration that changes nothing Core Data stores (the versions differ in their
+            // configurations only) is left out of a plan with other steps: every store of the
+            // source is already the destination's to it, so it could only be skipped, and its crash
+            // points would never fire.
+            let changing = programs.filter { !Self.changesNothing($0.program) }
+            let migrations = changing.isEmpty && (relocation != nil || splitInto != nil) ? [] : programs
+            if migrations.isEmpty { how = "no Core Data migration (both versions store their entities alike)" }
+            steps += migrations.map { .coreDataMigration(.init(store: $0.store, program: $0.program)) }
             if let splitInto {
                 steps.append(
                     .split(
@@ -165,11 +172,16 @@ extension CoreDataCatalog {
             summary += "; reached from \(source.name) by \(how)"
             if let source = program.metadata.versionHashesSource {
                 summary += ", version hashes from the " + hashSourceWords(source)
-            } else {
+            } else if !migrations.isEmpty {
                 let missing = program.unresolved.map(\.description).joined(separator: "; ")
                 summary += "; UNRESOLVED: \(missing)"
+                // Why they are not reproduced: what of each entity no real store proves.
+                var why = ""
+                if case .failure(let unproven) = CoreDataVersionHasher.hashes(of: destination) {
+                    why = " (not reproduced: no real store proves the hash of \(unproven.explained))"
+                }
                 notes.append(
-                    "\(source.name) → \(destination.name): \(missing). The plan is refused until then; "
+                    "\(source.name) → \(destination.name): \(missing)\(why). The plan is refused until then; "
                         + "`simulate --omit-missing-hashes` and `bench --omit-missing-hashes` run it without them")
             }
             let v = index + 1
@@ -179,6 +191,16 @@ extension CoreDataCatalog {
         }
         try catalog.writeManifest()
         return notes
+    }
+
+    /// True when `program` turns a store of its source into one its source's stores already are:
+    /// the same tables, columns and entity numbers, the same version identifiers and hashes.
+    static func changesNothing(_ program: CoreDataMigrationProgram) -> Bool {
+        guard let source = program.sourceSignature, let destination = program.destinationSignature,
+            let metadata = program.sourceMetadata
+        else { return false }
+        return source == destination && metadata.versionIdentifiers == program.metadata.versionIdentifiers
+            && metadata.versionHashes == program.metadata.versionHashes
     }
 
     /// The developer's SQL kept in `catalog` for each destination entity of a custom policy.

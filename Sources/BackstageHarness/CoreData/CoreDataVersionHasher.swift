@@ -18,41 +18,62 @@ enum CoreDataVersionHasher {
     static func hashes(of version: CoreDataModelVersion) -> Result<[String: Data], UnprovenEntities> {
         var result: [String: Data] = [:]
         var unproven: [String] = []
+        var reasons: [String: String] = [:]
         for entity in version.entities {
-            if let hash = hash(of: entity, in: version) {
-                result[entity.name] = hash
-            } else {
+            switch hash(of: entity, in: version) {
+            case .success(let hash): result[entity.name] = hash
+            case .failure(let why):
                 unproven.append(entity.name)
+                reasons[entity.name] = why.reason
             }
         }
-        return unproven.isEmpty ? .success(result) : .failure(UnprovenEntities(entities: unproven))
+        return unproven.isEmpty ? .success(result) : .failure(UnprovenEntities(entities: unproven, reasons: reasons))
     }
 
-    struct UnprovenEntities: Error { var entities: [String] }
+    struct UnprovenEntities: Error {
+        var entities: [String]
+        /// Entity → what in it no real store proves (`a uniqueness constraint`, `attribute photo:
+        /// external binary storage`).
+        var reasons: [String: String] = [:]
 
-    private static func hash(of entity: CoreDataEntity, in version: CoreDataModelVersion) -> Data? {
-        guard entity.parentEntity == nil, !entity.isAbstract, entity.versionHashModifier == nil,
-            entity.uniquenessConstraints.isEmpty
-        else { return nil }
+        /// `Collector (a uniqueness constraint), Specimen (attribute photo: external binary storage)`.
+        var explained: String {
+            entities.map { name in reasons[name].map { "\(name) (\($0))" } ?? name }.joined(separator: ", ")
+        }
+    }
+
+    /// Why a hash is not computed: the feature no real store proves.
+    struct Unproven: Error { var reason: String }
+
+    private static func hash(of entity: CoreDataEntity, in version: CoreDataModelVersion) -> Result<Data, Unproven> {
+        if entity.parentEntity != nil { return .failure(Unproven(reason: "a parent entity")) }
+        if entity.isAbstract { return .failure(Unproven(reason: "abstract")) }
+        if entity.versionHashModifier != nil { return .failure(Unproven(reason: "a version hash modifier")) }
+        if !entity.uniquenessConstraints.isEmpty { return .failure(Unproven(reason: "a uniqueness constraint")) }
         var properties: [(name: String, hash: Data)] = []
         for attribute in entity.attributes where !attribute.isTransient {
-            guard let hash = hash(of: attribute) else { return nil }
-            properties.append((attribute.name, hash))
+            switch hash(of: attribute) {
+            case .success(let hash): properties.append((attribute.name, hash))
+            case .failure(let why): return .failure(Unproven(reason: "attribute \(attribute.name): \(why.reason)"))
+            }
         }
         for relationship in entity.relationships where !relationship.isTransient {
-            guard let hash = hash(of: relationship, in: entity) else { return nil }
-            properties.append((relationship.name, hash))
+            switch hash(of: relationship, in: entity) {
+            case .success(let hash): properties.append((relationship.name, hash))
+            case .failure(let why):
+                return .failure(Unproven(reason: "relationship \(relationship.name): \(why.reason)"))
+            }
         }
         let byBytes = properties.map(\.name).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
         let byCase = properties.map(\.name).sorted { LayoutBuilder.precedes($0, $1) }
-        guard byBytes == byCase else { return nil }
+        guard byBytes == byCase else { return .failure(Unproven(reason: "property names whose order depends on case")) }
         var sha = SHA256()
         sha.update(Data(entity.name.utf8))
         sha.update(Data([0]))
         for property in properties.sorted(by: { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }) {
             sha.update(property.hash)
         }
-        return digest(&sha)
+        return .success(digest(&sha))
     }
 
     private static func propertyHash(name: String, isOptional: Bool) -> Data {
@@ -62,27 +83,34 @@ enum CoreDataVersionHasher {
         return digest(&sha)
     }
 
-    private static func hash(of attribute: CoreDataAttribute) -> Data? {
-        guard attribute.versionHashModifier == nil, !attribute.allowsExternalBinaryDataStorage, !attribute.isDerived,
-            let type = attributeType(attribute.attributeType)
-        else { return nil }
+    private static func hash(of attribute: CoreDataAttribute) -> Result<Data, Unproven> {
+        if attribute.versionHashModifier != nil { return .failure(Unproven(reason: "a version hash modifier")) }
+        if attribute.allowsExternalBinaryDataStorage { return .failure(Unproven(reason: "external binary storage")) }
+        if attribute.isDerived { return .failure(Unproven(reason: "derived")) }
+        guard let type = attributeType(attribute.attributeType) else {
+            return .failure(Unproven(reason: "its type \(attribute.attributeType)"))
+        }
         var sha = SHA256()
         sha.update(propertyHash(name: attribute.name, isOptional: attribute.isOptional))
         sha.update(littleEndian(UInt32(type)))
-        return digest(&sha)
+        return .success(digest(&sha))
     }
 
-    private static func hash(of relationship: CoreDataRelationship, in entity: CoreDataEntity) -> Data? {
-        guard relationship.versionHashModifier == nil, !relationship.isOrdered, let inverse = relationship.inverseName,
-            !(relationship.destinationEntity == entity.name && inverse == relationship.name)
-        else { return nil }
+    private static func hash(of relationship: CoreDataRelationship, in entity: CoreDataEntity) -> Result<Data, Unproven>
+    {
+        if relationship.versionHashModifier != nil { return .failure(Unproven(reason: "a version hash modifier")) }
+        if relationship.isOrdered { return .failure(Unproven(reason: "ordered")) }
+        guard let inverse = relationship.inverseName else { return .failure(Unproven(reason: "no inverse")) }
+        if relationship.destinationEntity == entity.name && inverse == relationship.name {
+            return .failure(Unproven(reason: "its own inverse"))
+        }
         var sha = SHA256()
         sha.update(propertyHash(name: relationship.name, isOptional: relationship.isOptional))
         sha.update(Data(relationship.destinationEntity.utf8))
         sha.update(Data(inverse.utf8))
         sha.update(littleEndian(UInt32(relationship.maxCount ?? (relationship.isToMany ? 0 : 1))))
         sha.update(littleEndian(UInt32(relationship.minCount ?? 0)))
-        return digest(&sha)
+        return .success(digest(&sha))
     }
 
     /// `NSAttributeType`'s raw values (public API).
