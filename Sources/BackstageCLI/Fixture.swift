@@ -26,8 +26,9 @@ struct Fixture: AsyncParsableCommand {
 
     @OptionGroup var catalogOption: CatalogOption
 
-    @Option(help: "The version whose layout to write (the Notes sample: v1, v2, v3 or v4).")
-    var layout: String = "v1"
+    @Option(
+        help: "The version whose layout to write (default: the catalog's first; the Notes sample: v1, v2, v3 or v4).")
+    var layout: String?
 
     @Option(
         help: ArgumentHelp(
@@ -49,7 +50,7 @@ struct Fixture: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        if catalogOption.catalog == nil, let notes = try? CatalogFolder.notes(),
+        if catalogOption.catalog == nil, let layout, let notes = try? CatalogFolder.notes(),
             !notes.manifest.versions.contains(where: { $0.name == layout })
         {
             throw ValidationError(
@@ -59,7 +60,16 @@ struct Fixture: AsyncParsableCommand {
 
     func run() async throws {
         let catalog = try catalogOption.load()
+        guard let layout = layout ?? catalog.manifest.versions.first?.name else {
+            throw ValidationError("the catalog has no version")
+        }
         let version = try catalog.version(layout)
+        // Made from its own schema when its plan is refused: say what such a store lacks.
+        for plan in try CoreDataCatalog.unresolvedPlans(in: catalog) where plan.version == layout {
+            Output.err(
+                "warning: \(layout)'s plan is refused (\(plan.reason)): its store is made from its own schema, "
+                    + "without NSStoreModelVersionHashes, which the app's Core Data would refuse to open")
+        }
         let root = URL(
             filePath: directory,
             relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)

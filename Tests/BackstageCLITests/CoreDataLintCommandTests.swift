@@ -82,6 +82,21 @@ import Testing
                     && $0.contains("model version Pantry 2 → Pantry 3, entity Jar, attribute label")
             }, "\(lint.stdout)")
         #expect(lint.stderr.isEmpty, "\(lint.stderr)")
+
+        // fixture: the catalog's first version by default; a version whose plan is refused is made
+        // from its own schema, and said to lack what the app's Core Data needs.
+        let first = try runProcess(
+            backstageExecutable, ["fixture", "first", "--catalog", "Pantry", "--size", "100KB"],
+            currentDirectory: scratch.url)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("Pantry Pantry container"), "\(first.stdout)")
+        let second = try runProcess(
+            backstageExecutable, ["fixture", "second", "--catalog", "Pantry", "--layout", "Pantry-2", "--size", "100KB"],
+            currentDirectory: scratch.url)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(
+            second.stderr.contains("warning: Pantry-2's plan is refused (the version hashes of Jar are not known")
+                && second.stderr.contains("without NSStoreModelVersionHashes"), "\(second.stderr)")
     }
 
     @Test(.timeLimit(.minutes(10)))
