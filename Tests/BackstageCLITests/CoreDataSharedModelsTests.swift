@@ -50,7 +50,9 @@ import Testing
     /// Core Data's invariants of the store at argv[1], against the model version's `contents` at
     /// argv[2]: each row's `Z_ENT` a concrete entity of its table's hierarchy, `Z_MAX` at or above
     /// every key of its entity, every concrete entity with rows, every to-one key reaching a row of
-    /// its destination's hierarchy; and `integrity_check`. Prints the problems found, as JSON.
+    /// its destination's hierarchy, each attribute holding what Core Data stores for its type (a
+    /// date a number, an Integer 16 or 32 within its width, a mandatory one no NULL) and only in
+    /// rows of its entity; and `integrity_check`. Prints the problems found, as JSON.
     static let invariants = """
         import sqlite3, sys, json, xml.etree.ElementTree as ET
         c = sqlite3.connect(sys.argv[1])
@@ -78,6 +80,20 @@ import Testing
                 if one("select count(*) from %s where Z_ENT = %d" % (t, ent)) == 0: problems.append("no %s rows" % name)
                 if one("select count(*) from %s where Z_ENT = %d and Z_PK > %d" % (t, ent, zmax)):
                     problems.append("keys of %s above Z_MAX" % name)
+            mine = ",".join(map(str, [rows[f][0] for f in family(name)]))
+            for a in model[name].findall("attribute"):
+                if a.get("transient") == "YES" or a.get("derived") == "YES": continue
+                column, kind = "Z" + a.get("name").upper(), a.get("attributeType")
+                count = lambda where: one("select count(*) from %s where Z_ENT in (%s) and %s" % (t, mine, where))
+                if kind == "Date" and count("typeof(%s) not in ('real', 'integer', 'null')" % column):
+                    problems.append("%s.%s holds dates that are no number" % (name, a.get("name")))
+                width = {"Integer 16": 32767, "Integer 32": 2147483647}.get(kind)
+                if width and count("%s not between %d and %d" % (column, -width - 1, width)):
+                    problems.append("%s.%s holds integers wider than %s" % (name, a.get("name"), kind))
+                if a.get("optional") != "YES" and count("%s is null" % column):
+                    problems.append("%s.%s is mandatory and holds NULL" % (name, a.get("name")))
+                others = one("select count(*) from %s where Z_ENT not in (%s) and %s is not null" % (t, mine, column))
+                if others: problems.append("%s.%s holds values in rows of other entities" % (name, a.get("name")))
             for r in model[name].iter("relationship"):
                 if r.get("toMany") == "YES" or r.get("transient") == "YES": continue
                 column, target = "Z" + r.get("name").upper(), r.get("destinationEntity")

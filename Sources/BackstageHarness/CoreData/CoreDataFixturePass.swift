@@ -4,7 +4,8 @@ import GRDB
 
 /// Makes a generated store of a catalog made from a Core Data model keep Core Data's invariants,
 /// which the schema-driven generator does not know: each row's `Z_ENT` is an entity of its table's
-/// hierarchy and never an abstract one; `Z_PRIMARYKEY.Z_MAX` is at least every key of its entity's
+/// hierarchy and never an abstract one; each attribute holds what Core Data stores for its type,
+/// only in rows of its entity, and a mandatory one a value (``Pass/attributeValues()``); `Z_PRIMARYKEY.Z_MAX` is at least every key of its entity's
 /// table; every to-one key reaches a live row of its destination entity (or a sub-entity), its
 /// `Z<n>_` entity column holds that row's `Z_ENT`, and a row of an entity without the relationship
 /// holds none (a mandatory one always reaches a row when there is one); every join-table row
@@ -35,6 +36,7 @@ public enum CoreDataFixturePass {
         try queue.inTransaction { db in
             let pass = Pass(db: db, facts: facts, model: model, layout: layout)
             try pass.entities()
+            try pass.attributeValues()
             try pass.toOneKeys()
             try pass.joinTables()
             try pass.primaryKeys()
@@ -89,6 +91,80 @@ public enum CoreDataFixturePass {
                         UPDATE \(table.quotedSQLIdentifier) SET Z_ENT = \(Self.pick(allowed, by: "Z_PK"))
                         WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(Self.list(allowed)))
                         """)
+            }
+        }
+
+        /// Each attribute's column holds what Core Data stores for its type, and only in rows of its
+        /// entity or a sub-entity: a sibling entity's rows hold NULL there; a date is a number of
+        /// seconds since 2001 (2020–2025), never a word; an Integer 16 or 32 fits its width; a
+        /// Boolean is 0 or 1; a number is a number; a mandatory attribute holds a value (its default,
+        /// else another row's value of it).
+        func attributeValues() throws {
+            for entity in model.entities {
+                guard let ownerID = id(of: entity.name), let owner = facts.entities.first(where: { $0.id == ownerID }),
+                    try exists(owner.table)
+                else { continue }
+                let table = owner.table.quotedSQLIdentifier
+                let present = try columns(of: owner.table)
+                let owners = Self.list(family(ownerID).map(\.id))
+                for attribute in entity.attributes where !attribute.isTransient && !attribute.isDerived {
+                    guard let name = layout.propertyColumns[entity.name]?[attribute.name], present.contains(name)
+                    else { continue }
+                    let column = name.quotedSQLIdentifier
+                    let mine = "Z_ENT IN (\(owners))"
+                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE NOT (\(mine))")
+                    let number = "typeof(\(column)) IN ('integer', 'real')"
+                    let fix: String? =
+                        switch attribute.attributeType {
+                        case .date:
+                            "\(column) = 600000000.0 + abs(Z_PK * 7919) % 157680000 + (abs(Z_PK) % 1000) / 1000.0 "
+                                + "WHERE \(column) IS NOT NULL AND NOT \(number)"
+                        case .integer16:
+                            "\(column) = abs(Z_PK * 7919) % 1000 WHERE \(column) IS NOT NULL AND "
+                                + "(typeof(\(column)) != 'integer' OR \(column) NOT BETWEEN -32768 AND 32767)"
+                        case .integer32:
+                            "\(column) = abs(Z_PK * 7919) % 100000 WHERE \(column) IS NOT NULL AND "
+                                + "(typeof(\(column)) != 'integer' OR \(column) NOT BETWEEN -2147483648 AND 2147483647)"
+                        case .integer64:
+                            "\(column) = abs(Z_PK * 7919) % 10000000 WHERE \(column) IS NOT NULL AND "
+                                + "typeof(\(column)) != 'integer'"
+                        case .boolean:
+                            "\(column) = abs(Z_PK) % 2 WHERE \(column) IS NOT NULL AND \(column) NOT IN (0, 1)"
+                        case .double, .float, .decimal:
+                            "\(column) = (abs(Z_PK * 7919) % 1000000) / 100.0 WHERE \(column) IS NOT NULL AND "
+                                + "(NOT \(number) OR abs(\(column)) > 1e12)"
+                        default: nil
+                        }
+                    if let fix { try db.execute(sql: "UPDATE \(table) SET \(fix) AND \(mine)") }
+                    guard !attribute.isOptional else { continue }
+                    // Mandatory: its default, else the value of another row of the entity.
+                    if let value = attribute.defaultValueString {
+                        let literal =
+                            [.string, .uri].contains(attribute.attributeType) || Double(value) == nil
+                            ? "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+                            : value
+                        try db.execute(
+                            sql: "UPDATE \(table) SET \(column) = \(literal) WHERE \(column) IS NULL AND \(mine)")
+                        continue
+                    }
+                    let count =
+                        try Int.fetchOne(
+                            db, sql: "SELECT count(*) FROM \(table) WHERE \(column) IS NOT NULL AND \(mine)") ?? 0
+                    guard count > 0 else { continue }
+                    try db.execute(sql: "DROP TABLE IF EXISTS temp.backstage_values")
+                    try db.execute(sql: "CREATE TEMP TABLE backstage_values (n INTEGER PRIMARY KEY, v)")
+                    try db.execute(
+                        sql: """
+                            INSERT INTO temp.backstage_values (v) SELECT \(column) FROM \(table) WHERE \(column) IS NOT NULL \
+                            AND \(mine) ORDER BY Z_PK
+                            """)
+                    try db.execute(
+                        sql: """
+                            UPDATE \(table) SET \(column) = (SELECT v FROM temp.backstage_values WHERE n = 1 + \
+                            abs(\(table).Z_PK * 7919) % \(count)) WHERE \(column) IS NULL AND \(mine)
+                            """)
+                    try db.execute(sql: "DROP TABLE temp.backstage_values")
+                }
             }
         }
 
