@@ -94,11 +94,9 @@ public enum CoreDataCatalog {
             // the release being built keeps it.
             let isNewest = index > 0 && index == model.versions.count - 1
             let home = isNewest ? (newestStore ?? defaultNewestLocation(after: store)) : store
-            if isNewest, home != store, newestStore == nil {
-                notes.append(
-                    "\(modelVersion.name), the newest version, keeps its store at \(home), out of Documents: the "
-                        + "upgrade to it relocates \(store) there first (--newest-store LOCATION chooses the place)")
-            }
+            let moved =
+                "\(modelVersion.name), the newest version, keeps its store at \(home), out of Documents: the "
+                + "upgrade to it relocates \(store) there first (--newest-store LOCATION chooses the place)"
             var stores: [CatalogStore] = []
             func add(_ location: ContainerLocation, _ schema: StoreSchema) {
                 let file =
@@ -115,8 +113,10 @@ public enum CoreDataCatalog {
             case .failure(let problem)?:
                 notes.append(configurationNote(modelVersion, store: home, problem: problem))
                 add(home, schema)
+                if isNewest, home != store, newestStore == nil { notes.append(moved) }
             case nil:
                 add(home, schema)
+                if isNewest, home != store, newestStore == nil { notes.append(moved) }
             }
             var summary = "Core Data model version \"\(modelVersion.name)\" of \(model.name).xcdatamodeld"
             if modelVersion.name == model.currentVersion { summary += " (current: the app builds with it)" }
