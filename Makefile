@@ -44,7 +44,8 @@ DOC_TARGETS = BackstageExport BackstageHarness
 DOC_GRAPHS = $(CURDIR)/.build-docs/symbol-graphs
 docs: deps
 	@mkdir -p .build/docs
-	@rm -rf $(DOC_GRAPHS) && mkdir -p $(DOC_GRAPHS)/all $(DOC_GRAPHS)/Backstage
+	@# The graphs in all/ are kept: an up-to-date build emits none again.
+	@rm -rf $(DOC_GRAPHS)/Backstage && mkdir -p $(DOC_GRAPHS)/all $(DOC_GRAPHS)/Backstage
 	@echo "docs: Backstage"
 	$(SWIFT) build --target Backstage --build-path .build-docs \
 		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(DOC_GRAPHS)/all

@@ -61,7 +61,7 @@ extension CoreDataCatalog {
     /// The plan at `file` with its Core Data migrations run with `missingHashes: omitForTesting`:
     /// for reading what else the plan does (`catalog lint`), never to upgrade a user's store.
     ///
-    /// - throws: ``BackstageError`` (`invalidPlan`) naming `file` when it is not a plan.
+    /// - throws: `BackstageError` (`invalidPlan`) naming `file` when it is not a plan.
     public static func planOmittingMissingHashes(at file: URL) throws -> UpgradePlan {
         guard let changed = try planJSONOmittingMissingHashes(at: file) else { return try UpgradePlan.load(from: file) }
         let scratch = FileManager.default.temporaryDirectory.appending(path: "backstage-plan-\(UUID().uuidString).json")

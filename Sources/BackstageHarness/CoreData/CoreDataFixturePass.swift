@@ -5,7 +5,7 @@ import GRDB
 /// Makes a generated store of a catalog made from a Core Data model keep Core Data's invariants,
 /// which the schema-driven generator does not know: each row's `Z_ENT` is an entity of its table's
 /// hierarchy and never an abstract one; each attribute holds what Core Data stores for its type,
-/// only in rows of its entity, and a mandatory one a value (``Pass/attributeValues()``); `Z_PRIMARYKEY.Z_MAX` is at least every key of its entity's
+/// only in rows of its entity, and a mandatory one a value; `Z_PRIMARYKEY.Z_MAX` is at least every key of its entity's
 /// table; every to-one key reaches a live row of its destination entity (or a sub-entity), its
 /// `Z<n>_` entity column holds that row's `Z_ENT`, and a row of an entity without the relationship
 /// holds none (a mandatory one always reaches a row when there is one); every join-table row
