@@ -80,8 +80,14 @@ struct MigrationRehearsal {
             case .copy(let queue, let exact): return (queue, exact)
             case .disk(let path):
                 do {
+                    // Read `immutable=1`, the copy misses a `-wal`'s frames, and takes the pages of an
+                    // interrupted transaction that a rollback journal left in the main file (SQLite
+                    // rolls them back when it opens the store): either way, not exact. (A crash in
+                    // COMMIT leaves the new schema written and its journal not yet deleted: taken as
+                    // the schema, it refused the migration's rerun forever: "table already exists".)
                     let walHasFrames = ((try? fileSystem.status(path + "-wal"))?.size ?? 0) > 0
-                    return (try SchemaCopy.make(of: path), !walHasFrames)
+                    let journalIsThere = ((try? fileSystem.status(path + "-journal"))?.size ?? 0) > 0
+                    return (try SchemaCopy.make(of: path), !walHasFrames && !journalIsThere)
                 } catch {
                     // A store that cannot be read is the step's to report, with its own error, when it runs.
                     logger.notice("schema not rehearsed", metadata: ["store": "\(path)", "reason": "\(error)"])
