@@ -90,7 +90,7 @@ typedef struct {
     sqlite3_file base;
     sqlite3_file *real;
     char *path;
-    int newJournal;   // the first sync also fsyncs the folder, as the unix VFS does
+    int newJournal;   // a journal or WAL opened to create: its first sync also fsyncs the folder, as the unix VFS does
 } RecordedFile;
 
 static sqlite3_vfs *real_vfs;
@@ -220,10 +220,12 @@ static int rv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
         return rc;
     }
     file->path = strdup(name ? name : "");
-    if (creating) {
-        backstage_disk_done(index, "create", name, NULL);
-        file->newJournal = (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL | SQLITE_OPEN_WAL)) != 0;
-    }
+    if (creating) backstage_disk_done(index, "create", name, NULL);
+    // As the unix VFS's unixOpen: a journal or WAL opened with SQLITE_OPEN_CREATE fsyncs its folder
+    // on its first sync, whether this open made the file or found it (a WAL another connection
+    // created and never synced: its name becomes durable with this connection's first sync).
+    file->newJournal = (flags & SQLITE_OPEN_CREATE)
+        && (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL | SQLITE_OPEN_WAL)) != 0;
     file->base.pMethods = &recorded_methods;
     return SQLITE_OK;
 }

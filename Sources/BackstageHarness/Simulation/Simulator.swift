@@ -195,15 +195,24 @@ public struct Simulator: Sendable {
                 run.unit = positions?[position] ?? position
                 report(.checking, run.crashPoint?.description)
                 clock = ContinuousClock.now
-                let facts = try Self.storeFacts(
-                    of: catalog.version(to), in: catalog.container(at: root), cache: &storeFacts)
                 run.from = from
-                run.failures += try check(
-                    root: root, from: start, to: to, fixture: fixture, facts: facts, digests: &digests)
-                run.failures += fixture.violations.failures(after: ForeignKeyCensus(facts))
-                run.failures += try coreData?.failures(before: coreDataBefore, in: catalog.container(at: root)) ?? []
-                run.failures += try catalog.schemaFailures(of: to, found: facts.mapValues(\.schema), expected: &schemas)
-                run.failures += try catalog.dataCheckFailures(of: to, in: catalog.container(at: root), before: before)
+                // A container the checks cannot read (a store SQLite calls malformed, a file gone)
+                // is this run's failure, named with the file and the cause: the other runs go on.
+                do {
+                    let facts = try Self.storeFacts(
+                        of: catalog.version(to), in: catalog.container(at: root), cache: &storeFacts)
+                    run.failures += try check(
+                        root: root, from: start, to: to, fixture: fixture, facts: facts, digests: &digests)
+                    run.failures += fixture.violations.failures(after: ForeignKeyCensus(facts))
+                    run.failures +=
+                        try coreData?.failures(before: coreDataBefore, in: catalog.container(at: root)) ?? []
+                    run.failures += try catalog.schemaFailures(
+                        of: to, found: facts.mapValues(\.schema), expected: &schemas)
+                    run.failures += try catalog.dataCheckFailures(
+                        of: to, in: catalog.container(at: root), before: before)
+                } catch {
+                    run.failures.append("the checks could not read the container after the upgrade: \(error)")
+                }
                 cost.checks = Self.lap(&clock)
                 run.cost = cost
                 runs.append(run)
