@@ -102,13 +102,15 @@ extension Simulator {
                 )
             }
         }
-        // No internal file visible; documents byte-identical; nothing temporary left. A target
-        // version that itself keeps stores in Documents (an older release's layout, the --to of a
+        // No internal file visible; documents byte-identical; nothing temporary left. An older
+        // version that itself keeps stores in Documents (an earlier release's layout, the --to of a
         // path that has not left Documents yet) keeps them there with their sidecars and support
         // folders, and — unless a quarantine step of the chain takes them out — the internal files
         // its own layout had there before the upgrade: only what the upgrade put in Documents is
         // left behind.
-        var kept = Self.pathsKeptInDocuments(by: target)
+        // The newest version keeping a store in Documents is what this check exists to report.
+        let isNewest = catalog.manifest.versions.last?.name == target.name
+        var kept = isNewest ? [] : Self.pathsKeptInDocuments(by: target)
         if !kept.isEmpty, !steps.contains(where: { $0.as(UpgradeStep.Quarantine.self) != nil }) {
             kept += try Auditor(container: catalog.container(at: fixture.pristine)).audit().findings.map(\.path)
         }
