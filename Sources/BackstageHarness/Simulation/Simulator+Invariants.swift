@@ -106,11 +106,10 @@ extension Simulator {
         // version that itself keeps stores in Documents (an earlier release's layout, the --to of a
         // path that has not left Documents yet) keeps them there with their sidecars and support
         // folders, and — unless a quarantine step of the chain takes them out — the internal files
-        // its own layout had there before the upgrade: only what the upgrade put in Documents is
-        // left behind.
-        // The newest version keeping a store in Documents is what this check exists to report.
+        // its own layout had there before the upgrade. The newest version keeping a store in
+        // Documents is what this check exists to report.
         let isNewest = catalog.manifest.versions.last?.name == target.name
-        var kept = isNewest ? [] : Self.pathsKeptInDocuments(by: target)
+        var kept = isNewest ? [] : Self.pathsKeptInDocuments(by: target, in: container)
         if !kept.isEmpty, !steps.contains(where: { $0.as(UpgradeStep.Quarantine.self) != nil }) {
             kept += try Auditor(container: catalog.container(at: fixture.pristine)).audit().findings.map(\.path)
         }
@@ -132,16 +131,14 @@ extension Simulator {
         return failures
     }
 
-    /// The paths, relative to Documents, that `version`'s stores in Documents occupy: each store's
-    /// file, its sidecars and its Core Data support folder.
-    package static func pathsKeptInDocuments(by version: CatalogVersion) -> [String] {
-        version.stores.filter { $0.location.root == .documents }.flatMap { store -> [String] in
-            let path = store.location.path
-            let folder = (path as NSString).deletingLastPathComponent
-            let fileName = (path as NSString).lastPathComponent
-            let support = StoreFileSet.supportFolderName(ofStoreNamed: fileName)
-            return [path] + Sidecar.allCases.map { path + $0.rawValue }
-                + [folder.isEmpty ? support : folder + "/" + support]
+    /// The paths, relative to Documents, that `version`'s stores in Documents occupy in `container`:
+    /// each store's file, its sidecars and its Core Data support folder.
+    package static func pathsKeptInDocuments(by version: CatalogVersion, in container: AppContainer) -> [String] {
+        let documents = container.documents.standardizedFileURL.path + "/"
+        return version.stores.filter { $0.location.root == .documents }.flatMap { store in
+            StoreFileSet(main: store.location.url(in: container)).allPaths.map {
+                String($0.standardizedFileURL.path.dropFirst(documents.count))
+            }
         }
     }
 
