@@ -307,7 +307,9 @@ public struct Upgrader: Sendable {
             let onProgress = { (event: RelocationProgress) in
                 progress(index, step, event.phase, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal)
             }
-            let outcome = try step.definition.run(StepRun(context: context, runner: runner, onProgress: onProgress))
+            let outcome = try step.definition.run(
+                StepRun(
+                    context: context, runner: runner, later: plan.steps[(index + 1)...], onProgress: onProgress))
             relocation.add(outcome.relocation)
             stepsRun += 1
             report.steps.append(

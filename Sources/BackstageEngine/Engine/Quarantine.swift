@@ -90,6 +90,13 @@ package struct Quarantine {
         }
     }
 
+    /// Quarantines a whole store (database, sidecars, support folder), the database first: a crash
+    /// part way leaves its other files where a store is about to be created, and the next run
+    /// quarantines them as stale (``moveStaleFiles(of:)``).
+    func moveStore(_ store: StoreFileSet, reason: QuarantineReason) throws -> [RelocationReport.QuarantinedFile] {
+        try store.allPaths.filter { fileSystem.exists($0.path) }.map { try move($0, reason: reason) }
+    }
+
     /// After a store's lock is released: its `-wal` is empty (checkpointed with TRUNCATE) and
     /// `-shm` is a derived index, so both go; a non-empty leftover is quarantined, never deleted.
     func removeCheckpointedSidecars(of store: StoreFileSet) throws {

@@ -234,15 +234,21 @@ package struct StepRun {
     let context: StepContext
     let runner: StepRunner
     let onProgress: (RelocationProgress) -> Void
+    /// The plan's steps after this one, with their indices in the plan.
+    let later: ArraySlice<UpgradeStep>
 
     /// Runs `step` through the runner: its preflight, then its run, its boundaries reported.
     func run<Step: JournaledStep>(_ step: Step) throws -> Step.Outcome {
         try runner.run(step, onProgress: onProgress)
     }
 
-    package init(context: StepContext, runner: StepRunner, onProgress: @escaping (RelocationProgress) -> Void) {
+    package init(
+        context: StepContext, runner: StepRunner, later: ArraySlice<UpgradeStep> = [],
+        onProgress: @escaping (RelocationProgress) -> Void
+    ) {
         self.context = context
         self.runner = runner
+        self.later = later
         self.onProgress = onProgress
     }
 }
@@ -259,6 +265,8 @@ package struct StepOutcome {
 package protocol StepAccount {
     /// The container the run works on.
     var container: AppContainer { get }
+    /// The plan (or chain) the run runs.
+    var plan: UpgradePlan { get }
     /// True when a file is at `location`.
     func exists(_ location: ContainerLocation) -> Bool
     /// Why a step that takes `source` further, making `made`, found nothing there.

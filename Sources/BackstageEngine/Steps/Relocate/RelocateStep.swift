@@ -23,14 +23,19 @@ extension StepContext {
 
 /// A `relocate` step: moves the store at `source` to `destination` with every relocation invariant
 /// (``StoreMove``). A store already at the destination is a conflict: the source goes to quarantine
-/// instead, and both are kept. Stale sidecars at the destination are quarantined first (SQLite
-/// would splice them in).
+/// instead, and both are kept; unless `olderDestination` tells that the store there is an older
+/// copy than the source (a later Core Data migration of the plan knows the source's version and not
+/// its), which then goes to quarantine, and the source moves. Stale sidecars at the destination are
+/// quarantined first (SQLite would splice them in).
 package struct RelocateStep: JournaledStep {
     package static let kind = StepKind.relocate
     let context: StepContext
     let source: ContainerLocation
     let destination: ContainerLocation
     let strategy: RelocationStrategy
+    /// Why the store at the destination (its path, second) is older than the one at the source
+    /// (first); nil when it is not, or cannot be told.
+    var olderDestination: ((String, String) -> String?)? = nil
 
     package var subject: String { source.path }
 
@@ -39,7 +44,16 @@ package struct RelocateStep: JournaledStep {
         var report = RelocationReport()
         var target = destination
         let quarantine = context.quarantine
-        if context.fileSystem.exists(StoreFileSet(main: target.url(in: context.container)).main.path) {
+        let present = StoreFileSet(main: target.url(in: context.container))
+        let sourcePath = source.url(in: context.container).path
+        if context.fileSystem.exists(present.main.path),
+            let why = olderDestination?(sourcePath, present.main.path)
+        {
+            context.logger.warning(
+                "store in both places; the destination's is the older copy and goes to quarantine",
+                metadata: ["store": "\(destination)", "why": "\(why)"])
+            report.quarantined += try quarantine.moveStore(present, reason: .conflict)
+        } else if context.fileSystem.exists(present.main.path) {
             target = quarantine.location(for: source.url(in: context.container))
             context.logger.warning(
                 "store in both places; the source goes to quarantine", metadata: ["store": "\(source)"])

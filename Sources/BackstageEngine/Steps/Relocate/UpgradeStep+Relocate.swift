@@ -100,7 +100,11 @@ extension UpgradeStep.Relocate: StepDefinition {
     }
 
     package func run(_ run: StepRun) throws -> StepOutcome {
-        let move = RelocateStep(context: run.context, source: from, destination: to, strategy: strategy ?? .auto)
+        var move = RelocateStep(context: run.context, source: from, destination: to, strategy: strategy ?? .auto)
+        let (to, later) = (to, run.later)
+        move.olderDestination = { source, destination in
+            UpgradeStep.CoreDataMigration.olderCopy(at: destination, than: source, movedTo: to, before: later)
+        }
         return StepOutcome(relocation: try run.run(move))
     }
 

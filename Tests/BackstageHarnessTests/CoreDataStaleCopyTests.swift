@@ -1,0 +1,170 @@
+import Backstage
+import BackstageHarness
+import BackstageTestSupport
+import Foundation
+import GRDB
+import Testing
+
+/// A Core Data store of a version no migration of the plan knows, where a migration expects the
+/// app's store: an older copy a backup restored beside the app's (both-locations), or a plan run
+/// on a store that skipped a release. The app's own store must be the one that is migrated, and a
+/// store left unmigrated must never be reported as upgraded.
+@Suite struct CoreDataStaleCopyTests {
+    /// Rows of `table` in the store at `url`, read from a copy (the original is never opened).
+    static func rows(_ table: String, in url: URL, scratch: URL) throws -> Int {
+        let copy = scratch.appending(path: "read-\(UUID().uuidString).sqlite")
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: url.path + suffix) {
+            try FileManager.default.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
+        }
+        let queue = try DatabaseQueue(path: copy.path)
+        defer { try? queue.close() }
+        return try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(table)") ?? 0 }
+    }
+
+    /// The store's model version identifiers (the test's model numbers its versions 1, 2, 3).
+    static func modelVersion(of url: URL, scratch: URL) throws -> [String] {
+        let copy = scratch.appending(path: "meta-\(UUID().uuidString).sqlite")
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: url.path + suffix) {
+            try FileManager.default.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
+        }
+        let queue = try DatabaseQueue(path: copy.path)
+        defer { try? queue.close() }
+        let plist = try queue.read { try Data.fetchOne($0, sql: "SELECT Z_PLIST FROM Z_METADATA") } ?? Data()
+        let decoded = try PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any]
+        return decoded?["NSStoreModelVersionIdentifiers"] as? [String] ?? []
+    }
+
+    static func fixture(_ catalog: CatalogFolder, layout: String, state: String, at root: URL) throws {
+        let made = try runProcess(
+            backstageExecutable,
+            [
+                "fixture", root.path, "--catalog", catalog.url.path, "--layout", layout, "--size", "120KB",
+                "--state", state,
+            ])
+        #expect(made.status == 0, "\(made.stderr)")
+    }
+
+    /// Herbarium 1 and 2 keep the store in Documents, 3 in Application Support. A backup restored
+    /// a Herbarium 1 copy into Application Support, and the app went on in Documents: the chain
+    /// migrates the Documents store to 2, then the relocation meets the old copy. The app's store
+    /// moves and is migrated to 3 with every row; the old copy goes to quarantine; the run is ok.
+    @Test func anOlderCopyAtTheDestinationGoesToQuarantineAndTheAppsStoreMoves() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: root)
+        let documents = root.appending(path: "Documents/Herbarium.sqlite")
+        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        #expect(FileManager.default.fileExists(atPath: support.path), "the fixture put the restored copy there")
+        let rows = try Self.rows("ZSPECIMEN", in: documents, scratch: scratch.url)
+        #expect(rows > 0)
+
+        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
+        #expect(upgrade.status == 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
+
+        #expect(!FileManager.default.fileExists(atPath: documents.path), "the app's store left Documents")
+        #expect(try Self.modelVersion(of: support, scratch: scratch.url) == ["3"])
+        #expect(try Self.rows("ZSPECIMEN", in: support, scratch: scratch.url) == rows, "every row of the app's store")
+        #expect(try catalog.schemaFailures(of: "Herbarium-3", in: catalog.container(at: root)).isEmpty)
+        let quarantine = root.appending(path: "Library/Application Support/.backstage/quarantine")
+        let quarantined = paths(under: quarantine, containing: "Herbarium.sqlite")
+        let copy = try #require(quarantined.first { $0.hasSuffix("/applicationSupport/Herbarium.sqlite") }, "\(quarantined)")
+        #expect(try Self.modelVersion(of: quarantine.appending(path: copy), scratch: scratch.url) == ["1"],
+                "the restored copy is kept, as it was")
+        #expect(Upgrader.storageVersion(of: catalog.container(at: root)) == "Herbarium-3")
+    }
+
+    /// The copies are of one version (both-locations at Herbarium 2): nothing tells which is older,
+    /// so the store already at the destination stays and the source goes to quarantine, as before.
+    @Test func copiesOfOneVersionKeepTheStoreAtTheDestination() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium-2", state: "both-locations", at: root)
+        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        let before = try Data(contentsOf: support)
+        let plan = try catalog.chain(from: "Herbarium-2", to: "Herbarium-3")[0].file.path
+        let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path, "--plan", plan])
+        #expect(upgrade.status == 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
+        #expect(try Self.modelVersion(of: support, scratch: scratch.url) == ["3"])
+        #expect(try Data(contentsOf: support) != before, "the store that was there was migrated")
+        let quarantined = paths(under: root.appending(path: "Library/Application Support/.backstage/quarantine"),
+                                containing: "Herbarium.sqlite")
+        #expect(quarantined.contains { $0.hasSuffix("/documents/Herbarium.sqlite") }, "\(quarantined)")
+    }
+
+    /// The catalog of the three versions, every one keeping the store in Documents.
+    static func catalogInDocuments(in scratch: URL) throws -> CatalogFolder {
+        try ModelBundle.write(
+            "Herbarium",
+            versions: ModelBundle.numbered(
+                "Herbarium",
+                [CoreDataPowerLossTests.specimen1, CoreDataPowerLossTests.specimen2, CoreDataPowerLossTests.specimen3]),
+            current: "Herbarium 3", in: scratch)
+        let made = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "Catalog", "--model", "Herbarium.xcdatamodeld", "--store",
+                "documents/Herbarium.sqlite", "--newest-store", "documents/Herbarium.sqlite",
+            ], currentDirectory: scratch)
+        #expect(made.status == 0, "\(made.stderr)")
+        return try CatalogFolder(at: scratch.appending(path: "Catalog"))
+    }
+
+    /// A plan from Herbarium 2 run on a Herbarium 1 store where it is (a release skipped, its plan
+    /// not shipped): the migration cannot take it, and the run says so (exit 1, the step named),
+    /// leaves the store as it was, and does not record Herbarium 3 as reached.
+    @Test func aStoreOfAVersionNoMigrationKnowsIsAProblemNotAnUpgrade() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.catalogInDocuments(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium", state: "clean", at: root)
+        let store = root.appending(path: "Documents/Herbarium.sqlite")
+        let before = try Data(contentsOf: store)
+        let plan = try catalog.chain(from: "Herbarium-2", to: "Herbarium-3")[0].file.path
+        let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path, "--plan", plan])
+        #expect(upgrade.status == 1, "\(upgrade.stdout)\n\(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("step 1 of Herbarium-2-to-Herbarium-3 migrates Core Data"), "\(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("no later step of the plan knows its version"), "\(upgrade.stderr)")
+        #expect(try Data(contentsOf: store) == before, "the store is as it was")
+        #expect(Upgrader.storageVersion(of: catalog.container(at: root)) == nil)
+    }
+
+    /// The same plan, with the relocation before the migration: the dry run, on an empty copy of
+    /// the store's schema, finds that the store moving in is of neither version, and refuses with
+    /// nothing changed (the store still in Documents), naming the versions.
+    @Test func aStoreOfAVersionNoMigrationKnowsIsRefusedBeforeItMoves() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium", state: "clean", at: root)
+        let store = root.appending(path: "Documents/Herbarium.sqlite")
+        let before = try Data(contentsOf: store)
+        let plan = try catalog.chain(from: "Herbarium-2", to: "Herbarium-3")[0].file.path
+        let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path, "--plan", plan])
+        #expect(upgrade.status != 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("the store is not of Herbarium 2 nor Herbarium 3"), "\(upgrade.stderr)")
+        #expect(try Data(contentsOf: store) == before, "the store is where it was, as it was")
+        #expect(!FileManager.default.fileExists(atPath: root.appending(path: "Library/Application Support/Herbarium.sqlite").path))
+    }
+
+    /// A chain from Herbarium 1 run on a store already of Herbarium 3 in Documents (every version
+    /// keeps it there; the launch record lost): the first migration meets a store of neither of its
+    /// versions, which a later one knows. That is no problem: the run ends ok, the store untouched.
+    @Test func aStoreFurtherAlongTheChainIsNoProblem() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try Self.catalogInDocuments(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium-3", state: "clean", at: root)
+        let container = catalog.container(at: root)
+        try? FileManager.default.removeItem(atPath: container.launchRecordPath)
+        let store = root.appending(path: "Documents/Herbarium.sqlite")
+        let before = try Data(contentsOf: store)
+        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path, "--json"] + plans)
+        #expect(upgrade.status == 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
+        #expect(upgrade.stdout.contains("takes it from its version"), "\(upgrade.stdout)")
+        #expect(try Data(contentsOf: store) == before, "the store is as it was")
+    }
+}
