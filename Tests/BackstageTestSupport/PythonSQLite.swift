@@ -193,6 +193,19 @@ extension PythonSQLite {
         return (lines[0].split(separator: ",").map(String.init), lines[1])
     }
 
+    /// Starts a process that takes the write lock of any store (an open `BEGIN IMMEDIATE`, nothing
+    /// written) and holds it for `seconds`, then ends its transaction and exits.
+    public static func holdWriteLockWithoutWriting(_ database: URL, seconds: Double) throws -> Process {
+        try startHolder("""
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("begin immediate")
+            print("ready", flush=True)
+            time.sleep(float(sys.argv[2]))
+            c.execute("rollback")
+            """, [database.path, "\(seconds)"])
+    }
+
     /// Starts a process that holds the write lock of a WAL store (an open `BEGIN IMMEDIATE`
     /// that inserts a row titled `holder`) for `seconds`, then commits and exits.
     public static func holdWriteLock(_ database: URL, seconds: Double) throws -> Process {

@@ -50,7 +50,7 @@ struct CoreDataMigrationRun: JournaledStep {
             queue = try DatabaseQueue(path: BulkCopy.migrationURI(path), configuration: configuration)
         } catch let error as DatabaseError {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw BackstageError(.storeInUse(timeout: context.busyTimeout), path: path, during: .relocating)
+                throw BackstageError(.storeInUse(timeout: context.busyTimeout), path: path, during: .upgrading)
             }
             throw BackstageError(error, path: path, during: .upgrading)
         }
@@ -86,7 +86,7 @@ struct CoreDataMigrationRun: JournaledStep {
             throw BackstageError(.cancelled, path: step.description, during: .upgrading)
         } catch let error as DatabaseError {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-                throw BackstageError(.storeInUse(timeout: context.busyTimeout), path: path, during: .relocating)
+                throw BackstageError(.storeInUse(timeout: context.busyTimeout), path: path, during: .upgrading)
             }
             throw BackstageError(
                 .migrationFailed(id: step.migrationID, message: error.message ?? "\(error.resultCode)"), path: path,

@@ -55,7 +55,7 @@ struct MigrateRun {
             // failure to open the store the migration is for.
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
                 throw BackstageError(
-                    .storeInUse(timeout: context.busyTimeout), path: store.main.path, during: .relocating)
+                    .storeInUse(timeout: context.busyTimeout), path: store.main.path, during: .upgrading)
             }
             throw BackstageError(error, path: store.main.path, during: .upgrading)
         }
