@@ -257,24 +257,31 @@ struct Simulate: AsyncParsableCommand {
                 "  power loss: \(summary.powerLossStates) states explored, \(summary.powerLossFailures) failed")
         }
         if !summary.costs.kinds.isEmpty { lines.append(summary.costs.text) }
-        // The path of each run when the report holds several.
-        let paths = Set(summary.runs.map { "\($0.from)→\($0.to)" }).count > 1
+        // The path of each run when the report holds several. Columns as wide as their longest
+        // value: a crash point or path cut short would name another.
+        func path(_ run: SimulationRun) -> String { "\(run.from)→\(run.to)" }
+        func point(_ run: SimulationRun) -> String { run.crashPoint?.description ?? "none" }
+        let paths = Set(summary.runs.map(path)).count > 1
+        let pathWidth = summary.runs.map { path($0).count }.max() ?? 0
+        let pointWidth = max(28, summary.runs.map { point($0).count }.max() ?? 0)
+        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
         lines.append(
-            (paths ? "  path    " : "")
-                + "  size       state            crash point                  crashed  reruns  seconds  result")
+            (paths ? "  " + pad("path", pathWidth) : "")
+                + [
+                    "  size     ", "state           ", pad("crash point", pointWidth), "crashed", "reruns", "seconds",
+                    "result",
+                ]
+                .joined(separator: "  "))
         for run in summary.runs {
             let result =
                 run.passed
                 ? (run.exceedsBudget ? "ok, would be killed at launch" : "ok")
                 : "FAILED: " + run.failures.joined(separator: "; ")
             lines.append(
-                (paths ? "  " + "\(run.from)→\(run.to)".padding(toLength: 6, withPad: " ", startingAt: 0) : "") + "  "
+                (paths ? "  " + pad(path(run), pathWidth) : "") + "  "
                     + [
-                        formatBytes(run.size).padding(toLength: 9, withPad: " ", startingAt: 0),
-                        run.state.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0),
-                        (run.crashPoint?.description ?? "none").padding(toLength: 28, withPad: " ", startingAt: 0),
-                        (run.crashed ? "yes" : "no").padding(toLength: 7, withPad: " ", startingAt: 0),
-                        String(run.reruns).padding(toLength: 6, withPad: " ", startingAt: 0),
+                        pad(formatBytes(run.size), 9), pad(run.state.rawValue, 16), pad(point(run), pointWidth),
+                        pad(run.crashed ? "yes" : "no", 7), pad(String(run.reruns), 6),
                         String(format: "%7.3f", run.seconds), result,
                     ].joined(separator: "  "))
         }
