@@ -158,4 +158,36 @@ import Testing
         #expect(summary.passed && summary.powerLossStates > 0)
         #expect(summary.runs.contains { $0.crashed && $0.crashPoint?.hasPrefix("coreDataMigration") == true })
     }
+
+    /// wibosco without the SQL of its custom migration policy: no plan reaches version 3, whose
+    /// fixture is made from its own schema. Its interrupted state is then the upgrade out of it (to
+    /// 4) killed at its lock, as for a first version; every state of 3 → 4 simulates green (two crash points each).
+    @Test(.timeLimit(.minutes(10)))
+    func aVersionNoPlanReachesHasAnInterruptedStateToo() throws {
+        let shared = CoreDataLintCommandTests.shared.appending(path: "wibosco")
+        guard FileManager.default.fileExists(atPath: shared.path) else {
+            print("skipped: no \(shared.path) (the shared Core Data models sit beside the project)")
+            return
+        }
+        let scratch = try TemporaryDirectory()
+        try shell("cp -R '\(shared.path)' '\(scratch.url.path)/wibosco' && chmod -R u+w '\(scratch.url.path)/wibosco'")
+        let made = try runProcess(
+            backstageExecutable,
+            [
+                "catalog", "init", "App", "--model", "wibosco/CoreDataMigration_Example.xcdatamodeld", "--store",
+                "documents/Posts.sqlite", "--mapping", "wibosco/mappings/Migration1to2.xcmappingmodel", "--mapping",
+                "wibosco/mappings/Migration2to3.xcmappingmodel",
+            ], currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout.contains("CoreDataMigration_Example-3: ") && made.stdout.contains("no plan yet"), "\(made.stdout)")
+        let simulated = try runProcess(
+            backstageExecutable,
+            [
+                "simulate", "--catalog", "App", "--from", "CoreDataMigration_Example-3", "--to",
+                "CoreDataMigration_Example-4", "--sizes", "150KB", "--states", "all", "--crash-points", "2", "--json",
+            ], currentDirectory: scratch.url)
+        #expect(simulated.status == 0, "\(simulated.stdout.suffix(3000)) \(simulated.stderr)")
+        let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
+        #expect(summary.passed && summary.runs.count == 6 * 2, "\(summary.runs.count) runs: \(summary.runs.map { $0.crashPoint ?? "none" })")
+    }
 }

@@ -111,7 +111,7 @@ public struct FixtureGenerator: Sendable {
             try copyStore(
                 StoreFileSet(main: store.location.url(in: container)), to: StoreFileSet(main: other.url(in: container)))
         case .interrupted:
-            try killUpgrade(into: version, container: container)
+            try killUpgrade(into: version, first: first, container: container)
         case .orphanSidecars:
             try writeOrphanSidecars(of: first, seed: spec.seed, in: container)
         }
@@ -178,12 +178,16 @@ public struct FixtureGenerator: Sendable {
         try? FileManager.default.removeItem(at: gone.supportFolder)
     }
 
-    /// Kills the upgrade into `version` in its first step, half way; for the first version, the
-    /// upgrade out of it (at its lock).
-    private func killUpgrade(into version: CatalogVersion, container: AppContainer) throws {
+    /// Kills the upgrade into `version` in its first step, half way; for a version no plan reaches
+    /// (the first, or one whose plan is not written yet: the fixture is made from its own schemas),
+    /// the upgrade out of it (at its lock).
+    private func killUpgrade(into version: CatalogVersion, first: CatalogVersion, container: AppContainer) throws {
         let versions = catalog.manifest.versions
-        let isFirst = version.name == versions.first?.name
-        guard let target = isFirst ? versions.dropFirst().first : version, let planFile = catalog.planURL(of: target)
+        let isFirst = version.name == first.name
+        let next = versions.firstIndex { $0.name == version.name }.flatMap {
+            versions.index(after: $0) < versions.endIndex ? versions[versions.index(after: $0)] : nil
+        }
+        guard let target = isFirst ? next : version, let planFile = catalog.planURL(of: target)
         else {
             throw FixtureError.writerFailed(
                 path: catalog.url.path, reason: "version \(version.name) has no upgrade to interrupt")

@@ -301,13 +301,17 @@ public struct Simulator: Sendable {
         return PowerCut.cuts(after: PowerLossRun.cuts(of: events, limit: limit), of: events, root: root)
     }
 
-    /// The version before `name` in the catalog; nil for the first.
+    /// The version before `name` in the catalog, whose plan reaches it; nil for the first.
     private func versionBefore(_ name: String) throws -> String? {
         let versions = catalog.manifest.versions.map(\.name)
         guard let index = versions.firstIndex(of: name) else {
             throw CatalogError.unknownVersion(name, known: versions)
         }
-        return index > 0 ? versions[index - 1] : nil
+        // A version no plan reaches (its plan not written yet, or refused) is made from its own
+        // schemas: its interrupted state is an upgrade out of it, as for the first.
+        let refused = try CoreDataCatalog.unresolvedPlans(in: catalog).contains { $0.version == name }
+        let reached = catalog.manifest.versions[index].plan != nil && !refused
+        return index > 0 && reached ? versions[index - 1] : nil
     }
 
     /// The arguments of `backstage upgrade` (after `upgrade`) that run the chain from `from` to `to` on `root`.
