@@ -257,14 +257,18 @@ struct Simulate: AsyncParsableCommand {
                 "  power loss: \(summary.powerLossStates) states explored, \(summary.powerLossFailures) failed")
         }
         if !summary.costs.kinds.isEmpty { lines.append(summary.costs.text) }
-        // The path of each run when the report holds several. Columns as wide as their longest
-        // value: a crash point or path cut short would name another.
+        // The path of each run when the report holds several. No value is cut short (a crash point
+        // or path cut short would name another).
         func path(_ run: SimulationRun) -> String { "\(run.from)→\(run.to)" }
         func point(_ run: SimulationRun) -> String { run.crashPoint?.description ?? "none" }
         let paths = Set(summary.runs.map(path)).count > 1
         let pathWidth = summary.runs.map { path($0).count }.max() ?? 0
-        let pointWidth = max(28, summary.runs.map { point($0).count }.max() ?? 0)
-        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        // A power cut's label (the operation it follows, a path) can be long: such a one is printed
+        // whole past the column, the others stay aligned.
+        let pointWidth = min(48, max(28, summary.runs.map { point($0).count }.max() ?? 0))
+        func pad(_ text: String, _ width: Int) -> String {
+            text.count >= width ? text : text.padding(toLength: width, withPad: " ", startingAt: 0)
+        }
         lines.append(
             (paths ? "  " + pad("path", pathWidth) : "")
                 + [

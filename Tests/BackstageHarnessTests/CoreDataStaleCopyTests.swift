@@ -56,8 +56,15 @@ import Testing
         let documents = root.appending(path: "Documents/Herbarium.sqlite")
         let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
         #expect(FileManager.default.fileExists(atPath: support.path), "the fixture put the restored copy there")
+        // The app went on: one specimen deleted since the backup, so the two copies differ.
+        let deleted = try PythonSQLite.run(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                + "c.execute('delete from ZSPECIMEN where Z_PK = (select min(Z_PK) from ZSPECIMEN)'); c.commit(); c.close()",
+            [documents.path])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
         let rows = try Self.rows("ZSPECIMEN", in: documents, scratch: scratch.url)
-        #expect(rows > 0)
+        let restored = try Self.rows("ZSPECIMEN", in: support, scratch: scratch.url)
+        #expect(rows > 0 && rows == restored - 1)
 
         let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
         let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
@@ -73,6 +80,60 @@ import Testing
         #expect(try Self.modelVersion(of: quarantine.appending(path: copy), scratch: scratch.url) == ["1"],
                 "the restored copy is kept, as it was")
         #expect(Upgrader.storageVersion(of: catalog.container(at: root)) == "Herbarium-3")
+    }
+
+    /// The older copy open in another process (a backup agent reading it): it is not renamed away
+    /// under its reader; the run stops before the move, naming the process, with both copies where
+    /// they were, and the next run, once it is closed, completes.
+    @Test func anOlderCopyHeldOpenElsewhereIsNotQuarantinedUnderItsReader() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: root)
+        let documents = root.appending(path: "Documents/Herbarium.sqlite")
+        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        let restored = try Data(contentsOf: support)
+        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+
+        let holder = try PythonSQLite.holdWriteLockWithoutWriting(support, seconds: 60)
+        let refused = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+        #expect(refused.status != 0, "\(refused.stdout)\n\(refused.stderr)")
+        #expect(refused.stderr.contains("process \(holder.processIdentifier) has"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: support) == restored, "the older copy is where it was, as it was")
+        #expect(FileManager.default.fileExists(atPath: documents.path), "the app's store has not moved")
+
+        let upgraded = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
+        #expect(upgraded.status == 0, "\(upgraded.stdout)\n\(upgraded.stderr)")
+        #expect(try Self.modelVersion(of: support, scratch: scratch.url) == ["3"])
+    }
+
+    /// A copy at the destination of no version the chain knows (another model's store): nothing
+    /// proves it older, so it is never quarantined for the source; the dry run finds that the
+    /// migration cannot run on it and refuses the chain with nothing changed.
+    @Test func aCopyOfNoKnownVersionIsNeverTakenForTheOlder() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: root)
+        let documents = root.appending(path: "Documents/Herbarium.sqlite")
+        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        try FileManager.default.removeItem(at: support)
+        let made = try PythonSQLite.run(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table ledger(x)'); "
+                + "c.execute('insert into ledger values (1)'); c.commit(); c.close()",
+            [support.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let (foreign, live) = (try Data(contentsOf: support), try Data(contentsOf: documents))
+        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
+        #expect(upgrade.status != 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("migration Herbarium 2 → Herbarium 3 would fail"), "\(upgrade.stderr)")
+        #expect(try Data(contentsOf: support) == foreign, "the store that was there stays, untouched")
+        #expect(try Data(contentsOf: documents) == live, "the app's store is as it was")
+        #expect(paths(under: root.appending(path: "Library/Application Support/.backstage"), containing: "Herbarium").isEmpty)
+        #expect(Upgrader.storageVersion(of: catalog.container(at: root)) == nil)
     }
 
     /// The copies are of one version (both-locations at Herbarium 2): nothing tells which is older,

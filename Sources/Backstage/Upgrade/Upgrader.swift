@@ -309,7 +309,8 @@ public struct Upgrader: Sendable {
             }
             let outcome = try step.definition.run(
                 StepRun(
-                    context: context, runner: runner, later: plan.steps[(index + 1)...], onProgress: onProgress))
+                    context: context, runner: runner, earlier: plan.steps[..<index], later: plan.steps[(index + 1)...],
+                    onProgress: onProgress))
             relocation.add(outcome.relocation)
             stepsRun += 1
             report.steps.append(

@@ -234,6 +234,8 @@ package struct StepRun {
     let context: StepContext
     let runner: StepRunner
     let onProgress: (RelocationProgress) -> Void
+    /// The plan's steps before this one, with their indices in the plan.
+    let earlier: ArraySlice<UpgradeStep>
     /// The plan's steps after this one, with their indices in the plan.
     let later: ArraySlice<UpgradeStep>
 
@@ -243,11 +245,12 @@ package struct StepRun {
     }
 
     package init(
-        context: StepContext, runner: StepRunner, later: ArraySlice<UpgradeStep> = [],
-        onProgress: @escaping (RelocationProgress) -> Void
+        context: StepContext, runner: StepRunner, earlier: ArraySlice<UpgradeStep> = [],
+        later: ArraySlice<UpgradeStep> = [], onProgress: @escaping (RelocationProgress) -> Void
     ) {
         self.context = context
         self.runner = runner
+        self.earlier = earlier
         self.later = later
         self.onProgress = onProgress
     }
@@ -301,6 +304,8 @@ package protocol StepRehearsal {
     var container: AppContainer { get }
     var fileSystem: FileSystem { get }
     var logger: Logger { get }
+    /// The plan (or chain) rehearsed.
+    var plan: UpgradePlan { get }
     /// What is at `location` now, in the rehearsal.
     mutating func store(at location: ContainerLocation) -> RehearsedStore
     /// Puts `store` at `location`, for the steps after this one.

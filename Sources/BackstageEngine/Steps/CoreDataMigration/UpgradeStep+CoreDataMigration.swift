@@ -118,58 +118,22 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
         else { return account.skippedInPlace(store, index: index) }
         guard case .other = version else { return (reason, nil) }
         let plan = account.plan
-        if let later = Self.firstMigration(knowing: path, at: store, in: plan.steps[(index + 1)...]) {
+        switch CoreDataLineage.later(knowing: path, at: store, in: plan.steps[(index + 1)...]) {
+        case .known(let later):
             let place = plan.stepPlace(later)
             return ("\(reason); step \(place.step) of \(place.plan) takes it from its version", nil)
+        case .cannotTell:
+            return (reason, nil)
+        case .unknown:
+            let place = plan.stepPlace(index)
+            return (
+                reason,
+                "step \(place.step) of \(place.plan) migrates Core Data \(store) from \(program.sourceVersion) to "
+                    + "\(program.destinationVersion), but the store there is \(reason), and no later step of the "
+                    + "plan knows its version: it was left as it is (an older copy kept in its place, such as a "
+                    + "restored backup, or a store of another model)"
+            )
         }
-        let place = plan.stepPlace(index)
-        return (
-            reason,
-            "step \(place.step) of \(place.plan) migrates Core Data \(store) from \(program.sourceVersion) to "
-                + "\(program.destinationVersion), but the store there is \(reason), and no later step of the plan "
-                + "knows its version: it was left as it is (an older copy kept in its place, such as a restored "
-                + "backup, or a store of another model)"
-        )
-    }
-
-    /// The first Core Data migration among `steps` of the store at `location` (followed through
-    /// their relocations) whose program says the store at `path` is of its source or destination
-    /// version: its index in the plan; nil when none knows that store's version.
-    static func firstMigration(
-        knowing path: String, at location: ContainerLocation, in steps: ArraySlice<UpgradeStep>
-    ) -> Int? {
-        var location = location
-        for index in steps.indices {
-            let step = steps[index]
-            if let move = step.as(UpgradeStep.Relocate.self), move.from.fileKey == location.fileKey {
-                location = move.to
-            } else if let migration = step.as(Self.self), migration.store.fileKey == location.fileKey,
-                let version = try? CoreDataMigrationRun.storeVersion(of: path, program: migration.program)
-            {
-                if case .other = version { continue }
-                return index
-            }
-        }
-        return nil
-    }
-
-    /// Why, of two copies of one Core Data store, the one at `destinationPath` is the older: a
-    /// later migration of `steps` (see ``firstMigration(knowing:at:in:)``) knows the version of
-    /// the copy at `sourcePath` and none knows the other's (a restored backup of an earlier version,
-    /// which the steps before would have migrated had it been the app's). Nil when that cannot be
-    /// told: the two are of versions the plan knows, or neither is.
-    package static func olderCopy(
-        at destinationPath: String, than sourcePath: String, movedTo location: ContainerLocation,
-        before steps: ArraySlice<UpgradeStep>
-    ) -> String? {
-        guard let known = firstMigration(knowing: sourcePath, at: location, in: steps),
-            firstMigration(knowing: destinationPath, at: location, in: steps) == nil,
-            let migration = steps[known].as(Self.self),
-            let version = try? CoreDataMigrationRun.storeVersion(of: sourcePath, program: migration.program)
-        else { return nil }
-        let program = migration.program
-        let moving = version == .source ? program.sourceVersion : program.destinationVersion
-        return "the store there is of a version no later migration of the plan knows; the one moving in is of \(moving)"
     }
 
     /// Runs the program's SQL on the empty copy of the schema the store will have: a statement that
@@ -180,12 +144,16 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
             let copy = try rehearsal.copyToChange(
                 store, at: index, isNeeded: { isNeeded(in: $0, fileSystem: $1, probe: &$2) })
         else { return }
-        // A store on disk that a relocation before brings here: its version says more than its
-        // schema's failure would (an older copy, a release whose plan is missing).
+        // A store on disk that a relocation before brings here, of neither version: left alone when a
+        // later step takes it from its version (or may have: a step of another kind), else refused
+        // by its version, which says more than its schema's failure would (an older copy, a release
+        // whose plan is missing).
         if case .disk(let path) = current,
             let version = try? CoreDataMigrationRun.storeVersion(of: path, program: program),
             case .other = version, let reason = version.reason
         {
+            let later = rehearsal.plan.steps[(index + 1)...]
+            guard case .unknown = CoreDataLineage.later(knowing: path, at: store, in: later) else { return }
             throw BackstageError(
                 .migrationWouldFail(id: migrationID, message: "the store is \(reason)"),
                 path: store.filePath(in: rehearsal.container), during: .checkingPlan)

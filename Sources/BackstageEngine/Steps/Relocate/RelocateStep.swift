@@ -49,6 +49,22 @@ package struct RelocateStep: JournaledStep {
         if context.fileSystem.exists(present.main.path),
             let why = olderDestination?(sourcePath, present.main.path)
         {
+            // Neither copy may be open elsewhere: the older one is renamed away before the move
+            // takes the source's lock, and would be renamed under its reader.
+            var holders: Set<Int32> = []
+            for set in [present, StoreFileSet(main: URL(filePath: sourcePath))] {
+                for file in [set.main] + Sidecar.allCases.map(set.sidecar) where context.fileSystem.exists(file.path) {
+                    do {
+                        holders.formUnion(try context.fileSystem.otherProcessesHolding(file.path))
+                    } catch {
+                        throw BackstageError(error, path: file.path, during: .relocating)
+                    }
+                }
+            }
+            if !holders.isEmpty {
+                throw BackstageError(
+                    .storeHeldOpen(processes: holders.sorted()), path: present.main.path, during: .relocating)
+            }
             context.logger.warning(
                 "store in both places; the destination's is the older copy and goes to quarantine",
                 metadata: ["store": "\(destination)", "why": "\(why)"])

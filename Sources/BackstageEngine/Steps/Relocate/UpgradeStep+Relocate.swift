@@ -101,9 +101,10 @@ extension UpgradeStep.Relocate: StepDefinition {
 
     package func run(_ run: StepRun) throws -> StepOutcome {
         var move = RelocateStep(context: run.context, source: from, destination: to, strategy: strategy ?? .auto)
-        let (to, later) = (to, run.later)
+        let (from, to, earlier, later) = (from, to, run.earlier, run.later)
         move.olderDestination = { source, destination in
-            UpgradeStep.CoreDataMigration.olderCopy(at: destination, than: source, movedTo: to, before: later)
+            CoreDataLineage.olderCopy(
+                at: destination, than: source, from: from, to: to, earlier: earlier, later: later)
         }
         return StepOutcome(relocation: try run.run(move))
     }
@@ -112,11 +113,22 @@ extension UpgradeStep.Relocate: StepDefinition {
         account.absent(from, made: [to], index: index)
     }
 
-    /// A store already at the destination is a conflict: the source goes to quarantine.
+    /// A store already at the destination is a conflict: the source goes to quarantine, unless the
+    /// one there is the older copy (``CoreDataLineage/olderCopy(at:than:from:to:earlier:later:)``),
+    /// as the run decides.
     package func rehearse(_ rehearsal: inout some StepRehearsal, at index: Int) throws {
         let moving = rehearsal.store(at: from)
         guard !moving.isAbsent else { return }
-        if rehearsal.store(at: to).isAbsent { rehearsal.place(moving, at: to) }
+        let present = rehearsal.store(at: to)
+        var replaces = present.isAbsent
+        if case .disk(let source) = moving, case .disk(let destination) = present {
+            let steps = rehearsal.plan.steps
+            replaces =
+                CoreDataLineage.olderCopy(
+                    at: destination, than: source, from: from, to: to, earlier: steps[..<index],
+                    later: steps[(index + 1)...]) != nil
+        }
+        if replaces { rehearsal.place(moving, at: to) }
         rehearsal.place(.absent, at: from)
     }
 }
