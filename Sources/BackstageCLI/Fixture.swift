@@ -65,10 +65,20 @@ struct Fixture: AsyncParsableCommand {
         }
         let version = try catalog.version(layout)
         // Made from its own schema when its plan is refused: say what such a store lacks.
-        for plan in try CoreDataCatalog.unresolvedPlans(in: catalog) where plan.version == layout {
+        let refused = try CoreDataCatalog.unresolvedPlans(in: catalog)
+        for plan in refused where plan.version == layout {
             Output.err(
                 "warning: \(layout)'s plan is refused (\(plan.reason)): its store is made from its own schema, "
                     + "without NSStoreModelVersionHashes, which the app's Core Data would refuse to open")
+        }
+        // Made from a later version's schemas than the first when no plan reaches that one: say so,
+        // the container is then no proof of the upgrades before it.
+        let upToIt = catalog.manifest.versions.prefix { $0.name != layout } + [version]
+        if let base = upToIt.last(where: { $0.plan == nil }), base.name != catalog.manifest.versions.first?.name {
+            let then = base.name == layout ? "" : ", then upgraded to \(layout) by the catalog's plans"
+            Output.err(
+                "note: no plan reaches \(base.name) yet: its stores are made from its own schemas\(then), "
+                    + "not by upgrading \(catalog.manifest.versions.first?.name ?? "the first version")'s")
         }
         let root = URL(
             filePath: directory,

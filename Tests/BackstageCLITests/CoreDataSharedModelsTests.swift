@@ -180,6 +180,16 @@ import Testing
             ], currentDirectory: scratch.url)
         #expect(made.status == 0, "\(made.stderr)")
         #expect(made.stdout.contains("CoreDataMigration_Example-3: ") && made.stdout.contains("no plan yet"), "\(made.stdout)")
+        // The fixture says it is made from version 3's own schemas, not by the upgrades from 1.
+        let fixture = try runProcess(
+            backstageExecutable,
+            ["fixture", "out", "--catalog", "App", "--layout", "CoreDataMigration_Example-4", "--size", "100KB"],
+            currentDirectory: scratch.url)
+        #expect(fixture.status == 0, "\(fixture.stderr)")
+        #expect(
+            fixture.stderr.contains(
+                "note: no plan reaches CoreDataMigration_Example-3 yet: its stores are made from its own schemas, "
+                    + "then upgraded to CoreDataMigration_Example-4 by the catalog's plans"), "\(fixture.stderr)")
         let simulated = try runProcess(
             backstageExecutable,
             [
