@@ -82,6 +82,62 @@ import Testing
         #expect(Upgrader.storageVersion(of: catalog.container(at: root)) == "Herbarium-3")
     }
 
+    /// Power cuts (writes kept and lost) after each operation that takes the older copy to
+    /// quarantine, up to the move of the app's store: the next launch completes the upgrade with
+    /// the app's rows, and the older copy is in quarantine, never back in the app's place.
+    @Test func powerCutsWhileTheOlderCopyGoesToQuarantineLoseNothing() throws {
+        let scratch = try TemporaryDirectory()
+        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let pristine = scratch.url.appending(path: "pristine")
+        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: pristine)
+        let deleted = try PythonSQLite.run(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                + "c.execute('delete from ZSPECIMEN where Z_PK = (select min(Z_PK) from ZSPECIMEN)'); c.commit(); c.close()",
+            [pristine.appending(path: "Documents/Herbarium.sqlite").path])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        let rows = try Self.rows("ZSPECIMEN", in: pristine.appending(path: "Documents/Herbarium.sqlite"), scratch: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        func reset() throws {
+            try? FileManager.default.removeItem(at: root)
+            try shell("cp -a '\(pristine.path)' '\(root.path)'")
+        }
+        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let command = SimulateChildRequest.Command.upgrade(arguments: [root.path] + plans)
+        let runner = PowerLossRun(
+            executable: URL(filePath: backstageExecutable), scratch: scratch.url.appending(path: "power"))
+        try reset()
+        let events = try runner.record(command)
+        let support = root.appending(path: "Library/Application Support").standardizedFileURL.path
+        // From the older copy's rename into quarantine to the journal of the app's store's move.
+        let first = try #require(
+            events.first { $0.operation == .rename && $0.path == support + "/Herbarium.sqlite" && $0.second.contains("/quarantine/") },
+            "the older copy is renamed into quarantine")
+        let journal = try #require(
+            events.first { $0.index > first.index && $0.operation == .rename && $0.second.hasSuffix("/journal.json") },
+            "the move's journal is written after")
+        // The database, then its sidecars, each renamed and both folders fsynced; then the journal.
+        let window = events.filter { $0.index >= first.index && $0.index <= journal.index }
+        #expect(window.filter { $0.operation == .rename }.count >= 3, "\(window.map { "\($0.operation) \($0.path)" })")
+        for event in window {
+            for loses in [false, true] {
+                try reset()
+                let cut = PowerCut(after: event.index + 1, losesUnsyncedWrites: loses)
+                _ = try runner.run(command, cut: cut)
+                let next = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
+                let label = "cut after @\(event.index) \(event.operation) \(event.path)\(loses ? ", writes lost" : "")"
+                #expect(next.status == 0, "\(label): \(next.stderr)")
+                let store = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+                #expect(try Self.modelVersion(of: store, scratch: scratch.url) == ["3"], "\(label)")
+                #expect(try Self.rows("ZSPECIMEN", in: store, scratch: scratch.url) == rows, "\(label): the app's rows")
+                let quarantine = root.appending(path: "Library/Application Support/.backstage/quarantine")
+                let copies = paths(under: quarantine, containing: "Herbarium.sqlite").filter { $0.hasSuffix(".sqlite") }
+                #expect(
+                    try copies.contains { try Self.modelVersion(of: quarantine.appending(path: $0), scratch: scratch.url) == ["1"] },
+                    "\(label): the older copy kept in quarantine: \(copies)")
+            }
+        }
+    }
+
     /// The older copy open in another process (a backup agent reading it): it is not renamed away
     /// under its reader; the run stops before the move, naming the process, with both copies where
     /// they were, and the next run, once it is closed, completes.
