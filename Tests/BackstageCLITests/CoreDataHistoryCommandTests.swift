@@ -314,4 +314,62 @@ struct SimulateSummary: Decodable {
         #expect(skipped.stdout.contains("is not the store of Garden 3 after the upgrade"), "\(skipped.stdout)")
         #expect(skipped.stdout.contains("Z_FOK_BED"), "the ordered relationship's column is named: \(skipped.stdout)")
     }
+
+    /// Kiln 2 makes Pot.glaze (optional) mandatory with a default and Pot.firing (to-one) to-many,
+    /// a many-to-many with Firing.pots. The migration's NULL glazes become the default, which is no
+    /// change of value; the links move from Pot's key column into the join table, and a link lost
+    /// there is one.
+    @Test(.timeLimit(.minutes(10)))
+    func aDefaultForNullsIsKeptValuesAndAToOneMadeToManyKeepsItsLinks() throws {
+        let pot = """
+            <entity name="Pot" representedClassName="Pot" syncable="YES">
+            <attribute name="name" attributeType="String"/>
+            <attribute name="glaze" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>
+            <relationship name="firing" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Firing" inverseName="pots" inverseEntity="Firing"/>
+            </entity>
+            <entity name="Firing" representedClassName="Firing" syncable="YES">
+            <attribute name="cone" attributeType="Integer 16" defaultValueString="6" usesScalarValueType="YES"/>
+            <relationship name="pots" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Pot" inverseName="firing" inverseEntity="Pot"/>
+            </entity>
+            """
+        let pot2 = pot.replacingOccurrences(
+            of: #"<attribute name="glaze" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>"#,
+            with: #"<attribute name="glaze" attributeType="Integer 16" defaultValueString="3" usesScalarValueType="YES"/>"#
+        ).replacingOccurrences(
+            of: #"<relationship name="firing" optional="YES" maxCount="1""#, with: #"<relationship name="firing" optional="YES" toMany="YES""#)
+        let scratch = try TemporaryDirectory()
+        try ModelBundle.write("Kiln", versions: ModelBundle.numbered("Kiln", [pot, pot2]), current: "Kiln 2", in: scratch.url)
+        let made = try runProcess(
+            backstageExecutable, ["catalog", "init", "Kiln", "--model", "Kiln.xcdatamodeld", "--store", "documents/Kiln.sqlite"],
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        let arguments = [
+            "simulate", "--catalog", "Kiln", "--from", "Kiln", "--to", "Kiln-2", "--sizes", "200KB", "--states", "clean",
+            "--crash-points", "none",
+        ]
+        let green = try runProcess(backstageExecutable, arguments, currentDirectory: scratch.url)
+        #expect(green.status == 0, "\(green.stdout)")
+
+        // The join table loses three links before the metadata is written.
+        let file = scratch.url.appending(path: "Kiln/plans/Kiln-to-Kiln-2.json")
+        let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+        let join = try #require(text.firstMatch(of: #/CREATE TABLE (Z_[0-9]+POTS) /#)?.1)
+        var plan = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        var steps = try #require(plan["steps"] as? [[String: Any]])
+        let index = try #require(steps.firstIndex { $0["coreDataMigration"] != nil })
+        var step = try #require(steps[index]["coreDataMigration"] as? [String: Any])
+        var program = try #require(step["program"] as? [String: Any])
+        var statements = try #require(program["statements"] as? [Any])
+        statements.insert(
+            ["sql": ["_0": "DELETE FROM \(join) WHERE rowid IN (SELECT rowid FROM \(join) LIMIT 3)"]],
+            at: statements.count - 1)
+        program["statements"] = statements
+        step["program"] = program
+        steps[index]["coreDataMigration"] = step
+        plan["steps"] = steps
+        try JSONSerialization.data(withJSONObject: plan).write(to: file)
+        let lossy = try runProcess(backstageExecutable, arguments, currentDirectory: scratch.url)
+        #expect(lossy.status != 0, "\(lossy.stdout)")
+        #expect(lossy.stdout.contains("links changed: Pot.firing (column ZFIRING of ZPOT before the upgrade)"), "\(lossy.stdout)")
+    }
 }

@@ -26,6 +26,9 @@ struct CoreDataHistoryCheck {
         var entityNumber: Int
         /// Destination attribute name → its column in this version.
         var columns: [(attribute: String, column: String)]
+        /// Destination attribute name → the value Core Data gives a NULL of it on the way (an
+        /// optional attribute made mandatory with a default), as SQL: read as that value.
+        var fallbacks: [String: String] = [:]
     }
 
     /// Per probe: its rows' digest, and one per attribute.
@@ -39,6 +42,8 @@ struct CoreDataHistoryCheck {
     struct JoinProbe {
         var entity: String
         var relationship: String
+        /// A join table's two keys; or, for a to-one made to-many, the entity's table with its
+        /// `Z_PK` and the to-one's key column (rows whose link is NULL are no pair).
         var before: (table: String, key: String, other: String)
         var after: (table: String, key: String, other: String)
         /// The key ``Snapshot`` holds its digest under.
@@ -90,7 +95,7 @@ struct CoreDataHistoryCheck {
         let afterTables = try catalog.version(to).stores.map { Set($0.tables) }
         guard !after.isEmpty, before.contains(writable) else { return nil }
         // Destination entity → (origin entity, attribute → origin attribute); custom policies end a trace.
-        var trace: [String: (origin: String, attributes: [String: String])] = [:]
+        var trace: [String: (origin: String, attributes: [String: String], fallbacks: [String: String])] = [:]
         for entity in start.entities {
             // Attributes, and relationships: a to-one's key column, and a many-to-many's join rows,
             // hold the Z_PKs of the objects reached, which every version keeps: a link lost or
@@ -102,7 +107,7 @@ struct CoreDataHistoryCheck {
                 case .relationship: return nil
                 }
             }
-            trace[entity.name] = (entity.name, Dictionary(uniqueKeysWithValues: attributes))
+            trace[entity.name] = (entity.name, Dictionary(uniqueKeysWithValues: attributes), [:])
         }
         var previous = start
         for name in names[(first + 1)...last] {
@@ -117,19 +122,30 @@ struct CoreDataHistoryCheck {
                 } else {
                     try CoreDataMigrationCompiler.inferredPlans(from: previous, to: next)
                 }
-            var traced: [String: (origin: String, attributes: [String: String])] = [:]
+            var traced: [String: (origin: String, attributes: [String: String], fallbacks: [String: String])] = [:]
+            let (sourceSide, nextSide) = (try MigrationSide(previous), try MigrationSide(next))
             for plan in plans where !plan.isCustom {
                 guard let source = plan.source, let known = trace[source] else { continue }
                 var attributes: [String: String] = [:]
+                var fallbacks: [String: String] = [:]
                 for (attribute, value) in plan.attributes {
-                    if case .property(let from) = value, let origin = known.attributes[from] {
-                        attributes[attribute] = origin
+                    guard case .property(let from) = value, let origin = known.attributes[from] else { continue }
+                    attributes[attribute] = origin
+                    // An optional attribute made mandatory with a default: its NULLs become the default.
+                    if let kept = known.fallbacks[from] {
+                        fallbacks[attribute] = kept
+                    } else if let target = nextSide.attribute(attribute, of: plan.destination), !target.isOptional,
+                        let text = target.defaultValueString,
+                        sourceSide.attribute(from, of: source)?.isOptional ?? true,
+                        let literal = ProgramWriter.defaultSQL(text, type: target.attributeType)
+                    {
+                        fallbacks[attribute] = literal
                     }
                 }
                 for (relationship, from) in plan.relationships {
                     if let origin = known.attributes[from] { attributes[relationship] = origin }
                 }
-                traced[plan.destination] = (known.origin, attributes)
+                traced[plan.destination] = (known.origin, attributes, fallbacks)
             }
             trace = traced
             previous = next
@@ -152,14 +168,14 @@ struct CoreDataHistoryCheck {
                 Probe(
                     entity: entity, origin: known.origin,
                     before: Side(
-                        table: startSide.table(known.origin), entityNumber: fromNumber, columns: beforeColumns),
+                        table: startSide.table(known.origin), entityNumber: fromNumber, columns: beforeColumns,
+                        fallbacks: known.fallbacks),
                     after: Side(table: endSide.table(entity), entityNumber: toNumber, columns: afterColumns)))
         }
         var joins: [JoinProbe] = []
         for (entity, known) in trace.sorted(by: { $0.key < $1.key }) {
             for (relationship, origin) in known.attributes.sorted(by: { $0.key < $1.key }) {
                 guard let new = endSide.join(relationship, of: entity),
-                    let old = startSide.join(origin, of: known.origin),
                     !joins.contains(where: { $0.after.table == new.table.table })
                 else { continue }
                 func oriented(_ join: (table: LayoutBuilder.JoinTable, entitySide: Bool)) -> (String, String, String) {
@@ -167,8 +183,16 @@ struct CoreDataHistoryCheck {
                         ? (join.table.table, join.table.entityKey, join.table.inverseKey)
                         : (join.table.table, join.table.inverseKey, join.table.entityKey)
                 }
-                joins.append(
-                    JoinProbe(entity: entity, relationship: relationship, before: oriented(old), after: oriented(new)))
+                // A many-to-many before too, or a to-one made to-many: its key column's links.
+                let old: (String, String, String)
+                if let join = startSide.join(origin, of: known.origin) {
+                    old = oriented(join)
+                } else if let column = startSide.column(origin, of: known.origin) {
+                    old = (startSide.table(known.origin), "Z_PK", column)
+                } else {
+                    continue
+                }
+                joins.append(JoinProbe(entity: entity, relationship: relationship, before: old, after: oriented(new)))
             }
         }
         self.before = before
@@ -230,7 +254,12 @@ struct CoreDataHistoryCheck {
                 var keys = SHA256()
                 var values = side.columns.map { _ in SHA256() }
                 var rows = 0
-                let columns = (["Z_PK"] + side.columns.map(\.column)).map { "\"\($0)\"" }.joined(separator: ", ")
+                let columns =
+                    (["\"Z_PK\""]
+                    + side.columns.map { column in
+                        side.fallbacks[column.attribute].map { "coalesce(\"\(column.column)\", \($0))" }
+                            ?? "\"\(column.column)\""
+                    }).joined(separator: ", ")
                 let cursor = try Row.fetchCursor(
                     db, sql: "SELECT \(columns) FROM \"\(side.table)\" WHERE Z_ENT = ? ORDER BY Z_PK",
                     arguments: [side.entityNumber])
@@ -257,7 +286,8 @@ struct CoreDataHistoryCheck {
                 var count = 0
                 let cursor = try Row.fetchCursor(
                     db,
-                    sql: "SELECT \"\(side.key)\", \"\(side.other)\" FROM \"\(side.table)\" ORDER BY 1, 2")
+                    sql: "SELECT \"\(side.key)\", \"\(side.other)\" FROM \"\(side.table)\" "
+                        + "WHERE \"\(side.other)\" IS NOT NULL ORDER BY 1, 2")
                 while let row = try cursor.next() {
                     count += 1
                     Self.update(&pairs, with: row[0] as DatabaseValue)
@@ -330,9 +360,12 @@ struct CoreDataHistoryCheck {
                 continue
             }
             if old.rows != new.rows || old.keys != new.keys {
+                let was =
+                    join.before.key == "Z_PK"
+                    ? "column \(join.before.other) of \(join.before.table)" : "join table \(join.before.table)"
                 failures.append(
-                    "links changed: \(join.entity).\(join.relationship) (join table \(join.before.table) before the "
-                        + "upgrade) had \(old.rows) pairs, has \(new.rows)\(old.rows == new.rows ? ", not the same" : "")"
+                    "links changed: \(join.entity).\(join.relationship) (\(was) before the upgrade) had \(old.rows) "
+                        + "links, has \(new.rows)\(old.rows == new.rows ? ", not the same" : "")"
                 )
             }
         }

@@ -170,6 +170,14 @@ struct ProgramWriter {
 
     /// A model default as SQL, as Core Data stores the type; nil (with a note) where no store shows it.
     private mutating func defaultLiteral(_ text: String, type: CoreDataAttributeType, property: String) -> String? {
+        if let literal = Self.defaultSQL(text, type: type) { return literal }
+        note("\(property): its default value is not written (a \(type.rawValue) default Backstage cannot convert)")
+        return nil
+    }
+
+    /// The SQL literal Core Data stores for the default `text` of an attribute of `type`; nil when
+    /// Backstage cannot convert it.
+    static func defaultSQL(_ text: String, type: CoreDataAttributeType) -> String? {
         switch type {
         case .boolean:
             switch text.lowercased() {
@@ -185,7 +193,6 @@ struct ProgramWriter {
             return CoreDataMigrationCompiler.quoted(text)
         default: break
         }
-        note("\(property): its default value is not written (a \(type.rawValue) default Backstage cannot convert)")
         return nil
     }
 
