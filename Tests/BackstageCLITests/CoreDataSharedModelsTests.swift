@@ -87,6 +87,12 @@ import Testing
                 count = lambda where: one("select count(*) from %s where Z_ENT in (%s) and %s" % (t, mine, where))
                 if kind == "Date" and count("typeof(%s) not in ('real', 'integer', 'null')" % column):
                     problems.append("%s.%s holds dates that are no number" % (name, a.get("name")))
+                if kind == "Date" and count("(%s > 1e11 or %s < -1e11)" % (column, column)):
+                    problems.append("%s.%s holds dates no NSDate holds" % (name, a.get("name")))
+                if kind == "Boolean" and count("%s not in (0, 1)" % column):
+                    problems.append("%s.%s holds Booleans that are not 0 or 1" % (name, a.get("name")))
+                if kind == "UUID" and count("(%s is not null and (typeof(%s) != 'blob' or length(%s) != 16))" % (column, column, column)):
+                    problems.append("%s.%s holds UUIDs that are not 16 bytes" % (name, a.get("name")))
                 width = {"Integer 16": 32767, "Integer 32": 2147483647}.get(kind)
                 if width and count("%s not between %d and %d" % (column, -width - 1, width)):
                     problems.append("%s.%s holds integers wider than %s" % (name, a.get("name"), kind))
@@ -157,6 +163,44 @@ import Testing
         let summary = try JSONDecoder().decode(SimulateSummary.self, from: Data(simulated.stdout.utf8))
         #expect(summary.passed && summary.powerLossStates > 0)
         #expect(summary.runs.contains { $0.crashed && $0.crashPoint?.hasPrefix("coreDataMigration") == true })
+    }
+
+    /// A model of every scalar type Core Data stores, a mandatory Boolean with its default among
+    /// them: the fixture writes what Core Data writes (a Boolean 0 or 1, its default NO as 0, a UUID
+    /// of 16 bytes, dates NSDate holds), judged by the invariants above.
+    @Test(.timeLimit(.minutes(10)))
+    func aFixtureWritesEachAttributeTypeAsCoreDataDoes() throws {
+        let loom = """
+            <entity name="Weave" representedClassName="Weave" syncable="YES">
+            <attribute name="finished" attributeType="Boolean" defaultValueString="NO" usesScalarValueType="YES"/>
+            <attribute name="dyed" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>
+            <attribute name="identifier" optional="YES" attributeType="UUID" usesScalarValueType="NO"/>
+            <attribute name="startedAt" optional="YES" attributeType="Date" usesScalarValueType="NO"/>
+            <attribute name="knots" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
+            <attribute name="width" optional="YES" attributeType="Double" usesScalarValueType="YES"/>
+            <attribute name="pattern" attributeType="String" defaultValueString="plain"/>
+            </entity>
+            """
+        let scratch = try TemporaryDirectory()
+        try ModelBundle.write("Loom", versions: ModelBundle.numbered("Loom", [loom]), current: "Loom", in: scratch.url)
+        let made = try runProcess(
+            backstageExecutable, ["catalog", "init", "Loom", "--model", "Loom.xcdatamodeld", "--store", "documents/Loom.sqlite"],
+            currentDirectory: scratch.url)
+        #expect(made.status == 0, "\(made.stderr)")
+        for seed in ["1", "2"] {
+            let fixture = try runProcess(
+                backstageExecutable, ["fixture", "out\(seed)", "--catalog", "Loom", "--size", "1MB", "--seed", seed],
+                currentDirectory: scratch.url)
+            #expect(fixture.status == 0, "\(fixture.stderr)")
+            let checked = try PythonSQLite.run(
+                Self.invariants,
+                [
+                    scratch.url.appending(path: "out\(seed)/Documents/Loom.sqlite").path,
+                    scratch.url.appending(path: "Loom.xcdatamodeld/Loom.xcdatamodel/contents").path,
+                ])
+            #expect(checked.status == 0, "\(checked.stderr)")
+            #expect(checked.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "seed \(seed): \(checked.stdout)")
+        }
     }
 
     /// wibosco without the SQL of its custom migration policy: no plan reaches version 3, whose

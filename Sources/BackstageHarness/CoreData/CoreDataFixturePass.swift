@@ -117,8 +117,14 @@ public enum CoreDataFixturePass {
                     let fix: String? =
                         switch attribute.attributeType {
                         case .date:
+                            // Seconds since 2001 as Core Data writes them: no 64-bit extremes (±2^63 s
+                            // is no date NSDate can hold).
                             "\(column) = 600000000.0 + abs(Z_PK * 7919) % 157680000 + (abs(Z_PK) % 1000) / 1000.0 "
-                                + "WHERE \(column) IS NOT NULL AND NOT \(number)"
+                                + "WHERE \(column) IS NOT NULL AND (NOT \(number) OR \(column) > 1e11 OR \(column) < -1e11)"
+                        case .uuid:
+                            // A UUID is 16 bytes.
+                            "\(column) = CAST(printf('%016d', abs(Z_PK * 7919) % 10000000000000000) AS BLOB) "
+                                + "WHERE \(column) IS NOT NULL AND (typeof(\(column)) != 'blob' OR length(\(column)) != 16)"
                         case .integer16:
                             "\(column) = abs(Z_PK * 7919) % 1000 WHERE \(column) IS NOT NULL AND "
                                 + "(typeof(\(column)) != 'integer' OR \(column) NOT BETWEEN -32768 AND 32767)"
@@ -132,17 +138,19 @@ public enum CoreDataFixturePass {
                             "\(column) = abs(Z_PK) % 2 WHERE \(column) IS NOT NULL AND \(column) NOT IN (0, 1)"
                         case .double, .float, .decimal:
                             "\(column) = (abs(Z_PK * 7919) % 1000000) / 100.0 WHERE \(column) IS NOT NULL AND "
-                                + "(NOT \(number) OR abs(\(column)) > 1e12)"
+                                + "(NOT \(number) OR \(column) > 1e12 OR \(column) < -1e12)"
                         default: nil
                         }
                     if let fix { try db.execute(sql: "UPDATE \(table) SET \(fix) AND \(mine)") }
                     guard !attribute.isOptional else { continue }
                     // Mandatory: its default, else the value of another row of the entity.
                     if let value = attribute.defaultValueString {
+                        // As Core Data stores it (a Boolean's NO is 0), else the text as it is.
                         let literal =
-                            [.string, .uri].contains(attribute.attributeType) || Double(value) == nil
-                            ? "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
-                            : value
+                            ProgramWriter.defaultSQL(value, type: attribute.attributeType)
+                            ?? ([.string, .uri].contains(attribute.attributeType) || Double(value) == nil
+                                ? "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+                                : value)
                         try db.execute(
                             sql: "UPDATE \(table) SET \(column) = \(literal) WHERE \(column) IS NULL AND \(mine)")
                         continue
