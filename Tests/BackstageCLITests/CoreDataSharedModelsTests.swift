@@ -107,6 +107,15 @@ import Testing
                     "(select Z_PK from %s where Z_ENT in (%s))") % (t, ents or "-1", column, column, table(target),
                     ",".join(map(str, concrete(target))) or "-1"))
                 if dangling: problems.append("%d %s.%s reach no %s" % (dangling, name, r.get("name"), target))
+                inverse = [i for i in model[target].iter("relationship") if i.get("name") == r.get("inverseName")]
+                if inverse and inverse[0].get("toMany") == "YES" and inverse[0].get("ordered") == "YES":
+                    fok = "Z_FOK_" + r.get("name").upper()
+                    unset = one("select count(*) from %s where Z_ENT in (%s) and ((%s is null) != (%s is null))"
+                        % (t, ents or "-1", column, fok))
+                    twice = one("select count(*) from (select 1 from %s where %s is not null group by %s, %s having count(*) > 1)"
+                        % (t, column, column, fok))
+                    if unset or twice:
+                        problems.append("%s.%s: %s is not one position per linked row" % (name, r.get("name"), fok))
         print(json.dumps(problems))
         """
 
@@ -166,8 +175,9 @@ import Testing
     }
 
     /// A model of every scalar type Core Data stores, a mandatory Boolean with its default among
-    /// them: the fixture writes what Core Data writes (a Boolean 0 or 1, its default NO as 0, a UUID
-    /// of 16 bytes, dates NSDate holds), judged by the invariants above.
+    /// them, and an ordered to-many: the fixture writes what Core Data writes (a Boolean 0 or 1, its
+    /// default NO as 0, a UUID of 16 bytes, dates NSDate holds, one position per linked row in the
+    /// order column), judged by the invariants above.
     @Test(.timeLimit(.minutes(10)))
     func aFixtureWritesEachAttributeTypeAsCoreDataDoes() throws {
         let loom = """
@@ -179,6 +189,11 @@ import Testing
             <attribute name="knots" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
             <attribute name="width" optional="YES" attributeType="Double" usesScalarValueType="YES"/>
             <attribute name="pattern" attributeType="String" defaultValueString="plain"/>
+            <relationship name="threads" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Thread" inverseName="weave" inverseEntity="Thread"/>
+            </entity>
+            <entity name="Thread" representedClassName="Thread" syncable="YES">
+            <attribute name="color" optional="YES" attributeType="String"/>
+            <relationship name="weave" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Weave" inverseName="threads" inverseEntity="Weave"/>
             </entity>
             """
         let scratch = try TemporaryDirectory()

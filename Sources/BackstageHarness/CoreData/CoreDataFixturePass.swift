@@ -236,6 +236,23 @@ public enum CoreDataFixturePass {
                                 \(table).\(column)) WHERE Z_ENT IN (\(owners))
                                 """)
                     }
+                    // The inverse an ordered to-many: each row's position among its parent's, from 1,
+                    // set exactly where the key is.
+                    let orderColumn = "Z_FOK_" + column.dropFirst()
+                    if let inverse = relationship.inverseName.flatMap({ name in
+                        model.entity(named: relationship.destinationEntity)?.relationships.first { $0.name == name }
+                    }), inverse.isToMany, inverse.isOrdered, present.contains(orderColumn) {
+                        try db.execute(sql: "DROP TABLE IF EXISTS temp.backstage_order")
+                        try db.execute(
+                            sql: """
+                                CREATE TEMP TABLE backstage_order (pk INTEGER PRIMARY KEY, n INTEGER);
+                                INSERT INTO temp.backstage_order SELECT Z_PK, row_number() OVER (PARTITION BY \
+                                \(column) ORDER BY Z_PK) FROM \(table) WHERE \(column) IS NOT NULL AND Z_ENT IN (\(owners));
+                                UPDATE \(table) SET \(orderColumn) = (SELECT n FROM temp.backstage_order WHERE pk = \
+                                \(table).Z_PK);
+                                DROP TABLE temp.backstage_order
+                                """)
+                    }
                 }
             }
             try db.execute(sql: "DROP TABLE IF EXISTS temp.backstage_targets")
