@@ -166,7 +166,15 @@ struct Simulate: AsyncParsableCommand {
         var simulator = Simulator(executable: Executable.url, catalog: catalog)
         simulator.seed = seed
         simulator.budget = budget
-        if !plans.isEmpty { simulator.plans = plans.map { URL(filePath: $0) } }
+        if !plans.isEmpty {
+            // --omit-missing-hashes holds for the plans given as for the catalog's own.
+            simulator.plans = try plans.map { plan in
+                let file = URL(filePath: plan)
+                return missingHashes.omitMissingHashes
+                    ? try CoreDataCatalog.planFileOmittingMissingHashes(at: file, in: scratch.appending(path: "plans"))
+                    : file
+            }
+        }
         simulator.randomKills = randomKills
         if powerLoss { simulator.powerCuts = powerCuts }
         if let ci {

@@ -75,6 +75,17 @@ extension CoreDataCatalog {
         }
     }
 
+    /// A copy in `folder` of the plan at `file` whose Core Data migrations run with
+    /// `missingHashes: omitForTesting` (`simulate --plan FILE --omit-missing-hashes`); `file` itself
+    /// when it is not a plan's JSON (reading it then names it).
+    public static func planFileOmittingMissingHashes(at file: URL, in folder: URL) throws -> URL {
+        guard let changed = try planJSONOmittingMissingHashes(at: file) else { return file }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let copy = folder.appending(path: "\(UUID().uuidString)-\(file.lastPathComponent)")
+        try changed.write(to: copy)
+        return copy
+    }
+
     /// The JSON of the plan at `file` with `"missingHashes": "omitForTesting"` in each Core Data
     /// migration step; nil when it is not a plan's JSON.
     private static func planJSONOmittingMissingHashes(at file: URL) throws -> Data? {

@@ -337,7 +337,9 @@ struct CoreDataHistoryCheck {
             }
             let from = probe.origin == probe.entity ? "" : " (from \(probe.origin))"
             if old.rows != new.rows {
-                failures.append("rows lost: entity \(probe.entity)\(from) had \(old.rows) rows, has \(new.rows)")
+                failures.append(
+                    "\(new.rows > old.rows ? "rows added" : "rows lost"): entity \(probe.entity)\(from) had \(old.rows) "
+                        + "rows, has \(new.rows)")
                 continue
             }
             if old.keys != new.keys {

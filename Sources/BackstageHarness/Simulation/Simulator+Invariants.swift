@@ -71,7 +71,8 @@ extension Simulator {
                 let found = after[table]
                 if found?.rows != digest.rows {
                     failures.append(
-                        "rows lost: \(table) had \(digest.rows) rows, \(home.location) has \(found?.rows ?? 0)")
+                        "\((found?.rows ?? 0) > digest.rows ? "rows added" : "rows lost"): \(table) had \(digest.rows) rows, "
+                            + "\(home.location) has \(found?.rows ?? 0)")
                 } else if found != digest && !rewritten.contains(table.lowercased()) {
                     failures.append(
                         "rows changed: the content of \(table) in \(home.location) differs from before the upgrade, and no migration writes to it"
