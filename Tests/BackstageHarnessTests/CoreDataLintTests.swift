@@ -212,6 +212,48 @@ import Testing
         #expect(findings[0].message.contains("10 of 40 rows of ZITEM in the captured store, 25%, hold NULL in ZNAME"))
     }
 
+    /// Larder 2 makes Item.name mandatory without a default and adds a uniqueness constraint on
+    /// Item.code, which repeats in the captured store: both are said, the data one too although the
+    /// other already makes the migration uninferable (it was found only once that one was mended).
+    @Test func whatTheDataWouldBreakIsSaidBesideAnUninferableChange() throws {
+        let scratch = try TemporaryDirectory()
+        let bundle = try Self.writeBundle(
+            "Larder", in: scratch.url,
+            [
+                #"<entity name="Item"><attribute name="name" optional="YES" attributeType="String"/><attribute name="code" optional="YES" attributeType="String"/></entity>"#,
+                #"<entity name="Item"><attribute name="name" attributeType="String"/><attribute name="code" optional="YES" attributeType="String"/><uniquenessConstraints><uniquenessConstraint><constraint value="code"/></uniquenessConstraint></uniquenessConstraints></entity>"#,
+            ])
+        var catalog = try Self.catalog(bundle, at: scratch.url)
+        let store = scratch.url.appending(path: "Larder.sqlite")
+        let schema = try catalog.schema(of: try #require(catalog.manifest.versions.first?.stores.first))
+        let statements = scratch.url.appending(path: "schema.json")
+        try JSONEncoder().encode(schema.objects.map(\.sql)).write(to: statements)
+        let made = try PythonSQLite.run(
+            """
+            import sqlite3, sys, json, plistlib
+            c = sqlite3.connect(sys.argv[1])
+            for sql in json.load(open(sys.argv[2])):
+                c.execute(sql)
+            for pk in range(1, 41):
+                c.execute("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCODE) VALUES (?, 1, 1, ?, ?)",
+                          (pk, None if pk <= 10 else "item %d" % pk, "c%d" % (pk % 20)))
+            c.execute("INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, 40)")
+            plist = plistlib.dumps({"NSStoreModelVersionIdentifiers": ["1"],
+                "NSStoreModelVersionHashes": {"Item": b"0" * 32}, "NSStoreType": "SQLite"}, fmt=plistlib.FMT_BINARY)
+            c.execute("INSERT INTO Z_METADATA VALUES (1, 'B3A1C2D4-0000-4000-8000-000000000002', ?)", (plist,))
+            c.commit()
+            """, [store.path, statements.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        try CoreDataCatalog.capture(StoreFileSet(main: store), into: &catalog)
+        let findings = try CatalogLint.findings(in: catalog).filter { $0.severity == .error }
+        #expect(findings.count == 2, "\(findings)")
+        #expect(findings.contains { $0.message.contains("entity Item, attribute name") }, "\(findings)")
+        #expect(
+            findings.contains {
+                $0.message.contains("attribute code: the new uniqueness constraint fails on the captured store")
+            }, "\(findings)")
+    }
+
     @Test func aCapturedStoreWithoutNullsThereMakesTheSameChangeAWarning() throws {
         let scratch = try TemporaryDirectory()
         let bundle = try Self.writeBundle("Larder", in: scratch.url, Self.larder)

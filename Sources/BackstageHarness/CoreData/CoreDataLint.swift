@@ -66,6 +66,15 @@ public enum CoreDataLint {
                         "\(problem.description)\(data); Core Data cannot infer this migration: add a mapping model "
                             + "for it (catalog init --mapping) or change the model")
                 }
+                // What the users' data would break besides, once the model is mended: said now, not
+                // after the next try.
+                if let mapping = failure.partial {
+                    for (table, message) in newConstraintFindings(
+                        mapping, source: source, destination: destination, statistics: statistics)
+                    {
+                        finding("lightweight", table, .error, message)
+                    }
+                }
             case .success(let mapping):
                 for (table, message) in newConstraintFindings(
                     mapping, source: source, destination: destination, statistics: statistics)

@@ -101,11 +101,11 @@ public enum InferredMigration {
             mappings.append(mapping)
         }
         problems += mergedHierarchies(mappings, source: source, destination: destination)
-        if !problems.isEmpty { return .failure(CoreDataInferenceFailure(problems: problems)) }
         let removed = source.entities.map(\.name).filter { claimed[$0] == nil }
-        return .success(
-            CoreDataMigrationMapping(
-                source: source.name, destination: destination.name, entities: mappings, removedEntities: removed))
+        let mapping = CoreDataMigrationMapping(
+            source: source.name, destination: destination.name, entities: mappings, removedEntities: removed)
+        if !problems.isEmpty { return .failure(CoreDataInferenceFailure(problems: problems, partial: mapping)) }
+        return .success(mapping)
     }
 
     /// A stored property of an entity: its own or inherited, never a transient one.
@@ -251,6 +251,18 @@ public struct CoreDataMigrationMapping: Sendable, Hashable {
 public struct CoreDataInferenceFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// Each change that makes the migration uninferable, in the destination model's order.
     public var problems: [CoreDataInferenceProblem]
+    /// What maps to what all the same (each destination entity and property to the source's it
+    /// comes from): what else the migration would meet can be told from it (`catalog lint`'s data
+    /// findings). Not compared.
+    public var partial: CoreDataMigrationMapping?
+
+    public init(problems: [CoreDataInferenceProblem], partial: CoreDataMigrationMapping? = nil) {
+        self.problems = problems
+        self.partial = partial
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.problems == rhs.problems }
+    public func hash(into hasher: inout Hasher) { hasher.combine(problems) }
 
     public var description: String { problems.map(\.description).joined(separator: "; ") }
 }
