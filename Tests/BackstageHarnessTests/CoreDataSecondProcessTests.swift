@@ -9,11 +9,8 @@ import Testing
 /// run, once the lock is released, completes.
 @Suite struct CoreDataSecondProcessTests {
     @Test func aMigrationWaitsForAnotherProcesssWriteLockThenFailsByNameWithNothingChanged() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try CoreDataStaleCopyTests.catalogInDocuments(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try CoreDataStaleCopyTests.fixture(catalog, layout: "Herbarium", state: "clean", at: root)
-        let store = root.appending(path: "Documents/Herbarium.sqlite")
+        let device = try CoreDataStaleCopyTests.device(layout: "Herbarium", state: "clean", inDocuments: true)
+        let (scratch, catalog, root, store) = (device.scratch, device.catalog, device.root, device.documents)
         let rows = try CoreDataStaleCopyTests.rows("ZSPECIMEN", in: store, scratch: scratch.url)
         let before = try Data(contentsOf: store)
         let plan = try catalog.chain(from: "Herbarium", to: "Herbarium-2")[0].file.path

@@ -44,17 +44,41 @@ import Testing
         #expect(made.status == 0, "\(made.stderr)")
     }
 
+    /// A device of the three-version Herbarium app (its store in Documents until version 3, or in
+    /// Documents for good with `inDocuments`) left by `layout` in `state`, with its store's two
+    /// places and the chain's `--plan` arguments.
+    struct Device {
+        let scratch: TemporaryDirectory
+        let catalog: CatalogFolder
+        let root: URL
+        var documents: URL { root.appending(path: "Documents/Herbarium.sqlite") }
+        var support: URL { root.appending(path: "Library/Application Support/Herbarium.sqlite") }
+        var quarantine: URL { root.appending(path: "Library/Application Support/.backstage/quarantine") }
+
+        func plans(from: String = "Herbarium", to: String = "Herbarium-3") throws -> [String] {
+            try catalog.chain(from: from, to: to).flatMap { ["--plan", $0.file.path] }
+        }
+    }
+
+    static func device(layout: String, state: String, inDocuments: Bool = false) throws -> Device {
+        let scratch = try TemporaryDirectory()
+        let catalog =
+            inDocuments
+            ? try catalogInDocuments(in: scratch.url) : try CoreDataPowerLossTests.catalog(in: scratch.url)
+        let root = scratch.url.appending(path: "device")
+        try fixture(catalog, layout: layout, state: state, at: root)
+        return Device(scratch: scratch, catalog: catalog, root: root)
+    }
+
     /// Herbarium 1 and 2 keep the store in Documents, 3 in Application Support. A backup restored
     /// a Herbarium 1 copy into Application Support, and the app went on in Documents: the chain
     /// migrates the Documents store to 2, then the relocation meets the old copy. The app's store
     /// moves and is migrated to 3 with every row; the old copy goes to quarantine; the run is ok.
     @Test func anOlderCopyAtTheDestinationGoesToQuarantineAndTheAppsStoreMoves() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: root)
-        let documents = root.appending(path: "Documents/Herbarium.sqlite")
-        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        let device = try Self.device(layout: "Herbarium", state: "both-locations")
+        let (scratch, catalog, root) = (device.scratch, device.catalog, device.root)
+        let documents = device.documents
+        let support = device.support
         #expect(FileManager.default.fileExists(atPath: support.path), "the fixture put the restored copy there")
         // The app went on: one specimen deleted since the backup, so the two copies differ.
         let deleted = try PythonSQLite.run(
@@ -66,7 +90,7 @@ import Testing
         let restored = try Self.rows("ZSPECIMEN", in: support, scratch: scratch.url)
         #expect(rows > 0 && rows == restored - 1)
 
-        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let plans = try device.plans()
         let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
         #expect(upgrade.status == 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
 
@@ -142,14 +166,12 @@ import Testing
     /// under its reader; the run stops before the move, naming the process, with both copies where
     /// they were, and the next run, once it is closed, completes.
     @Test func anOlderCopyHeldOpenElsewhereIsNotQuarantinedUnderItsReader() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: root)
-        let documents = root.appending(path: "Documents/Herbarium.sqlite")
-        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        let device = try Self.device(layout: "Herbarium", state: "both-locations")
+        let (scratch, root) = (device.scratch, device.root)
+        let documents = device.documents
+        let support = device.support
         let restored = try Data(contentsOf: support)
-        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let plans = try device.plans()
 
         let holder = try PythonSQLite.holdWriteLockWithoutWriting(support, seconds: 60)
         let refused = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
@@ -169,12 +191,10 @@ import Testing
     /// proves it older, so it is never quarantined for the source; the dry run finds that the
     /// migration cannot run on it and refuses the chain with nothing changed.
     @Test func aCopyOfNoKnownVersionIsNeverTakenForTheOlder() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium", state: "both-locations", at: root)
-        let documents = root.appending(path: "Documents/Herbarium.sqlite")
-        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        let device = try Self.device(layout: "Herbarium", state: "both-locations")
+        let (catalog, root) = (device.catalog, device.root)
+        let documents = device.documents
+        let support = device.support
         try FileManager.default.removeItem(at: support)
         let made = try PythonSQLite.run(
             "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table ledger(x)'); "
@@ -182,7 +202,7 @@ import Testing
             [support.path])
         #expect(made.status == 0, "\(made.stderr)")
         let (foreign, live) = (try Data(contentsOf: support), try Data(contentsOf: documents))
-        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let plans = try device.plans()
         let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path] + plans)
         #expect(upgrade.status != 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
         #expect(upgrade.stderr.contains("migration Herbarium 2 → Herbarium 3 would fail"), "\(upgrade.stderr)")
@@ -195,11 +215,9 @@ import Testing
     /// The copies are of one version (both-locations at Herbarium 2): nothing tells which is older,
     /// so the store already at the destination stays and the source goes to quarantine, as before.
     @Test func copiesOfOneVersionKeepTheStoreAtTheDestination() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium-2", state: "both-locations", at: root)
-        let support = root.appending(path: "Library/Application Support/Herbarium.sqlite")
+        let device = try Self.device(layout: "Herbarium-2", state: "both-locations")
+        let (scratch, catalog, root) = (device.scratch, device.catalog, device.root)
+        let support = device.support
         let before = try Data(contentsOf: support)
         let plan = try catalog.chain(from: "Herbarium-2", to: "Herbarium-3")[0].file.path
         let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path, "--plan", plan])
@@ -233,10 +251,8 @@ import Testing
     /// not shipped): the migration cannot take it, and the run says so (exit 1, the step named),
     /// leaves the store as it was, and does not record Herbarium 3 as reached.
     @Test func aStoreOfAVersionNoMigrationKnowsIsAProblemNotAnUpgrade() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try Self.catalogInDocuments(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium", state: "clean", at: root)
+        let device = try Self.device(layout: "Herbarium", state: "clean", inDocuments: true)
+        let (catalog, root) = (device.catalog, device.root)
         let store = root.appending(path: "Documents/Herbarium.sqlite")
         let before = try Data(contentsOf: store)
         let plan = try catalog.chain(from: "Herbarium-2", to: "Herbarium-3")[0].file.path
@@ -252,10 +268,8 @@ import Testing
     /// the store's schema, finds that the store moving in is of neither version, and refuses with
     /// nothing changed (the store still in Documents), naming the versions.
     @Test func aStoreOfAVersionNoMigrationKnowsIsRefusedBeforeItMoves() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try CoreDataPowerLossTests.catalog(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium", state: "clean", at: root)
+        let device = try Self.device(layout: "Herbarium", state: "clean")
+        let (catalog, root) = (device.catalog, device.root)
         let store = root.appending(path: "Documents/Herbarium.sqlite")
         let before = try Data(contentsOf: store)
         let plan = try catalog.chain(from: "Herbarium-2", to: "Herbarium-3")[0].file.path
@@ -270,15 +284,13 @@ import Testing
     /// keeps it there; the launch record lost): the first migration meets a store of neither of its
     /// versions, which a later one knows. That is no problem: the run ends ok, the store untouched.
     @Test func aStoreFurtherAlongTheChainIsNoProblem() throws {
-        let scratch = try TemporaryDirectory()
-        let catalog = try Self.catalogInDocuments(in: scratch.url)
-        let root = scratch.url.appending(path: "device")
-        try Self.fixture(catalog, layout: "Herbarium-3", state: "clean", at: root)
+        let device = try Self.device(layout: "Herbarium-3", state: "clean", inDocuments: true)
+        let (catalog, root) = (device.catalog, device.root)
         let container = catalog.container(at: root)
         try? FileManager.default.removeItem(atPath: container.launchRecordPath)
         let store = root.appending(path: "Documents/Herbarium.sqlite")
         let before = try Data(contentsOf: store)
-        let plans = try catalog.chain(from: "Herbarium", to: "Herbarium-3").flatMap { ["--plan", $0.file.path] }
+        let plans = try device.plans()
         let upgrade = try runProcess(backstageExecutable, ["upgrade", root.path, "--json"] + plans)
         #expect(upgrade.status == 0, "\(upgrade.stdout)\n\(upgrade.stderr)")
         #expect(upgrade.stdout.contains("takes it from its version"), "\(upgrade.stdout)")
