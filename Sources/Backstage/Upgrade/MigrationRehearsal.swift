@@ -40,6 +40,7 @@ struct MigrationRehearsal {
         let plan: UpgradePlan
         let account: RunAccount
         private var places: [String: RehearsedStore] = [:]
+        var steps: [UpgradeStep] { plan.steps }
 
         init(container: AppContainer, fileSystem: FileSystem, logger: Logger, plan: UpgradePlan, account: RunAccount) {
             self.container = container

@@ -24,6 +24,10 @@ struct RunAccount: StepAccount {
 
     func exists(_ location: ContainerLocation) -> Bool { fileSystem.exists(location, in: container) }
 
+    var steps: [UpgradeStep] { plan.steps }
+
+    func place(of index: Int) -> (plan: String, step: Int) { plan.stepPlace(index) }
+
     /// True when no store the plan names is in the container, and no internal file the plan
     /// misses is in Documents: an app installed fresh. Looked at once.
     private var freshInstall: Bool?

@@ -268,8 +268,10 @@ package struct StepOutcome {
 package protocol StepAccount {
     /// The container the run works on.
     var container: AppContainer { get }
-    /// The plan (or chain) the run runs.
-    var plan: UpgradePlan { get }
+    /// The steps of the plan (or chain) the run runs.
+    var steps: [UpgradeStep] { get }
+    /// The plan and the step number (from 1) of the step at `index`, as errors and reports name it.
+    func place(of index: Int) -> (plan: String, step: Int)
     /// True when a file is at `location`.
     func exists(_ location: ContainerLocation) -> Bool
     /// Why a step that takes `source` further, making `made`, found nothing there.
@@ -304,8 +306,8 @@ package protocol StepRehearsal {
     var container: AppContainer { get }
     var fileSystem: FileSystem { get }
     var logger: Logger { get }
-    /// The plan (or chain) rehearsed.
-    var plan: UpgradePlan { get }
+    /// The steps of the plan (or chain) rehearsed.
+    var steps: [UpgradeStep] { get }
     /// What is at `location` now, in the rehearsal.
     mutating func store(at location: ContainerLocation) -> RehearsedStore
     /// Puts `store` at `location`, for the steps after this one.

@@ -117,15 +117,14 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
             let reason = version.reason
         else { return account.skippedInPlace(store, index: index) }
         guard case .other = version else { return (reason, nil) }
-        let plan = account.plan
-        switch CoreDataLineage.later(knowing: path, at: store, in: plan.steps[(index + 1)...]) {
+        switch CoreDataLineage.later(knowing: path, at: store, in: account.steps[(index + 1)...]) {
         case .known(let later):
-            let place = plan.stepPlace(later)
+            let place = account.place(of: later)
             return ("\(reason); step \(place.step) of \(place.plan) takes it from its version", nil)
         case .cannotTell:
             return (reason, nil)
         case .unknown:
-            let place = plan.stepPlace(index)
+            let place = account.place(of: index)
             return (
                 reason,
                 "step \(place.step) of \(place.plan) migrates Core Data \(store) from \(program.sourceVersion) to "
@@ -152,7 +151,7 @@ extension UpgradeStep.CoreDataMigration: StepDefinition {
             let version = try? CoreDataMigrationRun.storeVersion(of: path, program: program),
             case .other = version, let reason = version.reason
         {
-            let later = rehearsal.plan.steps[(index + 1)...]
+            let later = rehearsal.steps[(index + 1)...]
             guard case .unknown = CoreDataLineage.later(knowing: path, at: store, in: later) else { return }
             throw BackstageError(
                 .migrationWouldFail(id: migrationID, message: "the store is \(reason)"),

@@ -122,7 +122,7 @@ extension UpgradeStep.Relocate: StepDefinition {
         let present = rehearsal.store(at: to)
         var replaces = present.isAbsent
         if case .disk(let source) = moving, case .disk(let destination) = present {
-            let steps = rehearsal.plan.steps
+            let steps = rehearsal.steps
             replaces =
                 CoreDataLineage.olderCopy(
                     at: destination, than: source, from: from, to: to, earlier: steps[..<index],
