@@ -103,7 +103,7 @@ struct Fixture: AsyncParsableCommand {
             SchemaGenerator(schema: try catalog.schema(of: store), seed: seed, mainTable: store.mainTable).mainTable
         }
         var lines = [
-            "\(catalog.manifest.app) \(layout) container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main.map { "\($0) (the app's main table)" } ?? "the app's main table"), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"
+            "\(layout.hasPrefix(catalog.manifest.app) ? layout : "\(catalog.manifest.app) \(layout)") container, state \(state.rawValue), seed \(seed), \(rows) rows in \(main.map { "\($0) (the app's main table)" } ?? "the app's main table"), at \(root.path) (\(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))))"
         ]
         for store in version.stores {
             lines.append("  \(store.location): \(store.tables.joined(separator: ", "))")

@@ -46,7 +46,7 @@ enum CoreDataVersionHasher {
     struct Unproven: Error { var reason: String }
 
     private static func hash(of entity: CoreDataEntity, in version: CoreDataModelVersion) -> Result<Data, Unproven> {
-        if entity.parentEntity != nil { return .failure(Unproven(reason: "a parent entity")) }
+        if let parent = entity.parentEntity { return .failure(Unproven(reason: "a sub-entity of \(parent)")) }
         if entity.isAbstract { return .failure(Unproven(reason: "abstract")) }
         if entity.versionHashModifier != nil { return .failure(Unproven(reason: "a version hash modifier")) }
         if !entity.uniquenessConstraints.isEmpty { return .failure(Unproven(reason: "a uniqueness constraint")) }
