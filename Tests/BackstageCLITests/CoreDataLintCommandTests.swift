@@ -89,7 +89,7 @@ import Testing
             backstageExecutable, ["fixture", "first", "--catalog", "Pantry", "--size", "100KB"],
             currentDirectory: scratch.url)
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stdout.hasPrefix("Pantry Pantry container"), "\(first.stdout)")
+        #expect(first.stdout.hasPrefix("Pantry container"), "\(first.stdout)")
         let second = try runProcess(
             backstageExecutable, ["fixture", "second", "--catalog", "Pantry", "--layout", "Pantry-2", "--size", "100KB"],
             currentDirectory: scratch.url)
