@@ -74,7 +74,9 @@ public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
     }
 
     /// The cuts after each of `cuts` operations of a recorded run, each naming the operation before it
-    /// with paths relative to `root`: with unsynced writes kept, and lost.
+    /// with paths relative to `root`: with unsynced writes kept, and lost where a write before the cut
+    /// was not yet fsynced (where every one was, losing them changes nothing: the two are one state,
+    /// tried once).
     public static func cuts(after cuts: [Int], of events: [DiskEvent], root: URL) -> [PowerCut] {
         let prefix = root.standardizedFileURL.path + "/"
         func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
@@ -89,7 +91,19 @@ public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
                     "\(event.operation.rawValue) \(relative(event.path))"
                         + (event.operation == .rename ? " → \(relative(event.second))" : "")
                 } ?? "no change to the disk"
-            return [false, true].map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: last) }
+            let variants = hasUnsyncedWrite(before: after, in: events) ? [false, true] : [false]
+            return variants.map { PowerCut(after: after, losesUnsyncedWrites: $0, lastOperation: last) }
+        }
+    }
+
+    /// Whether a write among the first `after` operations of `events` is not fsynced by the cut: the
+    /// writes ``apply(to:stash:)`` takes back, found in the log alone (it also skips any whose file
+    /// is gone, so where this says none, it takes back none).
+    static func hasUnsyncedWrite(before after: Int, in events: [DiskEvent]) -> Bool {
+        let ran = events.filter { $0.index < after }
+        return ran.indices.contains { position in
+            ran[position].operation == .write
+                && unsyncedFile(written: ran[position], then: ran[(position + 1)...]) != nil
         }
     }
 
@@ -364,8 +378,10 @@ public enum PowerLossError: Error, CustomStringConvertible, Sendable {
 
 /// Which power cuts a simulation tries.
 public enum PowerCutScope: Sendable, Hashable {
-    /// After every operation of the run, each with unsynced writes kept and lost.
+    /// After every operation of the run, each with unsynced writes kept and, where a write is not
+    /// yet fsynced, lost.
     case all
-    /// At most this many cuts (right after name changes first, then evenly spread), each twice.
+    /// At most this many cuts (right after name changes first, then evenly spread), each with
+    /// unsynced writes kept and, where there are some, lost.
     case bounded(Int)
 }

@@ -169,7 +169,8 @@ extension Simulator {
                             case .all: nil
                             case .bounded(let limit): limit
                             }
-                        // Cuts are known once recorded; each is tried twice (kept, lost).
+                        // Cuts are known once recorded; each is tried with writes kept and, where some are
+                        // unsynced, lost: counted twice, the most it costs.
                         units.append(unit(.powerCuts(limit: limit), 1 + 2 * Double(limit ?? 3 * all.count)))
                     }
                     if downgrades, plans == nil, let older {

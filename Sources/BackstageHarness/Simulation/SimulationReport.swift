@@ -24,7 +24,8 @@ public struct SimulationReport: Sendable, Codable {
     public var runs: [SimulationRun]
     /// The crash points (and other faults) the runs tried, each once, in the order of their labels.
     public var crashPointsTried: [SimulationRun.Fault]
-    /// The power-cut states tried (each cut twice: unsynced writes kept, then lost), and how many failed.
+    /// The power-cut states tried (each cut with unsynced writes kept, then, where a write was not
+    /// yet fsynced, lost), and how many failed.
     public var powerLossStates: Int
     public var powerLossFailures: Int
     public var passed: Bool

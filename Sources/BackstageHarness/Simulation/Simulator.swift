@@ -31,7 +31,8 @@ public struct Simulator: Sendable {
     /// rows, or leaves a table where the layout does not have it, fails.
     public var plans: [URL]?
     /// Power cuts to try besides the crash points: each cut of the chain's first run (recorded by a
-    /// test build of `backstage`), with the writes not fsynced kept and lost; nil for none. See ``PowerCut``.
+    /// test build of `backstage`), with the writes not fsynced kept and, where there are some, lost; nil
+    /// for none. See ``PowerCut``.
     public var powerCuts: PowerCutScope?
     /// Called as the simulation goes: before each fixture, and at each stage of each run (see
     /// ``SimulationProgress``), for a live progress line.
