@@ -3,7 +3,7 @@ import Foundation
 /// Where one simulated run's time went, in seconds: the upgrade's own work against what the
 /// simulation adds around it.
 public struct RunCost: Sendable, Hashable, Codable {
-    /// Cloning the fixture into the run's container.
+    /// Removing the last run's container and cloning the fixture into this run's.
     public var reset: Double
     /// The run that was killed (or cut), from its process start to the kill; 0 for a run that was
     /// not interrupted.

@@ -161,8 +161,9 @@ public struct Simulator: Sendable {
             }
             for (kill, label) in kills {
                 let root = scratch.appending(path: "run")
-                try? FileManager.default.removeItem(at: root)
+                // The reset counts the last run's container removed as well as the fixture cloned.
                 var clock = ContinuousClock.now
+                try? FileManager.default.removeItem(at: root)
                 try Self.clone(fixture.pristine, to: root)
                 var cost = RunCost(reset: Self.lap(&clock))
                 var run: SimulationRun
