@@ -43,4 +43,28 @@ import Testing
             #expect(effect.emptied.isEmpty != tried, "cut @\(after): emptied \(effect.emptied.count) file(s)")
         }
     }
+
+    /// A file written and never fsynced, then replaced by a rename of a fsynced file onto its name:
+    /// the written bytes are gone with it, and the file now under the name keeps its own.
+    @Test func aWriteToAFileARenameReplacedIsNotTakenBackFromTheFileThatReplacedIt() throws {
+        let scratch = try TemporaryDirectory()
+        let root = scratch.url.appending(path: "R")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let log = [
+            "0\tcreate\tR/c", "1\twrite\tR/c", "2\tcreate\tR/d.tmp", "3\twrite\tR/d.tmp", "4\tfsync\tR/d.tmp",
+            "5\trename\tR/d.tmp\tR/c", "6\tfsync\tR",
+        ]
+        let file = scratch.url.appending(path: "disk.log")
+        try Data(log.map { $0.replacingOccurrences(of: "R", with: root.path) + "\n" }.joined().utf8).write(to: file)
+        let events = try DiskEvent.log(at: file)
+        #expect(PowerCut.cuts(after: [7], of: events, root: root).map(\.losesUnsyncedWrites) == [false])
+
+        let durable = Data("rows".utf8)
+        try durable.write(to: root.appending(path: "c"))
+        let stash = scratch.url.appending(path: "stash")
+        try FileManager.default.createDirectory(at: stash, withIntermediateDirectories: true)
+        let effect = try PowerCut(after: 7, losesUnsyncedWrites: true).apply(to: events, stash: stash)
+        #expect(effect.emptied.isEmpty && effect.undone.isEmpty)
+        #expect(try Data(contentsOf: root.appending(path: "c")) == durable, "the renamed file's fsynced bytes stay")
+    }
 }

@@ -75,8 +75,9 @@ public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
 
     /// The cuts after each of `cuts` operations of a recorded run, each naming the operation before it
     /// with paths relative to `root`: with unsynced writes kept, and lost where a write before the cut
-    /// was not yet fsynced (where every one was, losing them changes nothing: the two are one state,
-    /// tried once).
+    /// was not yet fsynced in the recorded log (where every one was, losing them changes nothing: the
+    /// two are one state, tried once; the simulator adds the lost state of a cut whose own run, cut,
+    /// logs a write the recorded run had fsynced).
     public static func cuts(after cuts: [Int], of events: [DiskEvent], root: URL) -> [PowerCut] {
         let prefix = root.standardizedFileURL.path + "/"
         func relative(_ path: String) -> String { path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
@@ -188,6 +189,8 @@ public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
             case .syncfs: return nil
             case .fsync where next.path == name: return nil
             case .rename where next.path == name: name = next.second
+            // Another file renamed onto the name replaces the written one: its bytes are not there to lose.
+            case .rename where next.second == name: return nil
             case .unlink where next.path == name: return nil
             default: continue
             }
@@ -283,6 +286,9 @@ public struct PowerLossRun: Sendable {
     public var child: URL { ChildProcess.simulateChild(beside: executable) }
 
     var log: URL { scratch.appending(path: "disk.log") }
+
+    /// The log of the last run of the runner whose scratch is `power` in `scratch` (the simulator's).
+    static func log(in scratch: URL) -> URL { scratch.appending(path: "power/disk.log") }
     var stash: URL { scratch.appending(path: "stash") }
 
     /// Runs `command` to the end, recorded: the operations it made on the disk. `environment` is
