@@ -17,7 +17,7 @@ struct Simulate: AsyncParsableCommand {
 
             With --power-loss, also every state a power cut could leave: the chain runs once recorded (every \
             operation backstage makes on the disk), then once cut after each operation, with the writes not yet \
-            fsynced kept and lost and the name changes whose folder was not fsynced undone, then the next launch \
+            fsynced kept and (where there are some) lost and the name changes whose folder was not fsynced undone, then the next launch \
             and the same invariants. The recorded and cut runs are made by backstage-simulate-child, built and \
             installed beside backstage (release builds too): it installs the disk recorder, which neither \
             backstage nor the libraries an app links carry.

@@ -75,7 +75,7 @@ import Testing
             }, "Documents fsynced between the WAL's creation (@\(walCreated.index)) and the checkpoint (@\(checkpoint.index))")
     }
 
-    /// Every power cut of the migration in Documents, writes kept and lost, then the next launch:
+    /// Every power cut of the migration in Documents, writes kept and (where unsynced) lost, then the next launch:
     /// the store is whole and migrated, and its own files in Documents (the store, its sidecars,
     /// a `-wal`/`-shm` left from before) are not "internal files left in Documents" — version 2
     /// keeps them there.

@@ -59,22 +59,22 @@ import Testing
     }
 
     @Test func everyPowerCutOfARelocationIsRepaired() throws {
-        expectEveryCutPasses(try simulate(from: "v1", to: "v2"), atLeast: 10)
+        expectEveryCutPasses(try simulate(from: "v1", to: "v2"), atLeast: 8)
     }
 
     /// Orphan `-wal`/`-shm` in Documents: v1 → v2's quarantine step moves them out.
     @Test func everyPowerCutOfAQuarantineIsRepaired() throws {
-        expectEveryCutPasses(try simulate(from: "v1", to: "v2", state: .orphanSidecars), atLeast: 10)
+        expectEveryCutPasses(try simulate(from: "v1", to: "v2", state: .orphanSidecars), atLeast: 8)
     }
 
     /// The split of v2 → v3 renames Core Data's `_EXTERNAL_DATA` into the new store's support
     /// folder: a power cut after its commit must not lose one attachment.
     @Test func everyPowerCutOfASplitKeepsEveryAttachment() throws {
-        expectEveryCutPasses(try simulate(from: "v2", to: "v3"), atLeast: 12)
+        expectEveryCutPasses(try simulate(from: "v2", to: "v3"), atLeast: 10)
     }
 
     @Test func everyPowerCutOfAPerAccountMoveIsRepaired() throws {
-        expectEveryCutPasses(try simulate(from: "v3", to: "v4"), atLeast: 10)
+        expectEveryCutPasses(try simulate(from: "v3", to: "v4"), atLeast: 8)
     }
 
     /// Apple Photos' store (RTREE, Core Data triggers): captured, then relocated, split in two,
@@ -102,6 +102,6 @@ import Testing
         try JSONEncoder().encode(plan).write(to: planFile)
         let added = try runProcess(backstageExecutable, ["catalog", "add-version", folder.path, "v2", "--plan", planFile.path, "--writable", "applicationSupport/Library.sqlite"])
         #expect(added.status == 0, "\(added.stdout) \(added.stderr)")
-        expectEveryCutPasses(try simulate(from: "v1", to: "v2", size: 600_000, catalog: try CatalogFolder(at: folder)), atLeast: 12)
+        expectEveryCutPasses(try simulate(from: "v1", to: "v2", size: 600_000, catalog: try CatalogFolder(at: folder)), atLeast: 10)
     }
 }

@@ -159,7 +159,10 @@ public struct Simulator: Sendable {
             case .downgrade(let version):
                 kills = [(.downgrade(version), SimulationRun.Fault.downgrade(to: version).description)]
             }
-            for (kill, label) in kills {
+            var next = 0
+            while next < kills.count {
+                let (kill, label) = kills[next]
+                next += 1
                 let root = scratch.appending(path: "run")
                 // The reset counts the last run's container removed as well as the fixture cloned.
                 var clock = ContinuousClock.now
@@ -182,6 +185,17 @@ public struct Simulator: Sendable {
                     run = try execute(
                         from: start, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch, cost: &cost,
                         stage: { report($0, cut.description) })
+                    // The writes-lost state was left out where the recorded run had fsynced every write
+                    // before the cut; where this run, cut there, logged one unsynced, it is tried too.
+                    var lost = cut
+                    lost.losesUnsyncedWrites = true
+                    if !cut.losesUnsyncedWrites, !kills.contains(where: { $0.1 == lost.description }),
+                        PowerCut.hasUnsyncedWrite(
+                            before: cut.after, in: try DiskEvent.log(at: PowerLossRun.log(in: scratch)))
+                    {
+                        kills.insert((.powerCut(lost), lost.description), at: next)
+                        total += 1
+                    }
                 case .downgrade(let version):
                     // Both builds as shipped: each carries its whole chain, from the first version.
                     let first = catalog.manifest.versions.first?.name ?? from
