@@ -65,8 +65,8 @@ docs: deps
 # `make test` (run serially, they took 671 s of a 3,798 s soak on 2 shared cores). A release build
 # of the tests (their own scratch path, so neither `make test`'s debug build nor the release
 # products are rebuilt), with the fault injection some of these suites use (debug builds have it
-# by default): the children run as shipped, about twice as fast as debug ones, and the harness's
-# fixtures and digests far faster. The suites run side by side (the whole suite once starved its
+# by default): the children run optimized, about twice as fast as debug ones (the shipped build
+# also links the runtime statically and has no fault injection), and the fixtures and digests far faster. The suites run side by side (the whole suite once starved its
 # time limits that way; these suites have none). From a fresh clone: the tests 321 s, the cold
 # release build 385 s before them; 322 s once built (the serial debug soak took 1,853 s, its
 # build included).
@@ -152,4 +152,4 @@ install: man
 	install -m 644 .build/backstage.1 "$(DESTDIR)$(PREFIX)/share/man/man1/backstage.1"
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-soak
