@@ -101,10 +101,17 @@ public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
     /// writes ``apply(to:stash:)`` takes back, found in the log alone (it also skips any whose file
     /// is gone, so where this says none, it takes back none).
     static func hasUnsyncedWrite(before after: Int, in events: [DiskEvent]) -> Bool {
-        let ran = events.filter { $0.index < after }
-        return ran.indices.contains { position in
-            ran[position].operation == .write
-                && unsyncedFile(written: ran[position], then: ran[(position + 1)...]) != nil
+        !unsyncedWrites(in: events.filter { $0.index < after }).isEmpty
+    }
+
+    /// The writes of `ran` (the operations before a cut) not fsynced by its end, each with the name
+    /// its file has there.
+    private static func unsyncedWrites(in ran: [DiskEvent]) -> [(event: DiskEvent, file: String)] {
+        ran.indices.compactMap { position in
+            guard ran[position].operation == .write,
+                let file = unsyncedFile(written: ran[position], then: ran[(position + 1)...])
+            else { return nil }
+            return (ran[position], file)
         }
     }
 
@@ -137,24 +144,21 @@ public struct PowerCut: Sendable, Hashable, LosslessStringConvertible {
         public var undone: [DiskEvent] = []
         /// Files emptied (written, never fsynced).
         public var emptied: [String] = []
+        /// The writes not fsynced by the cut, taken back or not: where there are none, the cut's
+        /// writes-lost state is its writes-kept one.
+        public var unsyncedWrites = 0
     }
 
     /// Turns the folders a killed run left into what the disk holds after this power cut.
     @discardableResult
     public func apply(to events: [DiskEvent], stash: URL) throws -> Effect {
         let ran = events.filter { $0.index < after }
-        var effect = Effect()
+        let unsynced = Self.unsyncedWrites(in: ran)
+        var effect = Effect(unsyncedWrites: unsynced.count)
         if losesUnsyncedWrites {
-            let unsynced = ran.enumerated().compactMap { position, event -> (DiskEvent, String)? in
-                guard event.operation == .write,
-                    let path = Self.unsyncedFile(written: event, then: ran[(position + 1)...]),
-                    Self.isRegularFile(path)
-                else { return nil }
-                return (event, path)
-            }
             // Newest first: each of SQLite's writes puts back the bytes it replaced; a file
             // Backstage wrote (always a new one) is emptied.
-            for (event, path) in unsynced.reversed() {
+            for (event, path) in unsynced.reversed() where Self.isRegularFile(path) {
                 if let undo = WriteUndo(event.second) {
                     try undo.apply(to: path, kept: stash.appending(path: "\(event.index).undo"))
                 } else {
@@ -286,9 +290,6 @@ public struct PowerLossRun: Sendable {
     public var child: URL { ChildProcess.simulateChild(beside: executable) }
 
     var log: URL { scratch.appending(path: "disk.log") }
-
-    /// The log of the last run of the runner whose scratch is `power` in `scratch` (the simulator's).
-    static func log(in scratch: URL) -> URL { scratch.appending(path: "power/disk.log") }
     var stash: URL { scratch.appending(path: "stash") }
 
     /// Runs `command` to the end, recorded: the operations it made on the disk. `environment` is

@@ -182,16 +182,16 @@ public struct Simulator: Sendable {
                         from: start, to: to, root: root, crashPoint: nil, killAfter: delay, cost: &cost,
                         stage: { report($0, Self.randomKill(after: delay).description) })
                 case .powerCut(let cut):
+                    var effect = PowerCut.Effect()
                     run = try execute(
                         from: start, to: to, root: root, crashPoint: nil, powerCut: cut, scratch: scratch, cost: &cost,
-                        stage: { report($0, cut.description) })
+                        stage: { report($0, cut.description) }, cutEffect: { effect = $0 })
                     // The writes-lost state was left out where the recorded run had fsynced every write
-                    // before the cut; where this run, cut there, logged one unsynced, it is tried too.
+                    // before the cut; where this run, cut there, left one unsynced, it is tried too.
                     var lost = cut
                     lost.losesUnsyncedWrites = true
-                    if !cut.losesUnsyncedWrites, !kills.contains(where: { $0.1 == lost.description }),
-                        PowerCut.hasUnsyncedWrite(
-                            before: cut.after, in: try DiskEvent.log(at: PowerLossRun.log(in: scratch)))
+                    if !cut.losesUnsyncedWrites, effect.unsyncedWrites > 0,
+                        !kills.contains(where: { $0.1 == lost.description })
                     {
                         kills.insert((.powerCut(lost), lost.description), at: next)
                         total += 1
@@ -339,7 +339,7 @@ public struct Simulator: Sendable {
     private func execute(
         from: String, to: String, root: URL, crashPoint: CrashPoint?, killAfter delay: Double? = nil,
         powerCut: PowerCut? = nil, scratch: URL? = nil, cost: inout RunCost,
-        stage: (SimulationProgress.Stage) -> Void = { _ in }
+        stage: (SimulationProgress.Stage) -> Void = { _ in }, cutEffect: (PowerCut.Effect) -> Void = { _ in }
     ) throws -> SimulationRun {
         let base = try upgradeArguments(from: from, to: to, root: root)
         var run = SimulationRun(
@@ -350,7 +350,9 @@ public struct Simulator: Sendable {
         if let powerCut, let scratch {
             run.crashPoint = .powerCut(powerCut)
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-            run.crashed = try runner.run(.upgrade(arguments: base), cut: powerCut).cut
+            let cut = try runner.run(.upgrade(arguments: base), cut: powerCut)
+            run.crashed = cut.cut
+            cutEffect(cut.effect)
         } else if let crashPoint {
             let killed = try ChildProcess.run(
                 SimulateChildRequest(.upgrade(arguments: base, crashAt: crashPoint)), beside: executable)
