@@ -4,6 +4,7 @@ import Foundation
 
 struct Audit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "audit",
         abstract: "List the internal files a user can see in Documents.",
         discussion: """
             Reads Documents without opening any store: the app's stores (those its --plan, --catalog \

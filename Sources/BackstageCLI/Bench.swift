@@ -5,6 +5,7 @@ import Foundation
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bench",
         abstract: "Measure migration and export speed against the baselines, on the same data, in one run.",
         discussion: """
             For each size: builds a v1 store of the sample app, a Documents tree and a tree of incompressible \

@@ -6,6 +6,7 @@ import Foundation
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demo",
         abstract: "Build an old app container, audit it, upgrade it to the latest layout and prove no row was lost.",
         discussion: """
             Writes the version-1 container of the sample Notes app from the fixture catalog in a temporary \

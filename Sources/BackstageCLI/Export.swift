@@ -7,6 +7,7 @@ extension ArchiveFormat: ExpressibleByArgument {}
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Archive the user-visible documents of a container.",
         discussion: """
             Writes the Documents tree (paths relative to Documents) as an archive: never an internal file \

@@ -7,6 +7,7 @@ extension FixtureState: ExpressibleByArgument {}
 
 struct Fixture: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "fixture",
         abstract: "Write the container an old version of an app left behind.",
         discussion: """
             The layouts come from a catalog (--catalog; the bundled Notes sample by default, versions v1–v4). \

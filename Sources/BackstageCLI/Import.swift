@@ -7,6 +7,7 @@ extension ConflictPolicy: ExpressibleByArgument {}
 
 package struct Import: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Restore an archive into a container's Documents folder, all or nothing.",
         discussion: """
             Every entry is checked before it is written, and written only into a staging folder; the \

@@ -5,6 +5,7 @@ import Foundation
 
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Tell what a store pulled off a device is, without touching it.",
         discussion: """
             Reads a private copy (the store, its -wal and -shm are never opened in place): journal mode, page \

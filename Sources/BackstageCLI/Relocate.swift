@@ -18,6 +18,7 @@ extension ContainerRoot {
 
 package struct Relocate: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "relocate",
         abstract: "Move the stores in Documents to Application Support (or an App Group) without losing a row.",
         discussion: """
             Every store of the app found in Documents (those its --plan or --catalog declare, or each \

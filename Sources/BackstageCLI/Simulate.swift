@@ -5,6 +5,7 @@ import Foundation
 
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "simulate",
         abstract: "Prove an upgrade path keeps every row, with crashes injected at every step boundary.",
         discussion: """
             For each size and state: builds the --from container with `backstage fixture`, runs the catalog's \

@@ -9,6 +9,7 @@ extension ContainerLocation: ExpressibleByArgument {
 
 struct Catalog: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "catalog",
         abstract: "Describe your own app's storage history, captured from its real stores.",
         discussion: """
             A catalog is a folder: catalog.json lists the app's versions in order, with each version's stores \
