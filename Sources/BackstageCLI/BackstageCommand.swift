@@ -1,4 +1,5 @@
 import ArgumentParser
+import Backstage
 import Foundation
 
 /// The `backstage` command: configuration and `--version` only; one file per subcommand.
@@ -15,6 +16,8 @@ struct BackstageCommand: AsyncParsableCommand {
         subcommands: subcommands
     )
 
+    /// Each names itself (`commandName`): a name argument-parser derives is `String(describing:)` of
+    /// the type, three protocol casts each scanning every conformance in the binary, on every start.
     static let subcommands: [any ParsableCommand.Type] = [
         Demo.self, Audit.self, Relocate.self, Upgrade.self, Export.self, Import.self, Catalog.self,
         Inspect.self, Fixture.self, Simulate.self, Bench.self,
@@ -31,19 +34,33 @@ struct BackstageCommand: AsyncParsableCommand {
     }
 }
 
-/// `backstage SUBCOMMAND …` is parsed with this root: the same commands without the root's `--version`
+/// `backstage SUBCOMMAND …` is parsed with a root of that subcommand without the root's `--version`
 /// flag, which argument-parser reads anywhere on the line (a parent's options are parsed after its
 /// subcommand's name too) and would take from `catalog init --version NAME`.
-struct BackstageSubcommands: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: BackstageCommand.configuration.commandName, abstract: BackstageCommand.configuration.abstract,
-        discussion: BackstageCommand.configuration.discussion, subcommands: BackstageCommand.subcommands)
-
-    /// The root to parse `arguments` with: this one when they start with one of the subcommands' names.
+enum BackstageSubcommands {
+    /// The root to parse `arguments` with: when they start with one of the subcommands' names, a
+    /// root holding that subcommand alone. argument-parser reflects over every command of the tree
+    /// it is given (each property's wrapper cast to its protocols, a scan of every conformance in
+    /// the binary per new type): `backstage upgrade …` need not pay for the other ten commands.
     static func root(for arguments: [String]) -> any ParsableCommand.Type {
-        guard let first = arguments.first, BackstageCommand.subcommands.contains(where: { $0._commandName == first })
+        guard let first = arguments.first,
+            let command = BackstageCommand.subcommands.first(where: { $0.configuration.commandName == first })
         else { return BackstageCommand.self }
-        return BackstageSubcommands.self
+        return root(of: command)
+    }
+
+    private static func root<Command: ParsableCommand>(of command: Command.Type) -> any ParsableCommand.Type {
+        BackstageSubcommand<Command>.self
+    }
+}
+
+/// The root `backstage` with the one subcommand `Command`: `backstage upgrade …` parsed, helped and
+/// reported as with every subcommand there.
+struct BackstageSubcommand<Command: ParsableCommand>: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: BackstageCommand.configuration.commandName, abstract: BackstageCommand.configuration.abstract,
+            discussion: BackstageCommand.configuration.discussion, subcommands: [Command.self])
     }
 }
 
@@ -69,5 +86,18 @@ package enum BackstageCommandLine {
             exit(Output.report(error, root: root))
         }
         exit(0)
+    }
+
+    /// Runs `invocation` as `backstage upgrade` runs the one its arguments parse to: what it prints,
+    /// and the exit status it would exit with (the error said on standard error first).
+    package static func status(
+        of invocation: Upgrade.Invocation, boundaryHook: (@Sendable (CrashPoint) -> Void)?
+    ) async -> Int32 {
+        do {
+            try await invocation.run(boundaryHook: boundaryHook)
+            return 0
+        } catch {
+            return Output.report(error, root: Upgrade.self)
+        }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 
 package struct Upgrade: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "upgrade",
         abstract: "Run upgrade plans on a container: relocate, split, migrate, quarantine.",
         discussion: """
             Each --plan is a JSON upgrade plan (see the DocC article "Upgrading an app's storage"); plans \
@@ -66,78 +67,132 @@ package struct Upgrade: AsyncParsableCommand {
     /// The run, with `boundaryHook` called at every step/phase boundary: the simulator's child
     /// (Sources/BackstageSimulateChild) kills itself there; `backstage` passes none.
     package func run(boundaryHook: (@Sendable (CrashPoint) -> Void)?) async throws {
-        let container = try groups.adding(to: try options.resolve(), layout: options.layout)
-        let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
-        var upgrader = Upgrader(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
-        upgrader.busyTimeout = timeout
-        upgrader.boundaryHook = boundaryHook
-        // The plans run as one chain, and the dry run answers for that chain: each plan alone would
-        // call storage a later plan reached "newer", so pending. A container a newer build upgraded
-        // past the versions they reach is refused before anything is touched.
-        let plan = UpgradePlan(chain: loaded)
-        if dryRun {
-            // The run's own checks, with the run's exit status: a dry run that passes, the run passes too.
-            try upgrader.preflight(plan)
-            let results = [
-                DryRun(
-                    plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
-                    needsUpgradeMicroseconds: Self.timeNeedsUpgrade(container, plan),
-                    estimate: upgrader.estimate(plan, budget: budget), problems: try upgrader.unaccounted(plan))
-            ]
-            if json {
-                try Output.json(results)
-            } else {
-                Output.out(results.map(Self.render).joined(separator: "\n"))
-            }
-            for problem in results.flatMap(\.problems) {
-                Output.err("error: \(problem); a run would not record the version as reached: correct the plan")
-            }
-            if results.contains(where: { !$0.problems.isEmpty }) { throw ExitCode(ExitStatus.checkFailed) }
-            return
+        var invocation = Invocation(
+            container: try groups.adding(to: try options.resolve(), layout: options.layout), plans: plans,
+            budget: budget, timeout: timeout, json: json, verbose: verbose, dryRun: dryRun)
+        invocation.resumeCommand = Self.resumeCommand()
+        try await invocation.run(boundaryHook: boundaryHook)
+    }
+
+    /// What `backstage upgrade` was asked, for a caller that has the values without a command line:
+    /// the simulator's child runs every crash state's upgrade from these, without the parser's
+    /// reflection over the command, in a process started twice per state.
+    package struct Invocation: Sendable {
+        package var container: AppContainer
+        package var plans: [String]
+        package var budget: Double
+        package var timeout: Double
+        package var json: Bool
+        package var verbose: Bool
+        package var dryRun: Bool
+
+        package init(
+            container: AppContainer, plans: [String], budget: Double = Upgrader.defaultBudget, timeout: Double = 5,
+            json: Bool = false, verbose: Bool = false, dryRun: Bool = false
+        ) {
+            self.container = container
+            self.plans = plans
+            self.budget = budget
+            self.timeout = timeout
+            self.json = json
+            self.verbose = verbose
+            self.dryRun = dryRun
+            self.resumeCommand = Self.command(container: container, plans: plans, budget: budget)
         }
-        try InterruptedImport.recover(in: container)
-        var reports: [UpgradeReport] = []
-        let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
-        // The steps this run completed: a failure after them says they stay done and how to resume.
-        var completed: [(index: Int, step: String)] = []
-        do {
-            for try await event in upgrader.run(plan, budget: budget) {
-                switch event {
-                case .planned(let estimate):
-                    if !json && estimate.exceedsBudget {
-                        Output.err(
-                            String(
-                                format:
-                                    "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch",
-                                plan.name, estimate.seconds, budget))
-                    }
-                case .progress(let p):
-                    if p.phase == .done { completed.append((p.stepIndex, p.step)) }
-                    progress.update(
-                        "step \(p.stepIndex + 1)", fraction: p.fractionDone, detail: "\(p.phase.rawValue) \(p.step)")
-                case .finished(let report):
-                    reports.append(report)
+
+        /// The invocation of an iOS-style container at `path` (`backstage upgrade PATH --plan …`), the
+        /// App Groups it keeps under `Shared/AppGroup` with it.
+        package init(containerAt path: String, plans: [String], budget: Double, json: Bool) throws {
+            self.init(
+                container: try ContainerOptions.iOSContainer(at: path), plans: plans, budget: budget, json: json)
+        }
+
+        /// The command a run stopped part way says to run again.
+        var resumeCommand: String
+
+        private static func command(container: AppContainer, plans: [String], budget: Double) -> String {
+            let words =
+                ["backstage", "upgrade", container.documents.deletingLastPathComponent().path]
+                + plans.flatMap { ["--plan", $0] } + ["--budget", String(budget)]
+            return Upgrade.quoted(words)
+        }
+
+        /// Runs the upgrade as `backstage upgrade` does, printing what it prints; throws what it
+        /// exits with (``ExitCode``, or the error `Output.report` names).
+        package func run(boundaryHook: (@Sendable (CrashPoint) -> Void)?) async throws {
+            let loaded = try plans.map { try UpgradePlan.load(from: URL(filePath: $0)) }
+            var upgrader = Upgrader(container: container, logger: DiagnosticLog.makeLogger(verbose: verbose))
+            upgrader.busyTimeout = timeout
+            upgrader.boundaryHook = boundaryHook
+            // The plans run as one chain, and the dry run answers for that chain: each plan alone would
+            // call storage a later plan reached "newer", so pending. A container a newer build upgraded
+            // past the versions they reach is refused before anything is touched.
+            let plan = UpgradePlan(chain: loaded)
+            if dryRun {
+                // The run's own checks, with the run's exit status: a dry run that passes, the run passes too.
+                try upgrader.preflight(plan)
+                let results = [
+                    DryRun(
+                        plan: plan.name, needsUpgrade: Upgrader.needsUpgrade(container, plan),
+                        needsUpgradeMicroseconds: Upgrade.timeNeedsUpgrade(container, plan),
+                        estimate: upgrader.estimate(plan, budget: budget), problems: try upgrader.unaccounted(plan))
+                ]
+                if json {
+                    try Output.json(results)
+                } else {
+                    Output.out(results.map(Upgrade.render).joined(separator: "\n"))
                 }
+                for problem in results.flatMap(\.problems) {
+                    Output.err("error: \(problem); a run would not record the version as reached: correct the plan")
+                }
+                if results.contains(where: { !$0.problems.isEmpty }) { throw ExitCode(ExitStatus.checkFailed) }
+                return
             }
-        } catch {
+            try InterruptedImport.recover(in: container)
+            var reports: [UpgradeReport] = []
+            let progress = ProgressLine(enabled: !json && Output.stderrIsTerminal)
+            // The steps this run completed: a failure after them says they stay done and how to resume.
+            var completed: [(index: Int, step: String)] = []
+            do {
+                for try await event in upgrader.run(plan, budget: budget) {
+                    switch event {
+                    case .planned(let estimate):
+                        if !json && estimate.exceedsBudget {
+                            Output.err(
+                                String(
+                                    format:
+                                        "warning: %@ is estimated at %.1f s, more than the %g s launch budget: run it behind a progress screen, not at launch",
+                                    plan.name, estimate.seconds, budget))
+                        }
+                    case .progress(let p):
+                        if p.phase == .done { completed.append((p.stepIndex, p.step)) }
+                        progress.update(
+                            "step \(p.stepIndex + 1)", fraction: p.fractionDone, detail: "\(p.phase.rawValue) \(p.step)"
+                        )
+                    case .finished(let report):
+                        reports.append(report)
+                    }
+                }
+            } catch {
+                progress.finish()
+                guard !completed.isEmpty else { throw error }
+                throw StoppedPartway(cause: error, completed: completed, command: resumeCommand)
+            }
             progress.finish()
-            guard !completed.isEmpty else { throw error }
-            throw StoppedPartway(cause: error, completed: completed, command: Self.resumeCommand())
-        }
-        progress.finish()
-        if json {
-            try Output.json(reports)
-        } else {
-            Output.out(reports.map { Self.render($0, container: container) }.joined(separator: "\n"))
-        }
-        // What the run could not account for is a problem found (exit 1): the version was not recorded.
-        let problems = reports.flatMap(\.problems)
-        if !problems.isEmpty {
-            for problem in problems {
-                Output.err(
-                    "error: \(problem); the version was not recorded as reached: correct the plan and run it again")
+            if json {
+                try Output.json(reports)
+            } else {
+                Output.out(reports.map { Upgrade.render($0, container: container) }.joined(separator: "\n"))
             }
-            throw ExitCode(ExitStatus.checkFailed)
+            // What the run could not account for is a problem found (exit 1): the version was not recorded.
+            let problems = reports.flatMap(\.problems)
+            if !problems.isEmpty {
+                for problem in problems {
+                    Output.err(
+                        "error: \(problem); the version was not recorded as reached: correct the plan and run it again")
+                }
+                throw ExitCode(ExitStatus.checkFailed)
+            }
         }
     }
 
@@ -218,8 +273,12 @@ struct StoppedPartway: Error, CustomStringConvertible {
 extension Upgrade {
     /// This command line without the option that only traces it, quoted for a shell.
     static func resumeCommand() -> String {
-        let words = ["backstage"] + CommandLine.arguments.dropFirst().filter { $0 != "--verbose" }
-        return words.map { word in
+        quoted(["backstage"] + CommandLine.arguments.dropFirst().filter { $0 != "--verbose" })
+    }
+
+    /// `words` as a shell reads them back: each quoted unless it is plain.
+    static func quoted(_ words: [String]) -> String {
+        words.map { word in
             word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:@".contains($0) }
                 ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }.joined(separator: " ")

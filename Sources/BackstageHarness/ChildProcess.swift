@@ -22,19 +22,21 @@ package enum ChildProcess {
         backstage.deletingLastPathComponent().appending(path: "backstage-simulate-child")
     }
 
-    /// Runs `backstage-simulate-child` beside `backstage` on `request`.
+    /// Runs `backstage-simulate-child` beside `backstage` on `request`; with `killAfter`, sends
+    /// SIGKILL after that many seconds.
     ///
     /// - throws: ``SimulationError/childNotFound(path:)`` when it is not there.
     package static func run(
         _ request: SimulateChildRequest, beside backstage: URL, environment: [String: String]? = nil,
-        capturingOutput: Bool = false
+        capturingOutput: Bool = false, killAfter delay: Double? = nil
     ) throws -> Outcome {
         let child = simulateChild(beside: backstage)
         guard FileManager.default.isExecutableFile(atPath: child.path) else {
             throw SimulationError.childNotFound(path: child.path)
         }
         return try run(
-            child, [], input: try request.encoded(), environment: environment, capturingOutput: capturingOutput)
+            child, [], input: try request.encoded(), environment: environment, capturingOutput: capturingOutput,
+            killAfter: delay)
     }
 
     /// Runs `arguments` to the end, stdin closed (or reading `input`); with `killAfter`, sends

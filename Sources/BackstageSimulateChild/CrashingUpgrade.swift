@@ -1,6 +1,7 @@
 import ArgumentParser
 import Backstage
 import BackstageCLI
+import BackstageHarness
 import Foundation
 
 /// `backstage upgrade`, killed by SIGKILL at the request's step/phase boundary (`kind:phase@N`, the
@@ -15,11 +16,12 @@ struct CrashingUpgrade: AsyncParsableCommand {
 
     @OptionGroup var upgrade: Upgrade
 
-    func validate() throws {
-        // A crash test that never crashes tests nothing: the point must be one the plans reach.
-        // (A plan that cannot be read is reported by run(), as an operational failure.)
-        guard let crashAt = Self.crashAt,
-            let loaded = try? upgrade.plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) })
+    func validate() throws { try Self.check(Self.crashAt, reachedBy: upgrade.plans) }
+
+    /// A crash test that never crashes tests nothing: the point must be one the plans reach. (A plan
+    /// that cannot be read is reported by the run, as an operational failure.)
+    static func check(_ crashAt: CrashPoint?, reachedBy plans: [String]) throws {
+        guard let crashAt, let loaded = try? plans.map({ try UpgradePlan.load(from: URL(filePath: $0)) })
         else { return }
         let reachable = CrashPoint.possibleBoundaries(of: UpgradePlan(chain: loaded))
         guard reachable.contains(crashAt) else {
@@ -37,15 +39,40 @@ struct CrashingUpgrade: AsyncParsableCommand {
         do {
             try await upgrade.run(boundaryHook: { if $0 == crashAt { killedHere() } })
         } catch let status as ExitCode {
-            warnNotReached(crashAt)
+            Self.warnNotReached(crashAt)
             throw status
         }
-        warnNotReached(crashAt)
+        Self.warnNotReached(crashAt)
+    }
+
+    /// The `upgradeChain` request: the same upgrade, its values given rather than parsed, and the
+    /// same crash point check; the exit status `upgrade` would exit with.
+    static func status(of chain: SimulateChildRequest.UpgradeChain, crashAt: CrashPoint?) async -> Int32 {
+        do {
+            try check(crashAt, reachedBy: chain.plans)
+        } catch {
+            warn("error: \(error)")
+            return 2
+        }
+        let invocation: Upgrade.Invocation
+        do {
+            invocation = try Upgrade.Invocation(
+                containerAt: chain.container, plans: chain.plans, budget: chain.budget, json: chain.json)
+        } catch {
+            warn("error: \(error)")
+            return 3
+        }
+        var hook: (@Sendable (CrashPoint) -> Void)?
+        if let crashAt { hook = { if $0 == crashAt { killedHere() } } }
+        let status = await BackstageCommandLine.status(of: invocation, boundaryHook: hook)
+        // Alive after the run (done, or a check failed): the point was never passed.
+        if let crashAt, status == 0 || status == 1 { warnNotReached(crashAt) }
+        return status
     }
 
     /// Still alive: the boundary exists in the plans but this run never passed it (its step had
     /// nothing to do, or a relocation renamed where it could have copied). Says so.
-    private func warnNotReached(_ crashAt: CrashPoint) {
+    private static func warnNotReached(_ crashAt: CrashPoint) {
         warn(
             "warning: the upgrade never reached the crash point \(crashAt): its step had nothing to do here or took "
                 + "another path (a rename, not a copy); nothing was killed")

@@ -37,6 +37,8 @@ enum SimulateChild {
         switch request.command {
         case .upgrade(let arguments, let crashAt):
             await CrashingUpgrade.$crashAt.withValue(crashAt) { await command(CrashingUpgrade.self, arguments) }
+        case .upgradeChain(let chain, let crashAt):
+            exit(await CrashingUpgrade.status(of: chain, crashAt: crashAt))
         case .relocate(let arguments, let crashAt):
             await CrashingRelocate.$crashAt.withValue(crashAt) { await command(CrashingRelocate.self, arguments) }
         case .import(let arguments, let crashAt):

@@ -36,22 +36,7 @@ struct ContainerOptions: ParsableArguments {
     /// The container, with its root made absolute. A missing root is an error, never created.
     func resolve() throws -> AppContainer {
         switch layout {
-        case .ios:
-            let root = URL(
-                filePath: container ?? ".",
-                relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
-            ).standardizedFileURL
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue
-            else {
-                throw CLIError(description: "\(root.path) is not a folder")
-            }
-            // A simulated container keeps its App Groups with it (fixtures write them there).
-            let shared = root.appending(path: "Shared/AppGroup", directoryHint: .isDirectory)
-            let groups = ((try? FileManager.default.contentsOfDirectory(atPath: shared.path)) ?? []).filter(
-                ContainerRoot.isAppGroupIdentifier
-            ).sorted()
-            return .iOSSandbox(root: root, appGroups: groups)
+        case .ios: return try Self.iOSContainer(at: container ?? ".")
         case .xdg:
             var environment = ProcessInfo.processInfo.environment
             if let container {
@@ -65,6 +50,28 @@ struct ContainerOptions: ParsableArguments {
             }
             return .xdg(appName: app ?? "", environment: environment)
         }
+    }
+}
+
+extension ContainerOptions {
+    /// The iOS-style container rooted at `path` (relative to the working directory), with the App
+    /// Groups a simulated container keeps under `Shared/AppGroup`. A missing root is an error.
+    static func iOSContainer(at path: String) throws -> AppContainer {
+        let root = URL(
+            filePath: path,
+            relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+        ).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw CLIError(description: "\(root.path) is not a folder")
+        }
+        // A simulated container keeps its App Groups with it (fixtures write them there).
+        let shared = root.appending(path: "Shared/AppGroup", directoryHint: .isDirectory)
+        let groups = ((try? FileManager.default.contentsOfDirectory(atPath: shared.path)) ?? []).filter(
+            ContainerRoot.isAppGroupIdentifier
+        ).sorted()
+        return .iOSSandbox(root: root, appGroups: groups)
     }
 }
 

@@ -39,6 +39,10 @@ public struct SimulateChildRequest: Sendable, Hashable {
         /// `backstage upgrade` with these arguments (after `upgrade`), killed by SIGKILL the
         /// first time it reaches `crashAt`, which must be a boundary its plans can reach.
         case upgrade(arguments: [String], crashAt: CrashPoint? = nil)
+        /// The upgrade `backstage upgrade CONTAINER --plan … --budget B [--json]` runs, given as its
+        /// values: the child runs it without parsing a command line (the simulator's runs of every
+        /// crash state). Killed at `crashAt` as `upgrade` is.
+        case upgradeChain(UpgradeChain, crashAt: CrashPoint? = nil)
         /// `backstage relocate` with these arguments, killed when a move reaches `crashAt`.
         case relocate(arguments: [String], crashAt: StepPhase? = nil)
         /// `backstage import` with these arguments, killed at `crashAt` of its move-in.
@@ -50,6 +54,7 @@ public struct SimulateChildRequest: Sendable, Hashable {
         public var name: String {
             switch self {
             case .upgrade: "upgrade"
+            case .upgradeChain: "upgradeChain"
             case .relocate: "relocate"
             case .import: "import"
             case .fixtureWriter: "fixtureWriter"
@@ -57,7 +62,7 @@ public struct SimulateChildRequest: Sendable, Hashable {
         }
 
         /// Every command's name in JSON.
-        public static let names = ["upgrade", "relocate", "import", "fixtureWriter"]
+        public static let names = ["upgrade", "upgradeChain", "relocate", "import", "fixtureWriter"]
     }
 
     /// A boundary of an import's move-in, where `import` is killed: `journaled`, `moved:N` (N files
@@ -94,6 +99,27 @@ public struct SimulateChildRequest: Sendable, Hashable {
 
         /// The forms ``init(_:)`` reads.
         public static let forms = ["journaled", "moved:N", "moved-in", "staging-removed"]
+    }
+
+    /// An iOS-style container's upgrade through a chain of plans, with the launch budget; `json`
+    /// prints the reports as `--json` does.
+    public struct UpgradeChain: Sendable, Hashable, Codable {
+        public var container: String
+        public var plans: [String]
+        public var budget: Double
+        public var json: Bool
+
+        public init(container: String, plans: [String], budget: Double, json: Bool) {
+            self.container = container
+            self.plans = plans
+            self.budget = budget
+            self.json = json
+        }
+
+        /// The command line `backstage upgrade` runs the same upgrade from (after `upgrade`).
+        public var arguments: [String] {
+            [container, "--budget", String(budget)] + plans.flatMap { ["--plan", $0] } + (json ? ["--json"] : [])
+        }
     }
 
     /// The fixture states' writer: appends generated rows to a store of a catalog, then closes or
@@ -273,6 +299,7 @@ extension SimulateChildRequest.Command: Codable {
     }
 
     private enum Fields: String, CodingKey { case arguments, crashAt }
+    private enum ChainFields: String, CodingKey { case container, plans, budget, json, crashAt }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: Name.self)
@@ -304,6 +331,17 @@ extension SimulateChildRequest.Command: Codable {
             self = .upgrade(
                 arguments: arguments,
                 crashAt: try point(crashAt, { CrashPoint($0) }, forms: CrashPoint.forms, shape: "kind:phase[@N]"))
+        case "upgradeChain":
+            let fields = try container.nestedContainer(keyedBy: ChainFields.self, forKey: key)
+            self = .upgradeChain(
+                SimulateChildRequest.UpgradeChain(
+                    container: try fields.decode(String.self, forKey: .container),
+                    plans: try fields.decode([String].self, forKey: .plans),
+                    budget: try fields.decode(Double.self, forKey: .budget),
+                    json: try fields.decodeIfPresent(Bool.self, forKey: .json) ?? false),
+                crashAt: try point(
+                    try fields.decodeIfPresent(String.self, forKey: .crashAt), { CrashPoint($0) },
+                    forms: CrashPoint.forms, shape: "kind:phase[@N]"))
         case "relocate":
             let (arguments, crashAt) = try wrapped()
             self = .relocate(
@@ -332,6 +370,13 @@ extension SimulateChildRequest.Command: Codable {
         }
         switch self {
         case .upgrade(let arguments, let crashAt): try wrapped(arguments, crashAt)
+        case .upgradeChain(let chain, let crashAt):
+            var fields = container.nestedContainer(keyedBy: ChainFields.self, forKey: key)
+            try fields.encode(chain.container, forKey: .container)
+            try fields.encode(chain.plans, forKey: .plans)
+            try fields.encode(chain.budget, forKey: .budget)
+            try fields.encode(chain.json, forKey: .json)
+            try fields.encodeIfPresent(crashAt?.description, forKey: .crashAt)
         case .relocate(let arguments, let crashAt): try wrapped(arguments, crashAt?.rawValue)
         case .import(let arguments, let crashAt): try wrapped(arguments, crashAt)
         case .fixtureWriter(let write): try container.encode(write, forKey: key)

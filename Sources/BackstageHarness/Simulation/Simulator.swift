@@ -308,7 +308,8 @@ public struct Simulator: Sendable {
         try FileManager.default.copyItem(at: pristine, to: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let recorder = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-        let events = try recorder.record(.upgrade(arguments: try upgradeArguments(from: from, to: to, root: root)))
+        let events = try recorder.record(
+            .upgrade(arguments: try upgradeChain(from: from, to: to, root: root).arguments))
         let limit: Int? =
             switch scope {
             case .all: nil
@@ -331,9 +332,14 @@ public struct Simulator: Sendable {
     }
 
     /// The arguments of `backstage upgrade` (after `upgrade`) that run the chain from `from` to `to` on `root`.
-    private func upgradeArguments(from: String, to: String, root: URL) throws -> [String] {
-        let files = try chain(from: from, to: to).map(\.file)
-        return [root.path, "--budget", String(budget)] + files.flatMap { ["--plan", $0] }
+    /// The upgrade from `from` to `to` of the container at `root`: the chain's plans, the budget.
+    private func upgradeChain(
+        from: String, to: String, root: URL, json: Bool = false
+    ) throws
+        -> SimulateChildRequest.UpgradeChain
+    {
+        SimulateChildRequest.UpgradeChain(
+            container: root.path, plans: try chain(from: from, to: to).map(\.file), budget: budget, json: json)
     }
 
     private func execute(
@@ -341,7 +347,7 @@ public struct Simulator: Sendable {
         powerCut: PowerCut? = nil, scratch: URL? = nil, cost: inout RunCost,
         stage: (SimulationProgress.Stage) -> Void = { _ in }, cutEffect: (PowerCut.Effect) -> Void = { _ in }
     ) throws -> SimulationRun {
-        let base = try upgradeArguments(from: from, to: to, root: root)
+        let upgrade = try upgradeChain(from: from, to: to, root: root)
         var run = SimulationRun(
             from: from, to: to, size: 0, state: .clean, crashPoint: crashPoint.map(SimulationRun.Fault.crashPoint),
             crashed: false, reruns: 0, seconds: 0, exceedsBudget: false, failures: [])
@@ -350,12 +356,12 @@ public struct Simulator: Sendable {
         if let powerCut, let scratch {
             run.crashPoint = .powerCut(powerCut)
             let runner = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
-            let cut = try runner.run(.upgrade(arguments: base), cut: powerCut)
+            let cut = try runner.run(.upgrade(arguments: upgrade.arguments), cut: powerCut)
             run.crashed = cut.cut
             cutEffect(cut.effect)
         } else if let crashPoint {
             let killed = try ChildProcess.run(
-                SimulateChildRequest(.upgrade(arguments: base, crashAt: crashPoint)), beside: executable)
+                SimulateChildRequest(.upgradeChain(upgrade, crashAt: crashPoint)), beside: executable)
             run.crashed = killed.killedBySIGKILL
             if !run.crashed && killed.status != 0 {
                 run.failures.append("the interrupted run failed: \(killed.stderr)")
@@ -367,7 +373,9 @@ public struct Simulator: Sendable {
             }
         } else if let delay {
             run.crashPoint = Self.randomKill(after: delay)
-            run.crashed = try ChildProcess.run(executable, ["upgrade"] + base, killAfter: delay).killedBySIGKILL
+            run.crashed =
+                try ChildProcess.run(SimulateChildRequest(.upgradeChain(upgrade)), beside: executable, killAfter: delay)
+                .killedBySIGKILL
         }
         let interrupted = Self.lap(&clock)
         let interrupting = crashPoint != nil || delay != nil || powerCut != nil
@@ -375,7 +383,12 @@ public struct Simulator: Sendable {
         stage(interrupting ? .resuming : .interrupting)
         let started = Date()
         for attempt in 1...3 {
-            let result = try ChildProcess.run(executable, ["upgrade"] + base + ["--json"], capturingOutput: true)
+            // The next launch: the same upgrade `backstage upgrade --json` runs, through the child,
+            // which takes its values without parsing a command line.
+            var next = upgrade
+            next.json = true
+            let result = try ChildProcess.run(
+                SimulateChildRequest(.upgradeChain(next)), beside: executable, capturingOutput: true)
             let wall = Self.lap(&clock)
             // The upgrade's own time, as the run reports it; the rest is starting the process,
             // loading the plans and writing the report.
