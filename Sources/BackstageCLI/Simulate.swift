@@ -19,8 +19,8 @@ struct Simulate: AsyncParsableCommand {
             With --power-loss, also every state a power cut could leave: the chain runs once recorded (every \
             operation backstage makes on the disk), then once cut after each operation, with the writes not yet \
             fsynced kept and (where there are some) lost and the name changes whose folder was not fsynced undone, then the next launch \
-            and the same invariants. The recorded and cut runs are made by backstage-simulate-child, built and \
-            installed beside backstage (release builds too): it installs the disk recorder, which neither \
+            and the same invariants. Every run is made by backstage-simulate-child, built and installed beside \
+            backstage (release builds too): it carries the crash hooks and the disk recorder, which neither \
             backstage nor the libraries an app links carry.
 
             With --paths every, the fleet's matrix: every path a device can take (each version to the latest, \
@@ -108,6 +108,7 @@ struct Simulate: AsyncParsableCommand {
     var plans: [String] = []
 
     func validate() throws {
+        guard budget > 0, budget.isFinite else { throw ValidationError("--budget must be more than 0 seconds.") }
         if paths != nil && (from != nil || to != nil) {
             throw ValidationError("--paths every simulates every path of the catalog: drop --from and --to.")
         }

@@ -50,7 +50,7 @@ package struct Upgrade: AsyncParsableCommand {
 
     package func validate() throws {
         guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
-        guard budget > 0 else { throw ValidationError("--budget must be more than 0 seconds.") }
+        guard budget > 0, budget.isFinite else { throw ValidationError("--budget must be more than 0 seconds.") }
     }
 
     struct DryRun: Encodable {
@@ -67,10 +67,10 @@ package struct Upgrade: AsyncParsableCommand {
     /// The run, with `boundaryHook` called at every step/phase boundary: the simulator's child
     /// (Sources/BackstageSimulateChild) kills itself there; `backstage` passes none.
     package func run(boundaryHook: (@Sendable (CrashPoint) -> Void)?) async throws {
-        var invocation = Invocation(
+        let invocation = Invocation(
             container: try groups.adding(to: try options.resolve(), layout: options.layout), plans: plans,
-            budget: budget, timeout: timeout, json: json, verbose: verbose, dryRun: dryRun)
-        invocation.resumeCommand = Self.resumeCommand()
+            budget: budget, timeout: timeout, json: json, verbose: verbose, dryRun: dryRun,
+            resumeCommand: Self.resumeCommand())
         try await invocation.run(boundaryHook: boundaryHook)
     }
 
@@ -86,9 +86,10 @@ package struct Upgrade: AsyncParsableCommand {
         package var verbose: Bool
         package var dryRun: Bool
 
+        /// - parameter resumeCommand: the command a run stopped part way says to run again.
         package init(
             container: AppContainer, plans: [String], budget: Double = Upgrader.defaultBudget, timeout: Double = 5,
-            json: Bool = false, verbose: Bool = false, dryRun: Bool = false
+            json: Bool = false, verbose: Bool = false, dryRun: Bool = false, resumeCommand: String
         ) {
             self.container = container
             self.plans = plans
@@ -97,25 +98,22 @@ package struct Upgrade: AsyncParsableCommand {
             self.json = json
             self.verbose = verbose
             self.dryRun = dryRun
-            self.resumeCommand = Self.command(container: container, plans: plans, budget: budget)
+            self.resumeCommand = resumeCommand
         }
 
         /// The invocation of an iOS-style container at `path` (`backstage upgrade PATH --plan …`), the
         /// App Groups it keeps under `Shared/AppGroup` with it.
         package init(containerAt path: String, plans: [String], budget: Double, json: Bool) throws {
+            let container = try ContainerOptions.iOSContainer(at: path)
             self.init(
-                container: try ContainerOptions.iOSContainer(at: path), plans: plans, budget: budget, json: json)
+                container: container, plans: plans, budget: budget, json: json,
+                resumeCommand: Upgrade.quoted(
+                    ["backstage", "upgrade", container.documents.deletingLastPathComponent().path]
+                        + plans.flatMap { ["--plan", $0] } + ["--budget", String(budget)]))
         }
 
         /// The command a run stopped part way says to run again.
-        var resumeCommand: String
-
-        private static func command(container: AppContainer, plans: [String], budget: Double) -> String {
-            let words =
-                ["backstage", "upgrade", container.documents.deletingLastPathComponent().path]
-                + plans.flatMap { ["--plan", $0] } + ["--budget", String(budget)]
-            return Upgrade.quoted(words)
-        }
+        package var resumeCommand: String
 
         /// Runs the upgrade as `backstage upgrade` does, printing what it prints; throws what it
         /// exits with (``ExitCode``, or the error `Output.report` names).

@@ -48,6 +48,15 @@ struct CrashingUpgrade: AsyncParsableCommand {
     /// The `upgradeChain` request: the same upgrade, its values given rather than parsed, and the
     /// same crash point check; the exit status `upgrade` would exit with.
     static func status(of chain: SimulateChildRequest.UpgradeChain, crashAt: CrashPoint?) async -> Int32 {
+        // What `upgrade`'s parser refuses (exit 2), refused here in its words.
+        guard !chain.plans.isEmpty else {
+            warn("error: Missing --plan FILE.")
+            return 2
+        }
+        guard chain.budget > 0, chain.budget.isFinite else {
+            warn("error: --budget must be more than 0 seconds.")
+            return 2
+        }
         do {
             try check(crashAt, reachedBy: chain.plans)
         } catch {

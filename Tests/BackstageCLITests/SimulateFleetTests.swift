@@ -253,11 +253,16 @@ import Testing
         #expect((github["jobs"] as? [String: Any])?.keys.sorted() == ["simulate", "simulate-merge"])
     }
 
-    /// What a new user met: --paths every beside --from refused, not ignored; an absolute catalog in a
+    /// What a new user met: --paths every beside --from refused, not ignored; a budget of 0 refused; an absolute catalog in a
     /// CI fragment warned of; merge naming a pattern that matched nothing, or a shard run without --json.
     @Test func aNewUsersSlipsAreSaidPlainly() throws {
         let every = try simulate(["--paths", "every", "--from", "v2", "--sizes", "100KB", "--list"])
         #expect(every.status == 2 && every.stderr.contains("drop --from and --to"), "\(every.stderr)")
+        // A budget no upgrade can meet is refused before any run, not reported as runs "ok".
+        for budget in ["0", "-1", "inf"] {
+            let refused = try simulate(["--from", "v1", "--to", "v2", "--budget=\(budget)", "--sizes", "100KB", "--crash-points", "none"])
+            #expect(refused.status == 2 && refused.stderr.contains("--budget must be more than 0 seconds"), "\(budget): \(refused.stderr)")
+        }
         let catalog = try CatalogFolder.notes().url.path
         let fragment = try simulate(["--catalog", catalog, "--paths", "every", "--ci", "github", "--shards", "2"])
         #expect(fragment.status == 0 && fragment.stdout.contains("--catalog \(catalog)"))

@@ -154,6 +154,15 @@ import Testing
         #expect(unreachable.status == 2 && unreachable.killedBySignal == nil)
         #expect(unreachable.stderr.contains("the crash point split:copied@1 is not a boundary these plans reach"), "\(unreachable.stderr)")
         refusedChain.container = refusedApp.root.appending(path: "absent").path
+        // What `upgrade`'s parser refuses, refused in its words: no plan, a budget of 0.
+        var noPlan = refusedChain
+        noPlan.plans = []
+        let planless = try runSimulateChild(.upgradeChain(noPlan))
+        #expect(planless.status == 2 && planless.stderr == "error: Missing --plan FILE.\n", "\(planless.stderr)")
+        var noBudget = refusedChain
+        noBudget.budget = 0
+        let budgetless = try runSimulateChild(.upgradeChain(noBudget))
+        #expect(budgetless.status == 2 && budgetless.stderr == "error: --budget must be more than 0 seconds.\n")
         let missing = try runSimulateChild(.upgradeChain(refusedChain))
         #expect(missing.status == 3 && missing.stderr.contains("absent is not a folder"), "\(missing.stderr)")
         #expect(snapshot(refusedApp.root) == before, "nothing ran")

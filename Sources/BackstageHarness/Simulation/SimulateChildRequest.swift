@@ -7,8 +7,10 @@ import Foundation
 /// A request names one command — a `backstage` command run with a crash hook, or the fixture
 /// states' killed writer — and, for the power-loss runs, the disk recorder to install first. The
 /// `backstage` commands take `backstage`'s own arguments, read by `backstage`'s parser, so that the
-/// child runs exactly what `backstage` would; what the simulator adds (where to crash, what to
-/// record) is typed here. For example:
+/// child runs exactly what `backstage` would; `upgradeChain` is `upgrade`'s run given as its values
+/// (container, plans, budget), which the simulator's crash points, random kills and reruns use to
+/// skip parsing a command line, and which the child checks as `upgrade`'s parser does. What the
+/// simulator adds (where to crash, what to record) is typed here. For example:
 ///
 /// ```swift
 /// let request = SimulateChildRequest(
@@ -103,7 +105,7 @@ public struct SimulateChildRequest: Sendable, Hashable {
 
     /// An iOS-style container's upgrade through a chain of plans, with the launch budget; `json`
     /// prints the reports as `--json` does.
-    public struct UpgradeChain: Sendable, Hashable, Codable {
+    public struct UpgradeChain: Sendable, Hashable {
         public var container: String
         public var plans: [String]
         public var budget: Double

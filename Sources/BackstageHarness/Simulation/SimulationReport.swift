@@ -176,7 +176,7 @@ public enum SimulationError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .unknownCrashPoint(let point, let path): "the chain of \(path) has no crash point \(point)"
         case .childNotFound(let path):
-            "\(path) is missing: crash points and kills run it; build it beside backstage "
+            "\(path) is missing: every simulated run runs it; build it beside backstage "
                 + "(`swift build --product backstage-simulate-child`) or install both (`make install`)"
         }
     }

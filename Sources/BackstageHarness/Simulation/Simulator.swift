@@ -331,7 +331,6 @@ public struct Simulator: Sendable {
         return index > 0 && reached ? versions[index - 1] : nil
     }
 
-    /// The arguments of `backstage upgrade` (after `upgrade`) that run the chain from `from` to `to` on `root`.
     /// The upgrade from `from` to `to` of the container at `root`: the chain's plans, the budget.
     private func upgradeChain(
         from: String, to: String, root: URL, json: Bool = false
