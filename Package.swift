@@ -6,7 +6,8 @@ import PackageDescription
 /// and, through it, ICU (30 MB of data): 30-40 ms of a command's start from a cold cache. The
 /// static library's objects that need them (the xar reader and writer, never called) are dropped
 /// by the linker's `--gc-sections`, which release builds pass and debug builds do not: those link
-/// the shared library whatever the variable says.
+/// the shared library whatever the variable says. For the same reason the Core Data model reader
+/// does not use FoundationXML (which links libxml2): it has its own XML reader.
 let staticLibarchive = Context.environment["BACKSTAGE_STATIC_LIBARCHIVE"] == "1"
 let libarchive: [LinkerSetting] =
     staticLibarchive

@@ -1,14 +1,10 @@
 import Foundation
 
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-
-/// The `XMLParser` delegate reading one `.xcdatamodel/contents`: entities with their attributes,
+/// The ``XMLEventParser`` delegate reading one `.xcdatamodel/contents`: entities with their attributes,
 /// relationships, fetch indexes and uniqueness constraints, and configurations. Elements Core Data
 /// keeps no storage for (`<elements>` positions, `<userInfo>`, fetch requests, fetched properties)
 /// are skipped.
-final class ContentsParser: NSObject, XMLParserDelegate {
+final class ContentsParser: XMLEventDelegate {
     let path: String
     var sawModel = false
     var versionIdentifier: String?
@@ -23,13 +19,13 @@ final class ContentsParser: NSObject, XMLParserDelegate {
 
     init(path: String) { self.path = path }
 
-    private func fail(_ reason: CoreDataModelError.Reason, _ parser: XMLParser) {
+    private func fail(_ reason: CoreDataModelError.Reason, _ parser: XMLEventParser) {
         if error == nil { error = CoreDataModelError(path: path, reason: reason) }
         parser.abortParsing()
     }
 
     private func required(
-        _ attributes: [String: String], _ key: String, of element: String, _ parser: XMLParser
+        _ attributes: [String: String], _ key: String, of element: String, _ parser: XMLEventParser
     )
         -> String?
     {
@@ -42,7 +38,9 @@ final class ContentsParser: NSObject, XMLParserDelegate {
 
     private func flag(_ attributes: [String: String], _ key: String) -> Bool { attributes[key] == "YES" }
 
-    private func count(_ attributes: [String: String], _ key: String, of element: String, _ parser: XMLParser) -> Int? {
+    private func count(
+        _ attributes: [String: String], _ key: String, of element: String, _ parser: XMLEventParser
+    ) -> Int? {
         guard let text = attributes[key] else { return nil }
         guard let value = Int(text), value >= 0 else {
             fail(.invalidValue(element: element, attribute: key, value: text), parser)
@@ -52,8 +50,7 @@ final class ContentsParser: NSObject, XMLParserDelegate {
     }
 
     func parser(
-        _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-        attributes: [String: String] = [:]
+        _ parser: XMLEventParser, didStartElement element: String, attributes: [String: String]
     ) {
         switch element {
         case "model":
@@ -130,7 +127,7 @@ final class ContentsParser: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+    func parser(_ parser: XMLEventParser, didEndElement element: String) {
         switch element {
         case "entity":
             if let entity { entities.append(entity) }

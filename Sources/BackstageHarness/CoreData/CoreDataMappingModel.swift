@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-
 /// An Xcode mapping model (`Name.xcmappingmodel`, its `xcmapping.xml`) as far as lint needs it:
 /// the model versions it maps from and to, and per entity mapping its source and destination
 /// entities, the properties it gives value expressions for and its custom migration policy.
@@ -58,7 +54,7 @@ public struct CoreDataMappingModel: Sendable, Hashable {
             throw ReadError(path: file.path, reason: "\(error.localizedDescription)")
         }
         let reader = ObjectReader()
-        let parser = XMLParser(data: data)
+        let parser = XMLEventParser(data: data)
         parser.delegate = reader
         guard parser.parse() else {
             throw ReadError(
@@ -130,7 +126,7 @@ public struct CoreDataMappingModel: Sendable, Hashable {
 }
 
 /// Reads `<object type id>` elements with their `<attribute name>` values and `<relationship idrefs>`.
-private final class ObjectReader: NSObject, XMLParserDelegate {
+private final class ObjectReader: XMLEventDelegate {
     struct Object {
         var type: String
         var id: String
@@ -144,8 +140,7 @@ private final class ObjectReader: NSObject, XMLParserDelegate {
     private var text = ""
 
     func parser(
-        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
-        attributes: [String: String] = [:]
+        _ parser: XMLEventParser, didStartElement elementName: String, attributes: [String: String]
     ) {
         switch elementName {
         case "object":
@@ -161,11 +156,11 @@ private final class ObjectReader: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
+    func parser(_ parser: XMLEventParser, foundCharacters string: String) {
         if attribute != nil { text += string }
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+    func parser(_ parser: XMLEventParser, didEndElement elementName: String) {
         switch elementName {
         case "attribute":
             if let attribute { current?.attributes[attribute] = text.trimmingCharacters(in: .whitespacesAndNewlines) }

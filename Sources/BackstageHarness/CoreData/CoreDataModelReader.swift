@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
-
 /// Why a model bundle could not be read: the file and the cause.
 public struct CoreDataModelError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
@@ -185,12 +181,12 @@ public enum CoreDataModelReader {
             throw CoreDataModelError(path: file.path, reason: .unreadable(error.localizedDescription))
         }
         let delegate = ContentsParser(path: file.path)
-        let parser = XMLParser(data: data)
+        let parser = XMLEventParser(data: data)
         parser.delegate = delegate
         let parsed = parser.parse()
         if let error = delegate.error { throw error }
         guard parsed else {
-            let cause = parser.parserError.map { "\($0.localizedDescription) (line \(parser.lineNumber))" }
+            let cause = parser.parserError.map { "\($0)" }
             throw CoreDataModelError(path: file.path, reason: .malformedXML(cause ?? "line \(parser.lineNumber)"))
         }
         guard delegate.sawModel else {
