@@ -253,10 +253,10 @@ public struct Simulator: Sendable {
             seconds: Self.lap(&clock))
     }
 
-    /// Copies a fixture for one run: a reflink or copy_file_range clone where the file system has
-    /// one (FileManager's copy), the same bytes in every case.
+    /// Copies a fixture for one run: the same folders, bytes, modes and links, each file in one
+    /// kernel copy, nothing fsynced (`FileSystem.cloneTree`).
     static func clone(_ pristine: URL, to root: URL) throws {
-        try FileManager.default.copyItem(at: pristine, to: root)
+        try FileSystem().cloneTree(pristine.path, to: root.path)
     }
 
     /// The seconds since `clock`, which becomes now.

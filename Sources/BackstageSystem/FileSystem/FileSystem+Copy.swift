@@ -67,9 +67,19 @@ extension FileSystem {
         }
     }
 
-    /// The copy loop of ``copyFile(_:to:mode:progress:)``, then the fsync.
+    /// ``copyFile(_:to:mode:progress:)`` without the fsync: a scratch copy that no crash needs to
+    /// find whole (``cloneTree(_:to:)``).
+    @discardableResult
+    package func copyFileUnsynced(_ from: String, to: String) throws -> Int64 {
+        try withNewCopy(of: from, at: to, mode: nil) { src, dst in
+            try copyContents(src, from, to: dst, to, sync: false, progress: { _ in })
+        }
+    }
+
+    /// The copy loop of ``copyFile(_:to:mode:progress:)``, then (unless not `sync`) the fsync.
     private func copyContents(
-        _ src: Int32, _ from: String, to dst: Int32, _ to: String, progress: (Int64) throws -> Void
+        _ src: Int32, _ from: String, to dst: Int32, _ to: String, sync: Bool = true,
+        progress: (Int64) throws -> Void
     ) throws -> Int64 {
         var copied: Int64 = 0
         let chunk = 8 << 20
@@ -116,6 +126,7 @@ extension FileSystem {
             #endif
             try progress(copied)
         }
+        guard sync else { return copied }
         try inject(.fsync, to)
         try Syscalls.fsync(dst, path: to)
         return copied
