@@ -75,4 +75,27 @@ import Testing
                 && text.contains("is not a well-formed model file: \(cause)")
         }
     }
+
+    /// Bytes this reader would misread are refused: another encoding declared or used, bytes that
+    /// are not UTF-8, a control character; lines are counted at a CR as at a LF.
+    static let misread: [([UInt8], String)] = [
+        (Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><model/>"#.utf8), "it declares the encoding ISO-8859-1"),
+        (Array("<model><entity name=\"".utf8) + [0xC9, 0x74, 0xE9] + Array("\"/></model>".utf8), "it is not UTF-8"),
+        ([0xFF, 0xFE] + Array("<model/>".utf8).flatMap { [$0, 0] }, "it is UTF-16 or UTF-32"),
+        (Array("<model>\r<entity name=\"A\">\r</model>".utf8), "</model> where </entity> was expected (line 3)"),
+        (Array("<model><entity name=\"A".utf8) + [0] + Array("\"/></model>".utf8), "a control character"),
+        (Array("<model><entity name=\"&#x+41;\"/></model>".utf8), "&#x+41; is not a reference"),
+    ]
+
+    @Test(arguments: misread.indices)
+    func bytesThisReaderWouldMisreadAreRefused(_ index: Int) throws {
+        let (bytes, cause) = Self.misread[index]
+        let scratch = try TemporaryDirectory()
+        let folder = try Self.model("", in: scratch, bytes: bytes)
+        #expect {
+            try CoreDataModelReader.readVersion(folder)
+        } throws: { error in
+            "\(error)".contains("is not a well-formed model file: \(cause)")
+        }
+    }
 }

@@ -19,7 +19,7 @@ struct CloneTreeTests {
         try Data("天坛".utf8).write(to: URL(filePath: tree + "/Documents/Photos/北京/天坛.jpg"))
         try Data().write(to: URL(filePath: tree + "/Library/empty-file"))
         try fm.setAttributes([.posixPermissions: 0o640], ofItemAtPath: tree + "/Documents/Notes.sqlite")
-        try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: tree + "/Library/Empty")
+        try fm.setAttributes([.posixPermissions: 0o750], ofItemAtPath: tree + "/Library/Empty")
         // A launch record's length of target: a link the clone recreates, never follows.
         let target = String(repeating: "v", count: 4095)
         try fm.createSymbolicLink(atPath: tree + "/Library/.launch", withDestinationPath: target)

@@ -39,7 +39,22 @@ final class XMLEventParser {
     private var index = 0
     private var aborted = false
 
-    init(data: Data) { bytes = Array(data) }
+    /// The document `data`; its line ends (CR LF, CR) read as LF, as XML reads them, before anything else.
+    init(data: Data) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count)
+        var afterCR = false
+        for byte in data {
+            if byte == 0x0D {
+                bytes.append(0x0A)
+                afterCR = true
+            } else {
+                if !(afterCR && byte == 0x0A) { bytes.append(byte) }
+                afterCR = false
+            }
+        }
+        self.bytes = bytes
+    }
 
     /// Stops the parse after the delegate's call returns: ``parse()`` returns false.
     func abortParsing() { aborted = true }
@@ -65,6 +80,7 @@ final class XMLEventParser {
     private func check() throws { if aborted { throw Aborted() } }
 
     private func document() throws {
+        try checkEncoding()
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
         var open: [String] = []
         var sawRoot = false
@@ -84,6 +100,7 @@ final class XMLEventParser {
             if byte == UInt8(ascii: "<") {
                 if starts(with: "<!--") {
                     try flushText()
+                    index += 4
                     try skip(past: "-->", what: "a comment")
                 } else if starts(with: "<![CDATA[") {
                     guard !open.isEmpty else { throw fail("CDATA outside the root element") }
@@ -93,6 +110,7 @@ final class XMLEventParser {
                     text += bytes[start..<(index - 3)]
                 } else if starts(with: "<?") {
                     try flushText()
+                    index += 2
                     try skip(past: "?>", what: "a processing instruction")
                 } else if starts(with: "<!DOCTYPE") {
                     guard !sawRoot else { throw fail("a DOCTYPE after the root element") }
@@ -128,16 +146,7 @@ final class XMLEventParser {
                 text += try reference()
             } else {
                 if byte == UInt8(ascii: "\n") { lineNumber += 1 }
-                // A carriage return, alone or before a line feed, reads as a line feed.
-                if byte == UInt8(ascii: "\r") {
-                    if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") {
-                        index += 1
-                        continue
-                    }
-                    text.append(UInt8(ascii: "\n"))
-                } else {
-                    text.append(byte)
-                }
+                text.append(byte)
                 index += 1
             }
         }
@@ -237,14 +246,9 @@ final class XMLEventParser {
                 switch byte {
                 case UInt8(ascii: "<"): throw fail("\"<\" in the value of \(name) in <\(element)>")
                 case UInt8(ascii: "&"): value += try reference()
-                case 0x09, 0x0A, 0x0D:
-                    // Attribute-value normalization: each white space character reads as a space
-                    // (a CR LF pair as one).
+                case 0x09, 0x0A:
+                    // Attribute-value normalization: each white space character reads as a space.
                     if byte == 0x0A { lineNumber += 1 }
-                    if byte == 0x0D, index + 1 < bytes.count, bytes[index + 1] == 0x0A {
-                        index += 1
-                        continue
-                    }
                     value.append(0x20)
                     index += 1
                 default:
@@ -272,22 +276,73 @@ final class XMLEventParser {
         case "quot": return [UInt8(ascii: "\"")]
         case "apos": return [UInt8(ascii: "'")]
         default:
+            // Digits only (no sign), of a character XML allows.
+            let hex = body.hasPrefix("#x")
+            let digits = body.dropFirst(hex ? 2 : 1)
+            let decimal: (Character) -> Bool = { ("0"..."9").contains($0) }
             let number: UInt32? =
-                body.hasPrefix("#x")
-                ? UInt32(body.dropFirst(2), radix: 16)
-                : body.hasPrefix("#") ? UInt32(body.dropFirst(), radix: 10) : nil
-            guard let number, let scalar = Unicode.Scalar(number), number != 0 else {
+                body.hasPrefix("#") && !digits.isEmpty && digits.allSatisfy(hex ? \.isHexDigit : decimal)
+                ? UInt32(digits, radix: hex ? 16 : 10) : nil
+            guard let number, Self.isCharacter(number), let scalar = Unicode.Scalar(number) else {
                 throw fail("&\(body); is not a reference this reader knows")
             }
             return Array(String(Character(scalar)).utf8)
         }
     }
 
-    /// Skips `<!DOCTYPE …>` with its internal subset (`[…]`), quoted strings and all.
+    /// A code point XML's `Char` allows (tab, line feed, carriage return, and from the space up,
+    /// but for surrogates and U+FFFE, U+FFFF).
+    private static func isCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
+        default: false
+        }
+    }
+
+    /// Refuses a document this reader would misread: one in UTF-16 or UTF-32 (by its byte order
+    /// mark), one declaring another encoding than UTF-8, bytes that are not UTF-8, a control
+    /// character XML does not allow.
+    private func checkEncoding() throws {
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE])
+            || bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF])
+        {
+            throw fail("it is UTF-16 or UTF-32 (its byte order mark); this reader reads UTF-8, as Xcode writes")
+        }
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        if bytes[start...].starts(with: Array("<?xml".utf8)),
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: ">"))
+        {
+            let declaration = String(decoding: bytes[start..<end], as: UTF8.self)
+            if let range = declaration.range(of: #"encoding\s*=\s*["'][^"']*["']"#, options: .regularExpression) {
+                let encoding =
+                    declaration[range].split(whereSeparator: { $0 == "\"" || $0 == "'" }).dropFirst().first.map(
+                        String.init) ?? ""
+                guard ["utf-8", "utf8", "us-ascii"].contains(encoding.lowercased()) else {
+                    throw fail("it declares the encoding \(encoding); this reader reads UTF-8, as Xcode writes")
+                }
+            }
+        }
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw fail("it is not UTF-8") }
+        var line = 1
+        for byte in bytes {
+            if byte == 0x0A { line += 1 }
+            if byte < 0x20 && byte != 0x09 && byte != 0x0A {
+                throw Malformed(
+                    reason: "a control character (\(byte) as a byte value), which XML does not allow", line: line)
+            }
+        }
+    }
+
+    /// Skips `<!DOCTYPE …>` with its internal subset (`[…]`), quoted strings and comments.
     private func doctype() throws {
         index += 9
         var depth = 0
         while index < bytes.count {
+            if starts(with: "<!--") {
+                index += 4
+                try skip(past: "-->", what: "a comment")
+                continue
+            }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "'"):

@@ -98,7 +98,8 @@ extension FileSystem {
     /// owners; a link's target unread), fsyncing nothing: a scratch copy, such as the simulator's
     /// fixture cloned for each run. Each file is one kernel copy (`FileManager.copyItem` makes one
     /// `sendfile` call per 4 KiB: about 850 for a 2 MB fixture, most of a simulated run's reset). A
-    /// special file fails the copy (`EINVAL`), naming it.
+    /// special file fails the copy (`EINVAL`), naming it; a copy that fails leaves what it copied,
+    /// for the caller to remove (the simulator removes the last run's container at each reset).
     package func cloneTree(_ from: String, to: String) throws {
         guard let status = try status(from) else { throw FileSystemError(operation: .copy, path: from, code: ENOENT) }
         switch status.kind {
@@ -114,8 +115,12 @@ extension FileSystem {
                 Syscalls.readLink(from, into: UnsafeMutableBufferPointer(rebasing: buffer[..<4096]))
             }
             guard count >= 0 else { throw FileSystemError(operation: .readlink, path: from, code: Syscalls.lastErrno) }
-            try createSymbolicLink(
-                to, target: String(decoding: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            // Linux holds at most 4,095 bytes; a target not in UTF-8 would be re-created as another.
+            guard count < 4096 else { throw FileSystemError(operation: .readlink, path: from, code: ENAMETOOLONG) }
+            guard let text = String(validating: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) else {
+                throw FileSystemError(operation: .readlink, path: from, code: EILSEQ)
+            }
+            try createSymbolicLink(to, target: text)
         case .other:
             throw FileSystemError(operation: .copy, path: from, code: EINVAL)
         }
