@@ -108,7 +108,7 @@ struct Simulate: AsyncParsableCommand {
     var plans: [String] = []
 
     func validate() throws {
-        guard budget > 0, budget.isFinite else { throw ValidationError("--budget must be more than 0 seconds.") }
+        if let problem = Upgrade.budgetProblem(budget) { throw ValidationError(problem) }
         if paths != nil && (from != nil || to != nil) {
             throw ValidationError("--paths every simulates every path of the catalog: drop --from and --to.")
         }

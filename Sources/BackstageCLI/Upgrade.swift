@@ -49,8 +49,19 @@ package struct Upgrade: AsyncParsableCommand {
     var verbose = false
 
     package func validate() throws {
-        guard !plans.isEmpty else { throw ValidationError("Missing --plan FILE.") }
-        guard budget > 0, budget.isFinite else { throw ValidationError("--budget must be more than 0 seconds.") }
+        if let problem = Self.usageProblem(plans: plans, budget: budget) { throw ValidationError(problem) }
+    }
+
+    /// What the command line refuses (exit 2) of these values, nil when nothing: the simulator's
+    /// child, given them without a command line, refuses the same in the same words.
+    package static func usageProblem(plans: [String], budget: Double) -> String? {
+        if plans.isEmpty { return "Missing --plan FILE." }
+        return budgetProblem(budget)
+    }
+
+    /// A launch budget no upgrade can meet (0 or less, infinite, not a number), said as usage.
+    static func budgetProblem(_ budget: Double) -> String? {
+        budget > 0 && budget.isFinite ? nil : "--budget must be more than 0 seconds."
     }
 
     struct DryRun: Encodable {

@@ -49,12 +49,8 @@ struct CrashingUpgrade: AsyncParsableCommand {
     /// same crash point check; the exit status `upgrade` would exit with.
     static func status(of chain: SimulateChildRequest.UpgradeChain, crashAt: CrashPoint?) async -> Int32 {
         // What `upgrade`'s parser refuses (exit 2), refused here in its words.
-        guard !chain.plans.isEmpty else {
-            warn("error: Missing --plan FILE.")
-            return 2
-        }
-        guard chain.budget > 0, chain.budget.isFinite else {
-            warn("error: --budget must be more than 0 seconds.")
+        if let problem = Upgrade.usageProblem(plans: chain.plans, budget: chain.budget) {
+            warn("error: \(problem)")
             return 2
         }
         do {

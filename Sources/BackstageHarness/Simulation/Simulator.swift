@@ -305,7 +305,7 @@ public struct Simulator: Sendable {
     ) throws -> [PowerCut] {
         let root = scratch.appending(path: "recorded")
         try? FileManager.default.removeItem(at: root)
-        try FileManager.default.copyItem(at: pristine, to: root)
+        try Self.clone(pristine, to: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let recorder = PowerLossRun(executable: executable, scratch: scratch.appending(path: "power"))
         let events = try recorder.record(
